@@ -1,0 +1,35 @@
+#pragma once
+// Output formats for one translated (or scored) sentence and its attention matrix.
+#include <string>
+#include <vector>
+
+namespace rnnsearch {
+
+// Soft alignment: rows = target tokens including </s>, columns = source tokens including
+// </s>; row i is the attention distribution of output step i (sums to 1).
+struct Alignment {
+  int rows = 0, cols = 0;
+  std::vector<float> weights;  // rows*cols, row-major
+  float at(int i, int j) const { return weights[static_cast<size_t>(i) * cols + j]; }
+};
+
+struct TranslationRecord {
+  size_t line = 0;                      // 0-based input line number
+  std::vector<std::string> source;      // source tokens, without </s>
+  std::vector<std::string> target;      // target tokens, without </s>
+  double score = 0;                     // log-probability (normalized as the decoder ranks)
+  Alignment alignment;                  // (target+1) x (source+1), may be empty
+};
+
+// Hard alignment in Pharaoh format, "src-tgt" 0-based pairs separated by spaces: for each
+// target token (</s> excluded) the source position of maximum attention.
+std::string pharaoh_alignment(const Alignment& alignment, bool include_eos = false);
+
+// Soft alignment as Marian prints it: rows separated by " ", weights of a row by ",".
+std::string soft_alignment_text(const Alignment& alignment);
+
+// One JSON object (a single line): {"line":..,"source":[..],"target":[..],"score":..,
+// "alignment":[[..],..]} (alignment omitted when empty).
+std::string record_json(const TranslationRecord& record);
+
+}  // namespace rnnsearch

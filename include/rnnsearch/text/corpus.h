@@ -1,0 +1,34 @@
+#pragma once
+// Parallel corpus: both sides read line by line, UTF-8 validated, tokenized and mapped to
+// ids (each sentence ends with </s>). Pairs with an empty side, or a side longer than
+// max_length tokens (</s> not counted), are skipped and counted.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/text/vocab.h"
+
+namespace rnnsearch {
+
+struct ParallelCorpus {
+  std::vector<std::vector<int>> src, tgt;  // ids, each ending in Vocab::kEos
+  size_t lines_read = 0;
+  size_t skipped_empty = 0;
+  size_t skipped_too_long = 0;
+  size_t size() const { return src.size(); }
+};
+
+// Throws rnnsearch::Error with a one-line message for: a missing or unreadable file
+// ("FILE: cannot open ..."), invalid UTF-8 ("FILE:LINE: invalid UTF-8"), or a line-count
+// mismatch ("SRC and TGT differ in length: SRC has more lines than TGT (line N)").
+// max_length 0 = no limit.
+ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::string& tgt_path,
+                                    const Vocab& src_vocab, const Vocab& tgt_vocab,
+                                    const TokenizerOptions& tokenizer, size_t max_length);
+
+// Tokenized lines of a (possibly gzipped) file, for building a vocabulary.
+std::vector<std::vector<std::string>> read_tokenized(const std::string& path,
+                                                     const TokenizerOptions& tokenizer);
+
+}  // namespace rnnsearch

@@ -1,0 +1,27 @@
+#pragma once
+// Tokenizer of DESIGN.md §3, the same as the PyTorch reference's
+// re.findall(r"\w+|[^\w\s]", line.lower()):
+//   Unicode lowercasing (optional, on by default), then tokens are maximal runs of word
+//   characters (letters, marks, digits/numbers, connector punctuation) or any single other
+//   non-space character.  "T-shirt," -> t - shirt ,
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rnnsearch {
+
+struct TokenizerOptions {
+  bool lowercase = true;
+};
+
+// `line` must be valid UTF-8 (see is_valid_utf8); a trailing "\n" or "\r\n" is whitespace.
+std::vector<std::string> tokenize(std::string_view line, const TokenizerOptions& options = {});
+
+// Joins tokens back into readable text: one space between tokens except before closing
+// punctuation (. , ; : ! ? ) ] } ...), after opening brackets and around hyphens/apostrophes
+// that the tokenizer split off a word ("t - shirt" -> "t-shirt", "l ' homme" -> "l'homme").
+std::string detokenize(const std::vector<std::string>& tokens);
+
+bool is_valid_utf8(std::string_view text);
+
+}  // namespace rnnsearch
