@@ -27,6 +27,9 @@ class LineReader {
   size_t line_number_ = 0;
 };
 
+// reader.next(line), then throws rnnsearch::Error "FILE:LINE: invalid UTF-8" on bad bytes.
+bool next_valid_line(LineReader& reader, std::string& line);
+
 // All lines of a file; throws rnnsearch::Error "FILE:LINE: invalid UTF-8" on bad bytes.
 std::vector<std::string> read_lines(const std::string& path);
 
