@@ -21,6 +21,10 @@ struct TranslationRecord {
   Alignment alignment;                  // (target+1) x (source+1), may be empty
 };
 
+// Throws rnnsearch::Error unless the alignment holds rows*cols weights and is either empty
+// or (target+1) x (source+1): the shape record_json and heatmap_svg label row by row.
+void check_alignment_shape(const TranslationRecord& record);
+
 // Hard alignment in Pharaoh format, "src-tgt" 0-based pairs separated by spaces: for each
 // target token (</s> excluded) the source position of maximum attention.
 std::string pharaoh_alignment(const Alignment& alignment, bool include_eos = false);
