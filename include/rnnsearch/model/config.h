@@ -1,0 +1,58 @@
+#pragma once
+// Model sizes and the parameter layout of DESIGN.md §1-§2: the names, shapes and order of
+// every tensor. All parameters live in one contiguous buffer (see parameters.h), in the
+// order of the Param enum, so the optimizer, clipping and checkpoints see one flat vector.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace rnnsearch {
+
+enum class OutputKind { maxout, linear };
+
+struct ModelConfig {
+  int src_vocab = 0, tgt_vocab = 0;
+  int emb = 128;      // e
+  int hidden = 256;   // n
+  int maxout = 256;   // l (maxout only)
+  OutputKind output = OutputKind::maxout;
+
+  // Width of the output layer's input [s, E, c]: n + e + 2n.
+  int output_input() const { return hidden + emb + 2 * hidden; }
+  // Columns of out_W: 2l pre-maxout units, or the vocabulary for the linear output.
+  int output_width() const { return output == OutputKind::maxout ? 2 * maxout : tgt_vocab; }
+};
+
+void to_json(nlohmann::json& j, const ModelConfig& c);
+void from_json(const nlohmann::json& j, ModelConfig& c);  // throws rnnsearch::Error
+std::string output_kind_name(OutputKind kind);
+OutputKind parse_output_kind(const std::string& name);     // throws rnnsearch::Error
+
+// The parameter tensors, in storage order.
+enum Param : int {
+  src_emb, tgt_emb,
+  enc_fw_W, enc_fw_U, enc_fw_b,
+  enc_bw_W, enc_bw_U, enc_bw_b,
+  init_W, init_b,
+  att_U, att_b, att_W, att_v,
+  dec_W, dec_b, dec_C, dec_U,
+  out_W, out_b, out_Wo, out_bo,
+  kNumParams
+};
+
+struct ParamSpec {
+  const char* name;   // the .npz array name
+  long rows, cols;    // a vector (bias) has rows = 1 and is stored as a 1-D array
+  bool is_vector;
+  bool present;       // out_Wo / out_bo exist only for the maxout output
+  size_t offset;      // into the flat buffer
+  size_t size() const { return present ? static_cast<size_t>(rows * cols) : 0; }
+};
+
+// Specs indexed by Param; offsets are cumulative over the present tensors.
+std::vector<ParamSpec> parameter_layout(const ModelConfig& config);
+size_t parameter_count(const ModelConfig& config);
+
+}  // namespace rnnsearch

@@ -1,0 +1,67 @@
+#pragma once
+// The source side of RNNsearch (DESIGN.md §1) for a batch of B sentences:
+//
+//   x_j  = src_emb[w_j]                                  (dropout on x, when training)
+//   h→_j = GRU_fw(x_j, h→_{j-1}),  h←_j = GRU_bw(x_j, h←_{j+1})   h→_0 = h←_{len+1} = 0
+//   a_j  = [h→_j ; h←_j]                                  annotations, 1×2n
+//   s_0  = tanh(mean_{j<len} a_j init_W + init_b)         decoder start state
+//   K_j  = a_j att_U + att_b                              attention keys
+//
+// Padding: position j of sentence b moves the GRUs only if j < len_b, so the backward GRU
+// of each sentence starts at its own last token (</s>) with h = 0.
+#include <cstdint>
+#include <vector>
+
+#include "rnnsearch/model/parameters.h"
+
+namespace rnnsearch {
+
+// One GRU direction over the sequence; every matrix is time-major, rows j*B + b, indexed by
+// source position j (also for the backward direction, which visits j = S-1 .. 0).
+template <class T>
+struct EncoderDirection {
+  Mat<T> input_proj;   // S*B × 3n   x W + b, for all positions in one GEMM
+  Mat<T> states;       // (S+1)*B × n: fw: block 0 = h_0, block j+1 = h→_j;
+                       //              bw: block j = h←_j, block S = h_0
+  Mat<T> gates;        // S*B × 3n   [r | z | h̃] per position
+  Mat<T> r_h;          // S*B × n    r ∘ h_prev
+  Mat<T> dg;           // S*B × 3n   pre-activation gradients (backward)
+  Mat<T> dstates;      // (S+1)*B × n (backward)
+};
+
+template <class T>
+struct EncoderWorkspace {
+  Index batch = 0, max_len = 0;     // B, S
+  std::vector<int> lengths;         // B
+  std::vector<int> tokens;          // S*B time-major source ids
+  std::vector<T> moving;            // S*B: 1 where j < len_b
+  Mat<T> x;                         // S*B × e   embeddings after dropout
+  Mat<T> dropout_mask;              // S*B × e   (rows used only with dropout)
+  bool dropout = false;
+  EncoderDirection<T> fw, bw;
+  Mat<T> annotations;               // B*S × 2n  batch-major: row b*S + j
+  Mat<T> keys;                      // B*S × n
+  Mat<T> mean;                      // B × 2n
+  Mat<T> s0;                        // B × n
+  Mat<T> dx;                        // S*B × e   (backward)
+  Mat<T> dmean_pre;                 // B × n     (backward)
+};
+
+// src: S*B time-major ids, lengths: B. dropout_rate 0 = off; the mask is drawn from
+// dropout_seed, so the same seed reproduces it (the gradient checks rely on that).
+template <class T>
+void encoder_forward(const Parameters<T>& params, const int* src, const int* lengths, Index B, Index S,
+                     double dropout_rate, uint64_t dropout_seed, EncoderWorkspace<T>& ws);
+
+// Given the gradients of the annotations (B*S × 2n, batch-major), the keys (B*S × n) and
+// s_0 (B × n), accumulates every encoder-side parameter gradient into grads. dannotations
+// is modified (it receives the keys' and the mean's contributions).
+template <class T>
+void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<T>& dannotations,
+                      const Mat<T>& dkeys, const Eigen::Ref<const Mat<T>>& ds0, Parameters<T>& grads);
+
+// Inverted dropout mask: each entry 0 with probability rate, else 1/(1-rate).
+template <class T>
+void draw_dropout_mask(Eigen::Ref<Mat<T>> mask, double rate, uint64_t seed);
+
+}  // namespace rnnsearch

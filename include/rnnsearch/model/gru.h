@@ -1,0 +1,48 @@
+#pragma once
+// One step of a GRU for a batch of B rows, the form of DESIGN.md §1 shared by the encoder
+// (input-side pre-activations a = x W + b) and the decoder (g = E dec_W + dec_b + c dec_C):
+//
+//   r  = σ(g_r + h_prev U_r)
+//   z  = σ(g_z + h_prev U_z)
+//   h̃  = tanh(g_h + (r ∘ h_prev) U_h)
+//   h  = (1 - z) ∘ h_prev + z ∘ h̃            rows with moving = 0 keep h = h_prev
+//
+// The caller owns the input-side pre-activations and the recurrent weight gradient: the
+// backward returns the gradient of the pre-activations dg = [dr_pre | dz_pre | dh̃_pre],
+// which is at once the gradient of g and (with h_prev, r ∘ h_prev) all that dU needs, so
+// dU is accumulated for a whole sequence in two large GEMMs (gru_accumulate_dU) instead of
+// two small ones per step.
+#include "rnnsearch/model/tensor.h"
+
+namespace rnnsearch {
+
+// What the backward of one step needs, written by the forward. Shapes B×3n and B×n.
+template <class T>
+struct GruStepCache {
+  Eigen::Ref<Mat<T>> gates;   // [r | z | h̃]   B×3n
+  Eigen::Ref<Mat<T>> r_h;     // r ∘ h_prev    B×n
+};
+
+// g: B×3n, h_prev: B×n, U: n×3n, moving: B (1 = this row takes a step, 0 = padding).
+// Writes h (B×n) and the cache.
+template <class T>
+void gru_step_forward(const Eigen::Ref<const Mat<T>>& g, const Eigen::Ref<const Mat<T>>& h_prev,
+                      const Eigen::Ref<const Mat<T>>& U, const T* moving, GruStepCache<T> cache,
+                      Eigen::Ref<Mat<T>> h);
+
+// dh: B×n, the total gradient of the loss with respect to h.
+// Writes dg (B×3n, the pre-activation gradient) and adds the gradient of h_prev to dh_prev
+// (B×n), which may already hold h_prev's gradient from other uses.
+template <class T>
+void gru_step_backward(const Eigen::Ref<const Mat<T>>& dh, const Eigen::Ref<const Mat<T>>& h_prev,
+                       const Eigen::Ref<const Mat<T>>& U, const T* moving,
+                       const Eigen::Ref<const Mat<T>>& gates, Eigen::Ref<Mat<T>> dg,
+                       Eigen::Ref<Mat<T>> dh_prev);
+
+// dU[:, 0:2n] += H_prev^T dg[:, 0:2n];  dU[:, 2n:3n] += (R∘H_prev)^T dg[:, 2n:3n]
+// over all steps at once (rows = steps × batch).
+template <class T>
+void gru_accumulate_dU(const Eigen::Ref<const Mat<T>>& h_prev_all, const Eigen::Ref<const Mat<T>>& r_h_all,
+                       const Eigen::Ref<const Mat<T>>& dg_all, Eigen::Ref<Mat<T>> dU);
+
+}  // namespace rnnsearch

@@ -1,0 +1,42 @@
+#pragma once
+// The output layer of DESIGN.md §1 on N rows X = [s, E, c] (N × (n+e+2n)), assembled by
+// the caller (s is s_{i-1} for maxout, s_i for linear):
+//
+//   maxout: t̃ = X out_W + out_b (N×2l),  t[k] = max(t̃[2k], t̃[2k+1]),
+//           logits = t out_Wo + out_bo
+//   linear: logits = X out_W + out_b
+//
+// and the training cost Σ −log softmax(logits)[y].
+#include "rnnsearch/model/parameters.h"
+
+namespace rnnsearch {
+
+template <class T>
+struct OutputCache {
+  Mat<T> pre_maxout;  // N×2l  t̃
+  Mat<T> maxout;      // N×l   t
+};
+
+// Writes logits (N×V). The cache is filled for maxout models.
+template <class T>
+void output_forward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, OutputCache<T>& cache,
+                    Eigen::Ref<Mat<T>> logits);
+
+// Replaces each row of logits by its log-softmax.
+template <class T>
+void log_softmax_rows(Eigen::Ref<Mat<T>> logits);
+
+// logits (N×V) in, probabilities out; returns Σ_i −log p_i[targets[i]].
+template <class T>
+T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets);
+
+// probabilities in, dlogits = scale (p − onehot(target)) out, in place.
+template <class T>
+void softmax_cross_entropy_backward(Eigen::Ref<Mat<T>> probabilities, const int* targets, T scale);
+
+// Accumulates d out_* into grads and writes dX (N × (n+e+2n)).
+template <class T>
+void output_backward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, OutputCache<T>& cache,
+                     const Eigen::Ref<const Mat<T>>& dlogits, Parameters<T>& grads, Eigen::Ref<Mat<T>> dX);
+
+}  // namespace rnnsearch

@@ -1,0 +1,52 @@
+#pragma once
+// All parameters (or all gradients, or an optimizer moment) of one model in a single
+// contiguous buffer, with named matrix views into it. Templated over the scalar type:
+// float for training and translation, double for the finite-difference gradient checks.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "rnnsearch/model/config.h"
+#include "rnnsearch/model/tensor.h"
+
+namespace rnnsearch {
+
+template <class T>
+class Parameters {
+ public:
+  explicit Parameters(const ModelConfig& config)
+      : config_(config), layout_(parameter_layout(config)), values_(parameter_count(config), T(0)) {}
+
+  const ModelConfig& config() const { return config_; }
+  const ParamSpec& spec(Param p) const { return layout_[p]; }
+
+  MatMap<T> mat(Param p) { return MatMap<T>(values_.data() + layout_[p].offset, layout_[p].rows, layout_[p].cols); }
+  ConstMatMap<T> mat(Param p) const {
+    return ConstMatMap<T>(values_.data() + layout_[p].offset, layout_[p].rows, layout_[p].cols);
+  }
+  RowVecMap<T> vec(Param p) { return RowVecMap<T>(values_.data() + layout_[p].offset, layout_[p].cols); }
+  ConstRowVecMap<T> vec(Param p) const {
+    return ConstRowVecMap<T>(values_.data() + layout_[p].offset, layout_[p].cols);
+  }
+
+  std::vector<T>& values() { return values_; }
+  const std::vector<T>& values() const { return values_; }
+  T* data(Param p) { return values_.data() + layout_[p].offset; }
+  const T* data(Param p) const { return values_.data() + layout_[p].offset; }
+
+  void set_zero() { std::fill(values_.begin(), values_.end(), T(0)); }
+
+  // DESIGN.md §1: every parameter uniform in [-scale, scale].
+  void init_uniform(double scale, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> uniform(-scale, scale);
+    for (T& v : values_) v = static_cast<T>(uniform(rng));
+  }
+
+ private:
+  ModelConfig config_;
+  std::vector<ParamSpec> layout_;
+  std::vector<T> values_;
+};
+
+}  // namespace rnnsearch

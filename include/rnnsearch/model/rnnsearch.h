@@ -1,0 +1,62 @@
+#pragma once
+// RNNsearch training computation (DESIGN.md §1) on one batch: the encoder, the decoder run
+// with teacher forcing, the output layer on every non-padding target position, and the cost
+//
+//   cost = Σ_{b, i < len_b} −log p(y_i | y_<i, x)
+//
+// rnnsearch_forward returns that sum; rnnsearch_backward accumulates scale × its gradient
+// (the trainer passes scale = 1 / target tokens of the whole batch).
+//
+// Decoder step i = 0..T-1 (0-based; the equations' step i+1), time-major rows i*B + b:
+//   E_i = tgt_emb[y_{i-1}] (y_{-1} = <s>)     q_i = s_i att_W     α_i, c_i = attention(q_i)
+//   g_i = E_i dec_W + dec_b + c_i dec_C        s_{i+1} = GRU(g_i, s_i; dec_U)
+#include <cstdint>
+#include <vector>
+
+#include "rnnsearch/model/encoder.h"
+#include "rnnsearch/model/output_layer.h"
+#include "rnnsearch/text/batcher.h"
+
+namespace rnnsearch {
+
+struct DropoutOptions {
+  double rate = 0;    // 0 = off (always off when translating or scoring)
+  uint64_t seed = 0;  // same seed, same masks
+};
+
+template <class T>
+struct ModelWorkspace {
+  EncoderWorkspace<T> encoder;
+  Index batch = 0, tgt_len = 0;     // B, T
+  std::vector<int> inputs;          // T*B  y_{i-1}
+  std::vector<T> moving;            // T*B  1 where i < len_b
+  Mat<T> E;                         // T*B × e  target embeddings (after dropout)
+  Mat<T> E_mask;                    // T*B × e
+  Mat<T> EW;                        // T*B × 3n E dec_W + dec_b
+  Mat<T> g;                         // B × 3n   one step's gate input
+  Mat<T> states;                    // (T+1)*B × n  block i = s_i (s_0 from the encoder)
+  Mat<T> queries;                   // T*B × n
+  Mat<T> alpha;                     // T*B × S
+  Mat<T> contexts;                  // T*B × 2n
+  Mat<T> gates, r_h;                // T*B × 3n, T*B × n
+  Mat<T> attention_scratch;
+  // output layer on the N non-padding positions
+  std::vector<int> out_rows;        // N: the time-major row i*B + b of each
+  std::vector<int> targets;         // N
+  Mat<T> X;                         // N × (n+e+2n)  [s, E, c]
+  Mat<T> X_mask;                    // N × (n+e+2n)
+  Mat<T> logits;                    // N × V (probabilities after the forward)
+  OutputCache<T> output;
+  bool dropout = false;
+  // backward
+  Mat<T> dX, dstates, dE, dcontexts, dg, dqueries, dannotations, dkeys;
+};
+
+template <class T>
+T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
+                    ModelWorkspace<T>& ws);
+
+template <class T>
+void rnnsearch_backward(const Parameters<T>& params, T scale, ModelWorkspace<T>& ws, Parameters<T>& grads);
+
+}  // namespace rnnsearch

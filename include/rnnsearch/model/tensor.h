@@ -1,0 +1,31 @@
+#pragma once
+// Matrix types. Everything is row-major so that (1) a batch of B vectors is B contiguous
+// rows, (2) the time steps of a time-major sequence are contiguous row blocks
+// (rows t*B .. t*B+B-1), and (3) the .npz arrays (C order) map onto parameters without a copy.
+#include <Eigen/Dense>
+
+namespace rnnsearch {
+
+using Index = Eigen::Index;
+template <class T> using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T> using RowVec = Eigen::Matrix<T, 1, Eigen::Dynamic>;
+template <class T> using MatMap = Eigen::Map<Mat<T>>;
+template <class T> using ConstMatMap = Eigen::Map<const Mat<T>>;
+template <class T> using RowVecMap = Eigen::Map<RowVec<T>>;
+template <class T> using ConstRowVecMap = Eigen::Map<const RowVec<T>>;
+
+// Workspace matrices grow to the largest batch seen and are then reused: callers take
+// m.topRows(rows). Only a larger batch than any before allocates.
+template <class T>
+auto rows_of(Mat<T>& m, Index rows, Index cols) {
+  if (m.cols() != cols || m.rows() < rows) m.resize(rows, cols);
+  return m.topRows(rows);
+}
+
+// Rows t*B .. t*B+B-1 of a time-major (or batch-major, with the roles swapped) matrix.
+template <class M>
+auto step_rows(M&& m, Index t, Index B) {
+  return m.middleRows(t * B, B);
+}
+
+}  // namespace rnnsearch

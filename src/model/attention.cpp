@@ -1,0 +1,72 @@
+#include "rnnsearch/model/attention.h"
+
+namespace rnnsearch {
+
+template <class T>
+void attention_forward(const Eigen::Ref<const Mat<T>>& q, const AttentionMemory<T>& memory,
+                       const int* row_sentence, const Eigen::Ref<const RowVec<T>>& att_v,
+                       Eigen::Ref<Mat<T>> alpha, Eigen::Ref<Mat<T>> context, Mat<T>& scratch) {
+  const Index R = q.rows(), n = q.cols(), S = memory.max_len;
+  auto hidden = rows_of(scratch, S, n + 1);  // same shape as in the backward: no reallocation
+  alpha.setZero();
+  for (Index r = 0; r < R; ++r) {
+    const Index b = row_sentence[r], len = memory.lengths[b];
+    const auto keys = memory.keys->middleRows(b * S, len);
+    const auto annotations = memory.annotations->middleRows(b * S, len);
+    // tanh(q_i + K_j) for every source position j: len×n
+    auto u = hidden.topRows(len).leftCols(n);
+    u = (keys.rowwise() + q.row(r)).array().tanh().matrix();
+    // e_ij = att_v · u_j, then a numerically stable softmax over j
+    auto a = alpha.row(r).head(len);
+    a.noalias() = att_v * u.transpose();
+    a = (a.array() - a.maxCoeff()).exp().matrix();
+    a /= a.sum();
+    // c_i = Σ_j α_ij a_j
+    context.row(r).noalias() = a * annotations;
+  }
+}
+
+template <class T>
+void attention_backward(const Eigen::Ref<const Mat<T>>& dcontext, const Eigen::Ref<const Mat<T>>& q,
+                        const AttentionMemory<T>& memory, const int* row_sentence,
+                        const Eigen::Ref<const RowVec<T>>& att_v, const Eigen::Ref<const Mat<T>>& alpha,
+                        Eigen::Ref<Mat<T>> dq, Mat<T>& dkeys, Mat<T>& dannotations,
+                        Eigen::Ref<RowVec<T>> datt_v, Mat<T>& scratch) {
+  const Index R = q.rows(), n = q.cols(), S = memory.max_len;
+  auto hidden = rows_of(scratch, S, n + 1);  // u (len×n) and the per-position de (len×1)
+  for (Index r = 0; r < R; ++r) {
+    const Index b = row_sentence[r], len = memory.lengths[b];
+    const auto keys = memory.keys->middleRows(b * S, len);
+    const auto annotations = memory.annotations->middleRows(b * S, len);
+    const auto a = alpha.row(r).head(len);
+    auto u = hidden.topRows(len).leftCols(n);
+    auto de = hidden.topRows(len).rightCols(1);
+    // c = Σ α_j a_j:  dα_j = dc · a_j,  da_j += α_j dc
+    de.noalias() = annotations * dcontext.row(r).transpose();
+    dannotations.middleRows(b * S, len).noalias() += a.transpose() * dcontext.row(r);
+    // softmax: de_j = α_j (dα_j - Σ_k α_k dα_k)
+    const T weighted = (a.array() * de.transpose().array()).sum();
+    de = (a.transpose().array() * (de.array() - weighted)).matrix();
+    // e_j = att_v · u_j with u_j = tanh(q + K_j):  datt_v += Σ_j de_j u_j
+    u = (keys.rowwise() + q.row(r)).array().tanh().matrix();
+    datt_v.noalias() += de.transpose() * u;
+    // d(q + K_j) = de_j att_v ∘ (1 - u_j²): to K_j directly, summed over j for q
+    u = ((de * att_v).array() * (1 - u.array().square())).matrix();
+    dkeys.middleRows(b * S, len) += u;
+    dq.row(r) = u.colwise().sum();
+  }
+}
+
+#define RNNSEARCH_INSTANTIATE_ATTENTION(T)                                                      \
+  template void attention_forward<T>(const Eigen::Ref<const Mat<T>>&, const AttentionMemory<T>&, \
+                                     const int*, const Eigen::Ref<const RowVec<T>>&,            \
+                                     Eigen::Ref<Mat<T>>, Eigen::Ref<Mat<T>>, Mat<T>&);          \
+  template void attention_backward<T>(const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, \
+                                      const AttentionMemory<T>&, const int*,                    \
+                                      const Eigen::Ref<const RowVec<T>>&,                       \
+                                      const Eigen::Ref<const Mat<T>>&, Eigen::Ref<Mat<T>>,      \
+                                      Mat<T>&, Mat<T>&, Eigen::Ref<RowVec<T>>, Mat<T>&);
+RNNSEARCH_INSTANTIATE_ATTENTION(float)
+RNNSEARCH_INSTANTIATE_ATTENTION(double)
+
+}  // namespace rnnsearch

@@ -1,0 +1,180 @@
+#include "rnnsearch/model/encoder.h"
+
+#include <random>
+
+#include "rnnsearch/model/gru.h"
+
+namespace rnnsearch {
+namespace {
+
+struct DirectionParams {
+  Param W, U, b;
+  bool reverse;  // the backward GRU visits positions S-1 .. 0
+};
+constexpr DirectionParams kForward{enc_fw_W, enc_fw_U, enc_fw_b, false};
+constexpr DirectionParams kBackward{enc_bw_W, enc_bw_U, enc_bw_b, true};
+
+// The state blocks a step at position j reads and writes (see EncoderDirection::states).
+Index prev_block(const DirectionParams& d, Index j) { return d.reverse ? j + 1 : j; }
+Index out_block(const DirectionParams& d, Index j) { return d.reverse ? j : j + 1; }
+
+template <class T>
+void direction_forward(const Parameters<T>& params, const DirectionParams& p, EncoderWorkspace<T>& ws,
+                       EncoderDirection<T>& d) {
+  const Index B = ws.batch, S = ws.max_len, n = params.config().hidden;
+  // [a_r | a_z | a_h] = x_j W + b for every position at once
+  auto proj = rows_of(d.input_proj, S * B, 3 * n);
+  proj.noalias() = ws.x.topRows(S * B) * params.mat(p.W);
+  proj.rowwise() += params.vec(p.b);
+  auto states = rows_of(d.states, (S + 1) * B, n);
+  auto gates = rows_of(d.gates, S * B, 3 * n);
+  auto r_h = rows_of(d.r_h, S * B, n);
+  step_rows(states, p.reverse ? S : 0, B).setZero();  // h_0 = 0
+  for (Index k = 0; k < S; ++k) {
+    const Index j = p.reverse ? S - 1 - k : k;
+    gru_step_forward<T>(step_rows(proj, j, B), step_rows(states, prev_block(p, j), B), params.mat(p.U),
+                        &ws.moving[j * B], {step_rows(gates, j, B), step_rows(r_h, j, B)},
+                        step_rows(states, out_block(p, j), B));
+  }
+}
+
+template <class T>
+void direction_backward(const Parameters<T>& params, const DirectionParams& p, EncoderWorkspace<T>& ws,
+                        EncoderDirection<T>& d, Parameters<T>& grads) {
+  const Index B = ws.batch, S = ws.max_len, n = params.config().hidden;
+  auto states = d.states.topRows((S + 1) * B);
+  auto dstates = d.dstates.topRows((S + 1) * B);
+  auto dg = rows_of(d.dg, S * B, 3 * n);
+  for (Index k = S - 1; k >= 0; --k) {  // the forward's visiting order, reversed
+    const Index j = p.reverse ? S - 1 - k : k;
+    gru_step_backward<T>(step_rows(dstates, out_block(p, j), B), step_rows(states, prev_block(p, j), B),
+                         params.mat(p.U), &ws.moving[j * B], step_rows(d.gates, j, B), step_rows(dg, j, B),
+                         step_rows(dstates, prev_block(p, j), B));
+  }
+  // Row j*B+b of h_prev_all is the state the step at position j started from.
+  const auto h_prev_all = p.reverse ? states.bottomRows(S * B) : states.topRows(S * B);
+  gru_accumulate_dU<T>(h_prev_all, d.r_h.topRows(S * B), dg, grads.mat(p.U));
+  // a = x W + b
+  grads.mat(p.W).noalias() += ws.x.topRows(S * B).transpose() * dg;
+  grads.vec(p.b) += dg.colwise().sum();
+  ws.dx.topRows(S * B).noalias() += dg * params.mat(p.W).transpose();
+}
+
+}  // namespace
+
+template <class T>
+void draw_dropout_mask(Eigen::Ref<Mat<T>> mask, double rate, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution keep(1.0 - rate);
+  const T kept = static_cast<T>(1.0 / (1.0 - rate));
+  for (Index i = 0; i < mask.rows(); ++i)
+    for (Index k = 0; k < mask.cols(); ++k) mask(i, k) = keep(rng) ? kept : T(0);
+}
+
+template <class T>
+void encoder_forward(const Parameters<T>& params, const int* src, const int* lengths, Index B, Index S,
+                     double dropout_rate, uint64_t dropout_seed, EncoderWorkspace<T>& ws) {
+  const Index n = params.config().hidden, e = params.config().emb;
+  ws.batch = B;
+  ws.max_len = S;
+  ws.lengths.assign(lengths, lengths + B);
+  ws.tokens.assign(src, src + S * B);
+  ws.moving.resize(S * B);
+  for (Index j = 0; j < S; ++j)
+    for (Index b = 0; b < B; ++b) ws.moving[j * B + b] = j < lengths[b] ? T(1) : T(0);
+
+  // x_j = src_emb[w_j], with inverted dropout when training
+  auto x = rows_of(ws.x, S * B, e);
+  const auto embeddings = params.mat(src_emb);
+  for (Index r = 0; r < S * B; ++r) x.row(r) = embeddings.row(src[r]);
+  ws.dropout = dropout_rate > 0;
+  if (ws.dropout) {
+    auto mask = rows_of(ws.dropout_mask, S * B, e);
+    draw_dropout_mask<T>(mask, dropout_rate, dropout_seed);
+    x.array() *= mask.array();
+  }
+
+  direction_forward(params, kForward, ws, ws.fw);
+  direction_forward(params, kBackward, ws, ws.bw);
+
+  // a_j = [h→_j ; h←_j], batch-major
+  auto annotations = rows_of(ws.annotations, B * S, 2 * n);
+  for (Index b = 0; b < B; ++b)
+    for (Index j = 0; j < S; ++j) {
+      annotations.row(b * S + j).head(n) = ws.fw.states.row((j + 1) * B + b);
+      annotations.row(b * S + j).tail(n) = ws.bw.states.row(j * B + b);
+    }
+  // K_j = a_j att_U + att_b
+  auto keys = rows_of(ws.keys, B * S, n);
+  keys.noalias() = annotations * params.mat(att_U);
+  keys.rowwise() += params.vec(att_b);
+  // s_0 = tanh(mean_j a_j init_W + init_b)
+  auto mean = rows_of(ws.mean, B, 2 * n);
+  for (Index b = 0; b < B; ++b)
+    mean.row(b) = annotations.middleRows(b * S, lengths[b]).colwise().sum() / T(lengths[b]);
+  auto s0 = rows_of(ws.s0, B, n);
+  s0.noalias() = mean * params.mat(init_W);
+  s0.rowwise() += params.vec(init_b);
+  s0 = s0.array().tanh().matrix();
+}
+
+template <class T>
+void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<T>& dannotations,
+                      const Mat<T>& dkeys, const Eigen::Ref<const Mat<T>>& ds0, Parameters<T>& grads) {
+  const Index B = ws.batch, S = ws.max_len, n = params.config().hidden, e = params.config().emb;
+  auto annotations = ws.annotations.topRows(B * S);
+  auto dann = dannotations.topRows(B * S);
+
+  // s_0 = tanh(pre):  dpre = ds_0 ∘ (1 - s_0²)
+  auto dpre = rows_of(ws.dmean_pre, B, n);
+  dpre = (ds0.array() * (1 - ws.s0.topRows(B).array().square())).matrix();
+  // pre = mean init_W + init_b
+  auto mean = ws.mean.topRows(B);
+  grads.mat(init_W).noalias() += mean.transpose() * dpre;
+  grads.vec(init_b) += dpre.colwise().sum();
+  auto dmean = mean;  // the mean is no longer needed: its storage takes its gradient
+  dmean.noalias() = dpre * params.mat(init_W).transpose();
+  // mean = Σ_{j<len} a_j / len
+  for (Index b = 0; b < B; ++b)
+    dann.middleRows(b * S, ws.lengths[b]).rowwise() += dmean.row(b) / T(ws.lengths[b]);
+
+  // K = a att_U + att_b
+  const auto dk = dkeys.topRows(B * S);
+  grads.mat(att_U).noalias() += annotations.transpose() * dk;
+  grads.vec(att_b) += dk.colwise().sum();
+  dann.noalias() += dk * params.mat(att_U).transpose();
+
+  // a_j = [h→_j ; h←_j]: hand each half to its direction's state gradient
+  auto dfw = rows_of(ws.fw.dstates, (S + 1) * B, n);
+  auto dbw = rows_of(ws.bw.dstates, (S + 1) * B, n);
+  dfw.setZero();
+  dbw.setZero();
+  for (Index b = 0; b < B; ++b)
+    for (Index j = 0; j < S; ++j) {
+      dfw.row((j + 1) * B + b) = dann.row(b * S + j).head(n);
+      dbw.row(j * B + b) = dann.row(b * S + j).tail(n);
+    }
+
+  auto dx = rows_of(ws.dx, S * B, e);
+  dx.setZero();
+  direction_backward(params, kForward, ws, ws.fw, grads);
+  direction_backward(params, kBackward, ws, ws.bw, grads);
+
+  // x_j = src_emb[w_j] (∘ dropout mask): scatter-add into the used embedding rows only
+  if (ws.dropout) dx.array() *= ws.dropout_mask.topRows(S * B).array();
+  auto demb = grads.mat(src_emb);
+  for (Index j = 0; j < S; ++j)
+    for (Index b = 0; b < B; ++b)
+      if (ws.moving[j * B + b] != T(0)) demb.row(ws.tokens[j * B + b]) += dx.row(j * B + b);
+}
+
+#define RNNSEARCH_INSTANTIATE_ENCODER(T)                                                          \
+  template void draw_dropout_mask<T>(Eigen::Ref<Mat<T>>, double, uint64_t);                       \
+  template void encoder_forward<T>(const Parameters<T>&, const int*, const int*, Index, Index, double, \
+                                   uint64_t, EncoderWorkspace<T>&);                               \
+  template void encoder_backward<T>(const Parameters<T>&, EncoderWorkspace<T>&, Mat<T>&, const Mat<T>&, \
+                                    const Eigen::Ref<const Mat<T>>&, Parameters<T>&);
+RNNSEARCH_INSTANTIATE_ENCODER(float)
+RNNSEARCH_INSTANTIATE_ENCODER(double)
+
+}  // namespace rnnsearch

@@ -1,0 +1,79 @@
+#include "rnnsearch/model/gru.h"
+
+namespace rnnsearch {
+
+template <class T>
+void gru_step_forward(const Eigen::Ref<const Mat<T>>& g, const Eigen::Ref<const Mat<T>>& h_prev,
+                      const Eigen::Ref<const Mat<T>>& U, const T* moving, GruStepCache<T> cache,
+                      Eigen::Ref<Mat<T>> h) {
+  const Index B = h_prev.rows(), n = h_prev.cols();
+  auto r = cache.gates.leftCols(n);
+  auto z = cache.gates.middleCols(n, n);
+  auto h_cand = cache.gates.rightCols(n);
+
+  // [r | z] = σ(g_rz + h_prev U_rz)
+  cache.gates.leftCols(2 * n).noalias() = h_prev * U.leftCols(2 * n);
+  cache.gates.leftCols(2 * n) =
+      (cache.gates.leftCols(2 * n) + g.leftCols(2 * n)).array().logistic().matrix();
+  // h̃ = tanh(g_h + (r ∘ h_prev) U_h)
+  cache.r_h = r.cwiseProduct(h_prev);
+  h_cand.noalias() = cache.r_h * U.rightCols(n);
+  h_cand = (h_cand + g.rightCols(n)).array().tanh().matrix();
+  // h = h_prev + m z ∘ (h̃ - h_prev)   (= (1-z) h_prev + z h̃ for moving rows)
+  for (Index b = 0; b < B; ++b)
+    h.row(b) = h_prev.row(b) + moving[b] * z.row(b).cwiseProduct(h_cand.row(b) - h_prev.row(b));
+}
+
+template <class T>
+void gru_step_backward(const Eigen::Ref<const Mat<T>>& dh, const Eigen::Ref<const Mat<T>>& h_prev,
+                       const Eigen::Ref<const Mat<T>>& U, const T* moving,
+                       const Eigen::Ref<const Mat<T>>& gates, Eigen::Ref<Mat<T>> dg,
+                       Eigen::Ref<Mat<T>> dh_prev) {
+  const Index B = h_prev.rows(), n = h_prev.cols();
+  const auto r = gates.leftCols(n).array();
+  const auto z = gates.middleCols(n, n).array();
+  const auto h_cand = gates.rightCols(n).array();
+  for (Index b = 0; b < B; ++b) {
+    // dh_step = m dh: a padding row passes its gradient straight to h_prev.
+    const auto dh_step = (moving[b] * dh.row(b)).array();
+    // ∂h/∂h̃ = z, then through tanh: dh̃_pre = dh_step z (1 - h̃²)
+    dg.row(b).rightCols(n) = (dh_step * z.row(b) * (1 - h_cand.row(b).square())).matrix();
+    // ∂h/∂z = h̃ - h_prev, then through σ: dz_pre = dh_step (h̃ - h_prev) z (1 - z)
+    dg.row(b).middleCols(n, n) =
+        (dh_step * (h_cand.row(b) - h_prev.row(b).array()) * z.row(b) * (1 - z.row(b))).matrix();
+    // direct path: ∂h/∂h_prev = 1 - m z
+    dh_prev.row(b) += (dh.row(b).array() * (1 - moving[b] * z.row(b))).matrix();
+  }
+  // d(r ∘ h_prev) = dh̃_pre U_h^T, held in the dr_pre slot until dr_pre replaces it;
+  // h_prev receives its r ∘ part, r its h_prev ∘ part.
+  auto d_rh = dg.leftCols(n);
+  d_rh.noalias() = dg.rightCols(n) * U.rightCols(n).transpose();
+  dh_prev += d_rh.cwiseProduct(gates.leftCols(n));
+  // dr_pre = d_rh ∘ h_prev ∘ r (1 - r)
+  d_rh = (d_rh.array() * h_prev.array() * r * (1 - r)).matrix();
+  // through the recurrent gate GEMM: dh_prev += [dr_pre | dz_pre] U_rz^T
+  dh_prev.noalias() += dg.leftCols(2 * n) * U.leftCols(2 * n).transpose();
+}
+
+template <class T>
+void gru_accumulate_dU(const Eigen::Ref<const Mat<T>>& h_prev_all, const Eigen::Ref<const Mat<T>>& r_h_all,
+                       const Eigen::Ref<const Mat<T>>& dg_all, Eigen::Ref<Mat<T>> dU) {
+  const Index n = h_prev_all.cols();
+  dU.leftCols(2 * n).noalias() += h_prev_all.transpose() * dg_all.leftCols(2 * n);
+  dU.rightCols(n).noalias() += r_h_all.transpose() * dg_all.rightCols(n);
+}
+
+#define RNNSEARCH_INSTANTIATE_GRU(T)                                                              \
+  template void gru_step_forward<T>(const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, \
+                                    const Eigen::Ref<const Mat<T>>&, const T*, GruStepCache<T>,    \
+                                    Eigen::Ref<Mat<T>>);                                           \
+  template void gru_step_backward<T>(const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, \
+                                     const Eigen::Ref<const Mat<T>>&, const T*,                    \
+                                     const Eigen::Ref<const Mat<T>>&, Eigen::Ref<Mat<T>>,          \
+                                     Eigen::Ref<Mat<T>>);                                          \
+  template void gru_accumulate_dU<T>(const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, \
+                                     const Eigen::Ref<const Mat<T>>&, Eigen::Ref<Mat<T>>);
+RNNSEARCH_INSTANTIATE_GRU(float)
+RNNSEARCH_INSTANTIATE_GRU(double)
+
+}  // namespace rnnsearch

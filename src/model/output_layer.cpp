@@ -1,0 +1,112 @@
+#include "rnnsearch/model/output_layer.h"
+
+#include <cmath>
+
+namespace rnnsearch {
+
+template <class T>
+void output_forward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, OutputCache<T>& cache,
+                    Eigen::Ref<Mat<T>> logits) {
+  const Index N = X.rows();
+  if (params.config().output == OutputKind::linear) {
+    // logits = X out_W + out_b
+    logits.noalias() = X * params.mat(out_W);
+    logits.rowwise() += params.vec(out_b);
+    return;
+  }
+  const Index l = params.config().maxout;
+  // t̃ = X out_W + out_b
+  auto pre = rows_of(cache.pre_maxout, N, 2 * l);
+  pre.noalias() = X * params.mat(out_W);
+  pre.rowwise() += params.vec(out_b);
+  // t[k] = max(t̃[2k], t̃[2k+1]): the even and odd columns of t̃
+  auto t = rows_of(cache.maxout, N, l);
+  for (Index i = 0; i < N; ++i) {
+    const T* p = pre.row(i).data();
+    for (Index k = 0; k < l; ++k) t(i, k) = std::max(p[2 * k], p[2 * k + 1]);
+  }
+  // logits = t out_Wo + out_bo
+  logits.noalias() = t * params.mat(out_Wo);
+  logits.rowwise() += params.vec(out_bo);
+}
+
+template <class T>
+void log_softmax_rows(Eigen::Ref<Mat<T>> logits) {
+  for (Index i = 0; i < logits.rows(); ++i) {
+    auto row = logits.row(i);
+    const T max = row.maxCoeff();
+    const T log_sum = max + std::log((row.array() - max).exp().sum());
+    row.array() -= log_sum;
+  }
+}
+
+template <class T>
+T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets) {
+  T total = 0;
+  for (Index i = 0; i < logits.rows(); ++i) {
+    auto row = logits.row(i);
+    const T max = row.maxCoeff();
+    const T target_logit = row(targets[i]) - max;
+    row = (row.array() - max).exp().matrix();
+    const T sum = row.sum();
+    // −log p[y] = log Σ_k exp(logit_k − max) − (logit_y − max)
+    total += std::log(sum) - target_logit;
+    row /= sum;
+  }
+  return total;
+}
+
+template <class T>
+void softmax_cross_entropy_backward(Eigen::Ref<Mat<T>> probabilities, const int* targets, T scale) {
+  for (Index i = 0; i < probabilities.rows(); ++i) {
+    probabilities(i, targets[i]) -= T(1);
+    probabilities.row(i) *= scale;
+  }
+}
+
+template <class T>
+void output_backward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, OutputCache<T>& cache,
+                     const Eigen::Ref<const Mat<T>>& dlogits, Parameters<T>& grads, Eigen::Ref<Mat<T>> dX) {
+  const Index N = X.rows();
+  if (params.config().output == OutputKind::linear) {
+    grads.mat(out_W).noalias() += X.transpose() * dlogits;
+    grads.vec(out_b) += dlogits.colwise().sum();
+    dX.noalias() = dlogits * params.mat(out_W).transpose();
+    return;
+  }
+  const Index l = params.config().maxout;
+  auto pre = cache.pre_maxout.topRows(N);
+  auto t = cache.maxout.topRows(N);
+  // logits = t out_Wo + out_bo
+  grads.mat(out_Wo).noalias() += t.transpose() * dlogits;
+  grads.vec(out_bo) += dlogits.colwise().sum();
+  auto dt = t;  // t is not needed any more: its storage takes dt
+  dt.noalias() = dlogits * params.mat(out_Wo).transpose();
+  // maxout: the gradient goes to the larger of each pair (the first on a tie, as forward)
+  auto dpre = pre;  // likewise t̃ becomes dt̃, written pair by pair after reading it
+  for (Index i = 0; i < N; ++i) {
+    T* p = dpre.row(i).data();
+    for (Index k = 0; k < l; ++k) {
+      const bool first = p[2 * k] >= p[2 * k + 1];
+      p[2 * k] = first ? dt(i, k) : T(0);
+      p[2 * k + 1] = first ? T(0) : dt(i, k);
+    }
+  }
+  // t̃ = X out_W + out_b
+  grads.mat(out_W).noalias() += X.transpose() * dpre;
+  grads.vec(out_b) += dpre.colwise().sum();
+  dX.noalias() = dpre * params.mat(out_W).transpose();
+}
+
+#define RNNSEARCH_INSTANTIATE_OUTPUT(T)                                                              \
+  template void output_forward<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, OutputCache<T>&, \
+                                  Eigen::Ref<Mat<T>>);                                               \
+  template void log_softmax_rows<T>(Eigen::Ref<Mat<T>>);                                             \
+  template T softmax_cross_entropy<T>(Eigen::Ref<Mat<T>>, const int*);                               \
+  template void softmax_cross_entropy_backward<T>(Eigen::Ref<Mat<T>>, const int*, T);                \
+  template void output_backward<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, OutputCache<T>&, \
+                                   const Eigen::Ref<const Mat<T>>&, Parameters<T>&, Eigen::Ref<Mat<T>>);
+RNNSEARCH_INSTANTIATE_OUTPUT(float)
+RNNSEARCH_INSTANTIATE_OUTPUT(double)
+
+}  // namespace rnnsearch

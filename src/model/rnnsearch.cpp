@@ -1,0 +1,189 @@
+#include "rnnsearch/model/rnnsearch.h"
+
+#include "rnnsearch/model/attention.h"
+#include "rnnsearch/model/gru.h"
+#include "rnnsearch/text/vocab.h"
+
+namespace rnnsearch {
+namespace {
+
+// The output layer reads s_{i-1} (maxout, the paper's deep output) or s_i (linear):
+// state block i or i+1 for 0-based step i.
+Index output_state_block(OutputKind kind, Index step) { return kind == OutputKind::maxout ? step : step + 1; }
+
+template <class T>
+AttentionMemory<T> memory_of(const EncoderWorkspace<T>& enc) {
+  return {&enc.annotations, &enc.keys, enc.max_len, enc.lengths.data()};
+}
+
+// Row b of a batch attends to sentence b.
+const int* identity_rows(Index B) {
+  thread_local std::vector<int> rows;
+  if (static_cast<Index>(rows.size()) < B)
+    for (Index b = static_cast<Index>(rows.size()); b < B; ++b) rows.push_back(static_cast<int>(b));
+  return rows.data();
+}
+
+}  // namespace
+
+template <class T>
+T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
+                    ModelWorkspace<T>& ws) {
+  const ModelConfig& cfg = params.config();
+  const Index B = batch.size, S = batch.src_len, Tn = batch.tgt_len;
+  const Index n = cfg.hidden, e = cfg.emb, din = cfg.output_input();
+  ws.batch = B;
+  ws.tgt_len = Tn;
+  ws.dropout = dropout.rate > 0;
+  encoder_forward<T>(params, batch.src.data(), batch.src_lengths.data(), B, S, dropout.rate, dropout.seed,
+                     ws.encoder);
+
+  // Decoder inputs y_{i-1} and which rows move at step i.
+  ws.inputs.resize(Tn * B);
+  ws.moving.resize(Tn * B);
+  for (Index i = 0; i < Tn; ++i)
+    for (Index b = 0; b < B; ++b) {
+      ws.inputs[i * B + b] = i == 0 ? Vocab::kBos : batch.tgt[(i - 1) * B + b];
+      ws.moving[i * B + b] = i < batch.tgt_lengths[b] ? T(1) : T(0);
+    }
+
+  // E_i = tgt_emb[y_{i-1}] (∘ dropout), and its gate projection for all steps in one GEMM
+  auto E = rows_of(ws.E, Tn * B, e);
+  const auto tgt_embeddings = params.mat(tgt_emb);
+  for (Index r = 0; r < Tn * B; ++r) E.row(r) = tgt_embeddings.row(ws.inputs[r]);
+  if (ws.dropout) {
+    auto mask = rows_of(ws.E_mask, Tn * B, e);
+    draw_dropout_mask<T>(mask, dropout.rate, dropout.seed + 1);
+    E.array() *= mask.array();
+  }
+  auto EW = rows_of(ws.EW, Tn * B, 3 * n);
+  EW.noalias() = E * params.mat(dec_W);
+  EW.rowwise() += params.vec(dec_b);
+
+  auto states = rows_of(ws.states, (Tn + 1) * B, n);
+  auto queries = rows_of(ws.queries, Tn * B, n);
+  auto alpha = rows_of(ws.alpha, Tn * B, S);
+  auto contexts = rows_of(ws.contexts, Tn * B, 2 * n);
+  auto gates = rows_of(ws.gates, Tn * B, 3 * n);
+  auto r_h = rows_of(ws.r_h, Tn * B, n);
+  auto g = rows_of(ws.g, B, 3 * n);
+  step_rows(states, 0, B) = ws.encoder.s0.topRows(B);
+  const AttentionMemory<T> memory = memory_of(ws.encoder);
+  for (Index i = 0; i < Tn; ++i) {
+    auto s_prev = step_rows(states, i, B);
+    // q_i = s_{i-1} att_W;  α_i, c_i = attention(q_i)
+    step_rows(queries, i, B).noalias() = s_prev * params.mat(att_W);
+    attention_forward<T>(step_rows(queries, i, B), memory, identity_rows(B), params.vec(att_v),
+                         step_rows(alpha, i, B), step_rows(contexts, i, B), ws.attention_scratch);
+    // g_i = E_i dec_W + dec_b + c_i dec_C
+    g = step_rows(EW, i, B);
+    g.noalias() += step_rows(contexts, i, B) * params.mat(dec_C);
+    gru_step_forward<T>(g, s_prev, params.mat(dec_U), &ws.moving[i * B],
+                        {step_rows(gates, i, B), step_rows(r_h, i, B)}, step_rows(states, i + 1, B));
+  }
+
+  // The output layer runs once on the N non-padding positions: X = [s, E, c].
+  ws.out_rows.clear();
+  ws.targets.clear();
+  for (Index i = 0; i < Tn; ++i)
+    for (Index b = 0; b < B; ++b)
+      if (ws.moving[i * B + b] != T(0)) {
+        ws.out_rows.push_back(static_cast<int>(i * B + b));
+        ws.targets.push_back(batch.tgt[i * B + b]);
+      }
+  const Index N = static_cast<Index>(ws.out_rows.size());
+  auto X = rows_of(ws.X, N, din);
+  for (Index k = 0; k < N; ++k) {
+    const Index i = ws.out_rows[k] / B, b = ws.out_rows[k] % B;
+    X.row(k).head(n) = states.row(output_state_block(cfg.output, i) * B + b);
+    X.row(k).segment(n, e) = E.row(ws.out_rows[k]);
+    X.row(k).tail(2 * n) = contexts.row(ws.out_rows[k]);
+  }
+  if (ws.dropout) {
+    auto mask = rows_of(ws.X_mask, N, din);
+    draw_dropout_mask<T>(mask, dropout.rate, dropout.seed + 2);
+    X.array() *= mask.array();
+  }
+  auto logits = rows_of(ws.logits, N, cfg.tgt_vocab);
+  output_forward<T>(params, X, ws.output, logits);
+  return softmax_cross_entropy<T>(logits, ws.targets.data());
+}
+
+template <class T>
+void rnnsearch_backward(const Parameters<T>& params, T scale, ModelWorkspace<T>& ws, Parameters<T>& grads) {
+  const ModelConfig& cfg = params.config();
+  const Index B = ws.batch, Tn = ws.tgt_len, S = ws.encoder.max_len;
+  const Index n = cfg.hidden, e = cfg.emb, din = cfg.output_input();
+  const Index N = static_cast<Index>(ws.out_rows.size());
+
+  // Output layer and softmax
+  auto dlogits = ws.logits.topRows(N);
+  softmax_cross_entropy_backward<T>(dlogits, ws.targets.data(), scale);
+  auto dX = rows_of(ws.dX, N, din);
+  output_backward<T>(params, ws.X.topRows(N), ws.output, dlogits, grads, dX);
+  if (ws.dropout) dX.array() *= ws.X_mask.topRows(N).array();
+
+  // X = [s, E, c]: scatter back to the time-major gradients
+  auto dstates = rows_of(ws.dstates, (Tn + 1) * B, n);
+  auto dE = rows_of(ws.dE, Tn * B, e);
+  auto dcontexts = rows_of(ws.dcontexts, Tn * B, 2 * n);
+  dstates.setZero();
+  dE.setZero();
+  dcontexts.setZero();
+  for (Index k = 0; k < N; ++k) {
+    const Index i = ws.out_rows[k] / B, b = ws.out_rows[k] % B;
+    dstates.row(output_state_block(cfg.output, i) * B + b) += dX.row(k).head(n);
+    dE.row(ws.out_rows[k]) = dX.row(k).segment(n, e);
+    dcontexts.row(ws.out_rows[k]) = dX.row(k).tail(2 * n);
+  }
+
+  // Decoder steps in reverse
+  auto states = ws.states.topRows((Tn + 1) * B);
+  auto dg = rows_of(ws.dg, Tn * B, 3 * n);
+  auto dqueries = rows_of(ws.dqueries, Tn * B, n);
+  auto dannotations = rows_of(ws.dannotations, B * S, 2 * n);
+  auto dkeys = rows_of(ws.dkeys, B * S, n);
+  dannotations.setZero();
+  dkeys.setZero();
+  const AttentionMemory<T> memory = memory_of(ws.encoder);
+  for (Index i = Tn - 1; i >= 0; --i) {
+    auto ds_prev = step_rows(dstates, i, B);
+    gru_step_backward<T>(step_rows(dstates, i + 1, B), step_rows(states, i, B), params.mat(dec_U),
+                         &ws.moving[i * B], step_rows(ws.gates, i, B), step_rows(dg, i, B), ds_prev);
+    // g_i = ... + c_i dec_C
+    step_rows(dcontexts, i, B).noalias() += step_rows(dg, i, B) * params.mat(dec_C).transpose();
+    attention_backward<T>(step_rows(dcontexts, i, B), step_rows(ws.queries, i, B), memory, identity_rows(B),
+                          params.vec(att_v), step_rows(ws.alpha, i, B), step_rows(dqueries, i, B),
+                          ws.dkeys, ws.dannotations, grads.vec(att_v), ws.attention_scratch);
+    // q_i = s_{i-1} att_W
+    ds_prev.noalias() += step_rows(dqueries, i, B) * params.mat(att_W).transpose();
+  }
+  // Weight gradients of the decoder loop, for all steps in one GEMM each
+  const auto s_prev_all = states.topRows(Tn * B);
+  gru_accumulate_dU<T>(s_prev_all, ws.r_h.topRows(Tn * B), dg, grads.mat(dec_U));
+  grads.mat(att_W).noalias() += s_prev_all.transpose() * dqueries;
+  grads.mat(dec_C).noalias() += ws.contexts.topRows(Tn * B).transpose() * dg;
+  // g = E dec_W + dec_b + ...
+  const auto E = ws.E.topRows(Tn * B);
+  grads.mat(dec_W).noalias() += E.transpose() * dg;
+  grads.vec(dec_b) += dg.colwise().sum();
+  dE.noalias() += dg * params.mat(dec_W).transpose();
+  // E_i = tgt_emb[y_{i-1}] (∘ mask)
+  if (ws.dropout) dE.array() *= ws.E_mask.topRows(Tn * B).array();
+  auto demb = grads.mat(tgt_emb);
+  for (Index r = 0; r < Tn * B; ++r)
+    if (ws.moving[r] != T(0)) demb.row(ws.inputs[r]) += dE.row(r);
+
+  encoder_backward<T>(params, ws.encoder, ws.dannotations, ws.dkeys, step_rows(dstates, 0, B), grads);
+}
+
+template float rnnsearch_forward<float>(const Parameters<float>&, const Batch&, const DropoutOptions&,
+                                        ModelWorkspace<float>&);
+template double rnnsearch_forward<double>(const Parameters<double>&, const Batch&, const DropoutOptions&,
+                                          ModelWorkspace<double>&);
+template void rnnsearch_backward<float>(const Parameters<float>&, float, ModelWorkspace<float>&,
+                                        Parameters<float>&);
+template void rnnsearch_backward<double>(const Parameters<double>&, double, ModelWorkspace<double>&,
+                                         Parameters<double>&);
+
+}  // namespace rnnsearch

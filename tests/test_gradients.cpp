@@ -1,0 +1,324 @@
+// Finite-difference checks of every hand-written backward function, in double precision with
+// (five-point) central differences, on a tiny model: e=4, n=5, l=3, vocabularies of 11, a batch of 3
+// sentences of different lengths. Also: the float computation agrees with the double one,
+// and the batched forward agrees with a plain sentence-by-sentence loop over the equations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "rnnsearch/model/attention.h"
+#include "rnnsearch/model/gru.h"
+#include "rnnsearch/model/rnnsearch.h"
+
+namespace rnnsearch {
+namespace {
+
+// Five-point central differences, f'(x) ≈ (8(f(x+h) − f(x−h)) − (f(x+2h) − f(x−2h))) / 12h:
+// truncation O(h⁴) is negligible at h = 1e-4 and rounding stays ~1e-11, so gradients above
+// kFloor are compared relatively and smaller ones to ~1e-11 absolute. (h must stay small:
+// a larger step can cross a near-tie of a maxout pair, where the cost has a kink.)
+constexpr double kStep = 1e-4;
+constexpr double kFloor = 1e-5;
+constexpr double kMaxRelativeError = 1e-6;
+
+double relative_error(double analytic, double numeric) {
+  return std::abs(analytic - numeric) / std::max({std::abs(analytic), std::abs(numeric), kFloor});
+}
+
+// d loss / d x at x = *value, restoring *value afterwards.
+template <class Loss>
+double numeric_derivative(double* value, Loss loss) {
+  const double saved = *value;
+  auto at = [&](double offset) {
+    *value = saved + offset;
+    return loss();
+  };
+  const double d = (8 * (at(kStep) - at(-kStep)) - (at(2 * kStep) - at(-2 * kStep))) / (12 * kStep);
+  *value = saved;
+  return d;
+}
+
+ModelConfig tiny_config(OutputKind output) {
+  ModelConfig c;
+  c.src_vocab = 11;
+  c.tgt_vocab = 11;
+  c.emb = 4;
+  c.hidden = 5;
+  c.maxout = 3;
+  c.output = output;
+  return c;
+}
+
+// Three sentence pairs of different lengths (ids 4..10 are words, 3 is </s>).
+Batch tiny_batch(bool padded) {
+  if (!padded) return pad_batch({{4, 5, 3}, {6, 7, 3}, {8, 9, 3}}, {{5, 6, 7, 3}, {8, 9, 4, 3}, {10, 5, 6, 3}},
+                                {0, 1, 2});
+  return pad_batch({{4, 5, 6, 7, 3}, {8, 3}, {9, 10, 4, 3}}, {{5, 6, 3}, {7, 8, 9, 10, 4, 3}, {6, 3}},
+                   {0, 1, 2});
+}
+
+struct Case {
+  OutputKind output;
+  bool padded;
+  double dropout;
+};
+
+class ModelGradient : public ::testing::TestWithParam<Case> {};
+
+// Checks every entry of every parameter tensor of the whole model (its "inputs" are token
+// ids, so the embedding tables are the input gradients).
+TEST_P(ModelGradient, MatchesCentralDifferences) {
+  const Case c = GetParam();
+  Parameters<double> params(tiny_config(c.output));
+  params.init_uniform(0.5, 7);  // larger than the default 0.1 so that every path matters
+  const Batch batch = tiny_batch(c.padded);
+  const DropoutOptions dropout{c.dropout, 99};  // a fixed seed gives the same masks every call
+  const double tokens = static_cast<double>(batch.target_tokens());
+  ModelWorkspace<double> ws;
+
+  auto cost = [&] { return rnnsearch_forward<double>(params, batch, dropout, ws) / tokens; };
+  Parameters<double> grads(params.config());
+  grads.set_zero();
+  cost();
+  rnnsearch_backward<double>(params, 1.0 / tokens, ws, grads);
+
+  for (int p = 0; p < kNumParams; ++p) {
+    const ParamSpec& spec = params.spec(static_cast<Param>(p));
+    if (!spec.present) continue;
+    double worst = 0, largest = 0;
+    for (size_t k = spec.offset; k < spec.offset + spec.size(); ++k) {
+      const double numeric = numeric_derivative(&params.values()[k], cost);
+      worst = std::max(worst, relative_error(grads.values()[k], numeric));
+      largest = std::max(largest, std::abs(numeric));
+    }
+    EXPECT_LT(worst, kMaxRelativeError) << spec.name;
+    EXPECT_GT(largest, kFloor) << spec.name << ": the check would be vacuous";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
+                         ::testing::Values(Case{OutputKind::maxout, false, 0.0}, Case{OutputKind::maxout, true, 0.0},
+                                           Case{OutputKind::linear, false, 0.0}, Case{OutputKind::linear, true, 0.0},
+                                           Case{OutputKind::maxout, true, 0.3}, Case{OutputKind::linear, true, 0.3}));
+
+// Layer-level checks: a loss L = Σ w ∘ output with fixed random weights w, differentiated
+// with respect to every input and parameter of the layer by central differences.
+Mat<double> random_matrix(Index rows, Index cols, std::mt19937_64& rng, double scale = 1.0) {
+  std::uniform_real_distribution<double> u(-scale, scale);
+  Mat<double> m(rows, cols);
+  for (Index i = 0; i < m.size(); ++i) m.data()[i] = u(rng);
+  return m;
+}
+
+// Checks d loss / d m for every entry of m against analytic.
+template <class Loss>
+void expect_gradient(Mat<double>& m, const Mat<double>& analytic, Loss loss, const char* name) {
+  double worst = 0;
+  for (Index k = 0; k < m.size(); ++k)
+    worst = std::max(worst, relative_error(analytic.data()[k], numeric_derivative(&m.data()[k], loss)));
+  EXPECT_LT(worst, kMaxRelativeError) << name;
+}
+
+TEST(GruStepGradient, InputsStateAndWeights) {
+  std::mt19937_64 rng(1);
+  const Index B = 3, n = 4;
+  Mat<double> g = random_matrix(B, 3 * n, rng), h_prev = random_matrix(B, n, rng),
+              U = random_matrix(n, 3 * n, rng), w = random_matrix(B, n, rng);
+  const double moving[B] = {1, 0, 1};  // the middle row is padding
+  Mat<double> gates(B, 3 * n), r_h(B, n), h(B, n);
+  auto loss = [&] {
+    gru_step_forward<double>(g, h_prev, U, moving, {gates, r_h}, h);
+    return h.cwiseProduct(w).sum();
+  };
+  loss();
+  Mat<double> dg(B, 3 * n), dh_prev = Mat<double>::Zero(B, n), dU = Mat<double>::Zero(n, 3 * n);
+  gru_step_backward<double>(w, h_prev, U, moving, gates, dg, dh_prev);
+  gru_accumulate_dU<double>(h_prev, r_h, dg, dU);
+  expect_gradient(g, dg, loss, "g");
+  expect_gradient(h_prev, dh_prev, loss, "h_prev");
+  expect_gradient(U, dU, loss, "U");
+}
+
+TEST(AttentionGradient, QueryKeysAnnotationsAndV) {
+  std::mt19937_64 rng(2);
+  const Index Bs = 2, S = 4, n = 3, R = 3;
+  Mat<double> q = random_matrix(R, n, rng), keys = random_matrix(Bs * S, n, rng),
+              annotations = random_matrix(Bs * S, 2 * n, rng), v = random_matrix(1, n, rng),
+              w = random_matrix(R, 2 * n, rng);
+  const int lengths[Bs] = {4, 2};
+  const int row_sentence[R] = {0, 1, 1};  // two beam rows share sentence 1
+  const AttentionMemory<double> memory{&annotations, &keys, S, lengths};
+  Mat<double> alpha(R, S), context(R, 2 * n), scratch;
+  auto loss = [&] {
+    attention_forward<double>(q, memory, row_sentence, v.row(0), alpha, context, scratch);
+    return context.cwiseProduct(w).sum();
+  };
+  loss();
+  for (Index r = 0; r < R; ++r) EXPECT_NEAR(alpha.row(r).sum(), 1.0, 1e-12);
+  EXPECT_EQ(alpha(1, 2), 0.0);  // padding of sentence 1
+  Mat<double> dq(R, n), dkeys = Mat<double>::Zero(Bs * S, n), dann = Mat<double>::Zero(Bs * S, 2 * n);
+  Mat<double> dv = Mat<double>::Zero(1, n);
+  attention_backward<double>(w, q, memory, row_sentence, v.row(0), alpha, dq, dkeys, dann, dv.row(0), scratch);
+  expect_gradient(q, dq, loss, "q");
+  expect_gradient(keys, dkeys, loss, "keys");
+  expect_gradient(annotations, dann, loss, "annotations");
+  expect_gradient(v, dv, loss, "att_v");
+}
+
+TEST(OutputLayerGradient, InputsOfBothKinds) {
+  for (OutputKind kind : {OutputKind::maxout, OutputKind::linear}) {
+    std::mt19937_64 rng(3);
+    Parameters<double> params(tiny_config(kind));
+    params.init_uniform(0.5, 3);
+    const Index N = 4, din = params.config().output_input();
+    Mat<double> X = random_matrix(N, din, rng);
+    const int targets[N] = {3, 5, 0, 10};
+    OutputCache<double> cache;
+    Mat<double> logits(N, params.config().tgt_vocab);
+    auto loss = [&] {
+      output_forward<double>(params, X, cache, logits);
+      return softmax_cross_entropy<double>(logits, targets);
+    };
+    loss();
+    softmax_cross_entropy_backward<double>(logits, targets, 1.0);
+    Parameters<double> grads(params.config());
+    grads.set_zero();
+    Mat<double> dX(N, din);
+    output_backward<double>(params, X, cache, logits, grads, dX);
+    expect_gradient(X, dX, loss, "X");
+  }
+}
+
+// The float model (what training uses) computes the same cost and gradient as the double one.
+TEST(FloatPrecision, AgreesWithDouble) {
+  Parameters<double> pd(tiny_config(OutputKind::maxout));
+  pd.init_uniform(0.5, 11);
+  Parameters<float> pf(pd.config());
+  for (size_t k = 0; k < pd.values().size(); ++k) pf.values()[k] = static_cast<float>(pd.values()[k]);
+  const Batch batch = tiny_batch(true);
+  ModelWorkspace<double> wd;
+  ModelWorkspace<float> wf;
+  const double cost_d = rnnsearch_forward<double>(pd, batch, {}, wd);
+  const float cost_f = rnnsearch_forward<float>(pf, batch, {}, wf);
+  EXPECT_NEAR(cost_f, cost_d, 1e-5 * std::abs(cost_d));
+  Parameters<double> gd(pd.config());
+  Parameters<float> gf(pf.config());
+  gd.set_zero();
+  gf.set_zero();
+  rnnsearch_backward<double>(pd, 1.0, wd, gd);
+  rnnsearch_backward<float>(pf, 1.0f, wf, gf);
+  double max_diff = 0, max_grad = 0;
+  for (size_t k = 0; k < gd.values().size(); ++k) {
+    max_diff = std::max(max_diff, std::abs(gd.values()[k] - gf.values()[k]));
+    max_grad = std::max(max_grad, std::abs(gd.values()[k]));
+  }
+  EXPECT_LT(max_diff, 1e-5 * max_grad);
+}
+
+// ---------------------------------------------------------------------------------------
+// A plain implementation of DESIGN.md §1 for one sentence at a time, written from the
+// equations with vectors and loops (no batching, no masks, no caches), to check the batched
+// forward against.
+using Vec = Eigen::VectorXd;
+
+Vec row_times(const Vec& x, const ConstMatMap<double>& W) {  // x W for a row vector x
+  Vec y = Vec::Zero(W.cols());
+  for (Index i = 0; i < W.rows(); ++i)
+    for (Index k = 0; k < W.cols(); ++k) y(k) += x(i) * W(i, k);
+  return y;
+}
+Vec vec_of(const ConstRowVecMap<double>& b) { return b.transpose(); }
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+// h = GRU(a, h_prev) where a = x W + b (+ c C) are the input-side pre-activations.
+Vec gru_reference(const Vec& a, const Vec& h, const ConstMatMap<double>& U) {
+  const Index n = h.size();
+  Vec hU = row_times(h, U), h_new(n);
+  Vec r(n), z(n);
+  for (Index k = 0; k < n; ++k) {
+    r(k) = sigmoid(a(k) + hU(k));
+    z(k) = sigmoid(a(n + k) + hU(n + k));
+  }
+  Vec rh = r.cwiseProduct(h), rhU = row_times(rh, U);
+  for (Index k = 0; k < n; ++k) {
+    const double cand = std::tanh(a(2 * n + k) + rhU(2 * n + k));
+    h_new(k) = (1 - z(k)) * h(k) + z(k) * cand;
+  }
+  return h_new;
+}
+
+double sentence_cost_reference(const Parameters<double>& p, const std::vector<int>& src,
+                               const std::vector<int>& tgt) {
+  const ModelConfig& c = p.config();
+  const Index n = c.hidden, S = static_cast<Index>(src.size());
+  auto emb = [&](Param table, int id) { return Vec(p.mat(table).row(id).transpose()); };
+  std::vector<Vec> fw(S), bw(S), ann(S);
+  Vec h = Vec::Zero(n);
+  for (Index j = 0; j < S; ++j)
+    fw[j] = h = gru_reference(row_times(emb(src_emb, src[j]), p.mat(enc_fw_W)) + vec_of(p.vec(enc_fw_b)), h,
+                              p.mat(enc_fw_U));
+  h = Vec::Zero(n);
+  for (Index j = S - 1; j >= 0; --j)
+    bw[j] = h = gru_reference(row_times(emb(src_emb, src[j]), p.mat(enc_bw_W)) + vec_of(p.vec(enc_bw_b)), h,
+                              p.mat(enc_bw_U));
+  Vec mean = Vec::Zero(2 * n);
+  for (Index j = 0; j < S; ++j) {
+    ann[j].resize(2 * n);
+    ann[j] << fw[j], bw[j];
+    mean += ann[j] / double(S);
+  }
+  Vec s = (row_times(mean, p.mat(init_W)) + vec_of(p.vec(init_b))).array().tanh();
+  double cost = 0;
+  int y_prev = Vocab::kBos;
+  for (int y : tgt) {
+    const Vec E = emb(tgt_emb, y_prev);
+    const Vec q = row_times(s, p.mat(att_W));
+    std::vector<double> score(S);
+    double max_score = -1e300, total = 0;
+    for (Index j = 0; j < S; ++j) {
+      const Vec K = row_times(ann[j], p.mat(att_U)) + vec_of(p.vec(att_b));
+      score[j] = vec_of(p.vec(att_v)).dot(Vec((q + K).array().tanh()));
+      max_score = std::max(max_score, score[j]);
+    }
+    for (double& sc : score) total += sc = std::exp(sc - max_score);
+    Vec ctx = Vec::Zero(2 * n);
+    for (Index j = 0; j < S; ++j) ctx += score[j] / total * ann[j];
+    const Vec g = row_times(E, p.mat(dec_W)) + vec_of(p.vec(dec_b)) + row_times(ctx, p.mat(dec_C));
+    const Vec s_new = gru_reference(g, s, p.mat(dec_U));
+    Vec X(c.output_input());
+    X << (c.output == OutputKind::maxout ? s : s_new), E, ctx;
+    Vec logits;
+    if (c.output == OutputKind::maxout) {
+      const Vec pre = row_times(X, p.mat(out_W)) + vec_of(p.vec(out_b));
+      Vec t(c.maxout);
+      for (Index k = 0; k < c.maxout; ++k) t(k) = std::max(pre(2 * k), pre(2 * k + 1));
+      logits = row_times(t, p.mat(out_Wo)) + vec_of(p.vec(out_bo));
+    } else {
+      logits = row_times(X, p.mat(out_W)) + vec_of(p.vec(out_b));
+    }
+    double log_sum = 0;
+    for (Index k = 0; k < logits.size(); ++k) log_sum += std::exp(logits(k));
+    cost += std::log(log_sum) - logits(y);
+    s = s_new;
+    y_prev = y;
+  }
+  return cost;
+}
+
+TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
+  for (OutputKind kind : {OutputKind::maxout, OutputKind::linear}) {
+    Parameters<double> params(tiny_config(kind));
+    params.init_uniform(0.5, 5);
+    const std::vector<std::vector<int>> src = {{4, 5, 6, 7, 3}, {8, 3}, {9, 10, 4, 3}};
+    const std::vector<std::vector<int>> tgt = {{5, 6, 3}, {7, 8, 9, 10, 4, 3}, {6, 3}};
+    double expected = 0;
+    for (size_t k = 0; k < src.size(); ++k) expected += sentence_cost_reference(params, src[k], tgt[k]);
+    ModelWorkspace<double> ws;
+    const double batched = rnnsearch_forward<double>(params, pad_batch(src, tgt, {0, 1, 2}), {}, ws);
+    EXPECT_NEAR(batched, expected, 1e-10 * expected) << output_kind_name(kind);
+  }
+}
+
+}  // namespace
+}  // namespace rnnsearch
