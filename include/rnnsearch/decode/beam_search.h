@@ -1,0 +1,113 @@
+#pragma once
+// Beam search over the RNNsearch decoder (DESIGN.md §1), for several sentences at once. Per
+// sentence it is the PyTorch reference's beam():
+//
+//   Each live hypothesis h (log-probability σ_h so far) is one row of a decoder step; its
+//   candidates (h, w) score σ_h + log p(w | h, x). A sentence keeps its best k − f of them
+//   (k = beam size, f = hypotheses already finished): those ending in </s> are finished and
+//   leave the beam, the others are the next beam, so the beam shrinks as hypotheses finish.
+//   A sentence stops when its beam is empty, or after its maximum output length, when the
+//   unfinished hypotheses join the finished ones. Hypotheses are ranked by
+//
+//     score = log p / length^normalize      length = tokens, + 1 for </s> when finished
+//
+// Beam size 1 is greedy decoding: the argmax at every step.
+//
+// Batching: the live hypotheses of all sentences of a batch are the rows of one
+// decoder_step, each attending to its own sentence; the encoder (annotations, keys, s_0)
+// runs once per batch. <pad> and <s> are never proposed: they are never training targets.
+#include <vector>
+
+#include "rnnsearch/eval/alignment.h"
+#include "rnnsearch/model/decoder_step.h"
+
+namespace rnnsearch {
+
+struct BeamOptions {
+  int beam_size = 5;          // k; 1 = greedy
+  int n_best = 1;             // hypotheses returned per sentence, 1 ≤ n_best ≤ beam_size
+  double normalize = 1.0;     // length normalisation exponent; 0 ranks by log-probability
+  bool alignment = false;     // return each hypothesis' attention matrix
+  int max_output_length = 0;  // tokens including </s>; 0 = max_output_length(source length)
+};
+
+// Throws rnnsearch::Error naming the offending option (--beam-size, --n-best, ...).
+void check_beam_options(const BeamOptions& options);
+
+// The reference's limit: 2·S + 10 output tokens, S = source length including </s>.
+int max_output_length(int source_length);
+
+struct Hypothesis {
+  std::vector<int> tokens;  // target ids, without </s>
+  bool finished = false;    // ended with </s>; false: cut at the maximum output length
+  double log_prob = 0;      // Σ log p(y_i | y_<i, x) over the tokens and </s> if finished
+  double score = 0;         // log_prob / length^normalize
+  // (tokens + 1) × (source length with </s>): row i is the attention of output step i. The
+  // last row is that of </s>; for a hypothesis cut at the length limit, the attention of
+  // the step that would have come next.
+  Alignment alignment;
+};
+
+template <class T>
+class BeamSearch {
+ public:
+  explicit BeamSearch(const Parameters<T>& params) : params_(&params) {}
+
+  // sources: token ids, each ending in </s>. Returns for each source its best
+  // min(n_best, found) hypotheses, best first (ties: the one found first).
+  std::vector<std::vector<Hypothesis>> search(const std::vector<std::vector<int>>& sources,
+                                              const BeamOptions& options);
+
+ private:
+  // The hypotheses of a sentence form a tree of nodes (one per output token) sharing
+  // prefixes, so extending a hypothesis copies nothing.
+  struct Node {
+    int parent;  // -1: the root (<s>)
+    int token;   // -1: the extra attention row of a hypothesis cut at the length limit
+  };
+  struct Live {
+    int node;
+    T log_prob;
+    int parent_row;  // the decoder row whose state this hypothesis continues
+  };
+  struct Final {
+    int node;
+    double log_prob, score;
+    bool finished;
+  };
+  struct Sentence {
+    int source_length = 0, max_steps = 0, steps = 0;
+    bool closing = false;     // one more step, only for the attention row of cut hypotheses
+    std::vector<Node> nodes;
+    std::vector<float> attention;  // one row of source_length weights per node (if collected)
+    std::vector<Live> live, next;
+    std::vector<Final> finals;
+  };
+  struct Candidate {
+    T log_prob;
+    int row, word;
+  };
+
+  void encode(const std::vector<std::vector<int>>& sources);
+  void start(const std::vector<std::vector<int>>& sources);
+  void advance(int sentence, int first_row);
+  void close(Sentence& sentence, int first_row);
+  void select_candidates(const Sentence& sentence, int first_row, size_t count);
+  int add_node(Sentence& sentence, int parent, int token, int row);
+  void finish(Sentence& sentence, int node, T log_prob, int length, bool finished);
+  void queue_rows(int sentence);
+  Index gather_states();
+  std::vector<Hypothesis> best_hypotheses(const Sentence& sentence) const;
+
+  const Parameters<T>* params_;
+  BeamOptions options_;
+  EncoderWorkspace<T> encoder_;
+  DecoderStepWorkspace<T> step_;
+  std::vector<int> src_, lengths_;        // the padded time-major source batch
+  std::vector<Sentence> sentences_;
+  Mat<T> s_prev_;                         // R×n decoder states the next step continues
+  std::vector<int> row_sentence_, y_prev_, parent_rows_;  // per row of the next step
+  std::vector<Candidate> heap_;
+};
+
+}  // namespace rnnsearch

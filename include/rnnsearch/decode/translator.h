@@ -1,0 +1,79 @@
+#pragma once
+// Translation of a stream of lines, chunk by chunk (what `rnnsearch translate` runs):
+//
+//   each line: UTF-8 check, tokenize, cut at max_length tokens, map to ids (+ </s>)
+//   the chunk's sentences sorted by length and cut into batches of batch_size, so a batch
+//   holds sentences of similar length (little padding, beams that end together)
+//   batches decoded in parallel, one BeamSearch (its own workspaces) per thread
+//   results returned in input order, one per line
+//
+// Also the output pieces `translate` and `score` share: alignment text and heatmaps.
+#include <string>
+#include <vector>
+
+#include "rnnsearch/decode/beam_search.h"
+#include "rnnsearch/eval/alignment.h"
+#include "rnnsearch/model/model_io.h"
+
+namespace rnnsearch {
+
+struct TranslatorOptions {
+  BeamOptions beam;
+  int batch_size = 32;   // sentences decoded together
+  int max_length = 200;  // source tokens (</s> not counted); longer lines are cut
+  int threads = 1;       // batches decoded at once
+};
+
+// The result for one input line. Empty lines and lines that are not UTF-8 have no source
+// tokens and no hypotheses.
+struct LineTranslation {
+  size_t line = 0;                     // 0-based input line number
+  std::vector<std::string> source;     // the source tokens translated (after a cut)
+  std::vector<Hypothesis> hypotheses;  // best first
+  std::string warning;                 // why the line was cut or left untranslated; "" if fine
+};
+
+class Translator {
+ public:
+  // Keeps a reference to the model.
+  Translator(const Model& model, const TranslatorOptions& options);
+
+  // lines[k] is input line first_line + k; returns one result per line, in order.
+  std::vector<LineTranslation> translate(const std::vector<std::string>& lines, size_t first_line);
+
+ private:
+  LineTranslation prepare(const std::string& text, size_t line, std::vector<int>& ids) const;
+
+  const Model& model_;
+  TranslatorOptions options_;
+  std::vector<BeamSearch<float>> searches_;  // one per thread
+};
+
+// The target tokens of a hypothesis (</s> not included).
+std::vector<std::string> target_tokens(const Hypothesis& hypothesis, const Vocab& target_vocab);
+
+TranslationRecord make_record(const LineTranslation& translation, const Hypothesis& hypothesis,
+                              const Vocab& target_vocab);
+
+// --alignment none|soft|hard
+enum class AlignmentFormat { none, soft, hard };
+AlignmentFormat parse_alignment_format(const std::string& name);  // throws rnnsearch::Error
+// soft: soft_alignment_text; hard: pharaoh_alignment (</s> row excluded); none: "".
+std::string alignment_text(const Alignment& alignment, AlignmentFormat format);
+
+// The records of --heatmaps: the first `limit` sentences offered, so that translating a
+// large file leaves a heatmap directory of bounded size.
+class HeatmapCollector {
+ public:
+  explicit HeatmapCollector(size_t limit) : limit_(limit) {}
+  bool full() const { return records_.size() >= limit_; }  // no need to build more records
+  void offer(const TranslationRecord& record);
+  // write_heatmaps into dir; returns the path of index.html.
+  std::string write(const std::string& dir) const;
+
+ private:
+  size_t limit_;
+  std::vector<TranslationRecord> records_;
+};
+
+}  // namespace rnnsearch

@@ -1,0 +1,234 @@
+#include "rnnsearch/decode/beam_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "rnnsearch/error.h"
+#include "rnnsearch/text/vocab.h"
+
+namespace rnnsearch {
+
+void check_beam_options(const BeamOptions& options) {
+  if (options.beam_size < 1) throw Error("--beam-size must be at least 1");
+  if (options.n_best < 1 || options.n_best > options.beam_size)
+    throw Error("--n-best must be between 1 and --beam-size (" + std::to_string(options.beam_size) + ")");
+  if (!std::isfinite(options.normalize) || options.normalize < 0)
+    throw Error("--normalize must be a non-negative number");
+  if (options.max_output_length < 0) throw Error("the maximum output length must not be negative");
+}
+
+int max_output_length(int source_length) { return 2 * source_length + 10; }
+
+template <class T>
+std::vector<std::vector<Hypothesis>> BeamSearch<T>::search(const std::vector<std::vector<int>>& sources,
+                                                           const BeamOptions& options) {
+  check_beam_options(options);
+  options_ = options;
+  if (sources.empty()) return {};
+  encode(sources);
+  start(sources);
+  for (Index rows = static_cast<Index>(sources.size()); rows > 0; rows = gather_states()) {
+    decoder_step<T>(*params_, encoder_, row_sentence_.data(), s_prev_.topRows(rows), y_prev_.data(), step_);
+    row_sentence_.clear();
+    y_prev_.clear();
+    parent_rows_.clear();
+    // Row order of a step: sentence by sentence, each sentence's live hypotheses in order.
+    int first_row = 0;
+    for (int b = 0; b < static_cast<int>(sources.size()); ++b) {
+      const int live = static_cast<int>(sentences_[b].live.size());
+      if (live == 0) continue;
+      advance(b, first_row);
+      first_row += live;
+    }
+  }
+  std::vector<std::vector<Hypothesis>> results;
+  for (size_t b = 0; b < sources.size(); ++b) results.push_back(best_hypotheses(sentences_[b]));
+  return results;
+}
+
+// The padded time-major batch, encoded once: annotations, keys and s_0 serve every step.
+template <class T>
+void BeamSearch<T>::encode(const std::vector<std::vector<int>>& sources) {
+  const Index B = static_cast<Index>(sources.size());
+  lengths_.clear();
+  for (const auto& ids : sources) {
+    if (ids.empty() || ids.back() != Vocab::kEos) throw Error("beam search: a source must end with </s>");
+    lengths_.push_back(static_cast<int>(ids.size()));
+  }
+  const Index S = *std::max_element(lengths_.begin(), lengths_.end());
+  src_.assign(S * B, Vocab::kPad);
+  for (Index b = 0; b < B; ++b)
+    for (Index j = 0; j < lengths_[b]; ++j) src_[j * B + b] = sources[b][j];
+  encoder_forward<T>(*params_, src_.data(), lengths_.data(), B, S, 0.0, 0, encoder_);
+}
+
+// One hypothesis per sentence, <s> with log-probability 0, from the state s_0.
+template <class T>
+void BeamSearch<T>::start(const std::vector<std::vector<int>>& sources) {
+  const int B = static_cast<int>(sources.size());
+  sentences_.resize(B);
+  row_sentence_.clear();
+  y_prev_.clear();
+  for (int b = 0; b < B; ++b) {
+    Sentence& s = sentences_[b];
+    s.source_length = lengths_[b];
+    s.max_steps = options_.max_output_length > 0 ? options_.max_output_length : max_output_length(lengths_[b]);
+    s.steps = 0;
+    s.closing = false;
+    s.nodes.clear();
+    s.attention.clear();
+    s.live.assign(1, Live{-1, T(0), b});
+    s.finals.clear();
+    row_sentence_.push_back(b);
+    y_prev_.push_back(Vocab::kBos);
+  }
+  rows_of(s_prev_, B, params_->config().hidden) = encoder_.s0.topRows(B);
+}
+
+// Sentence b's live hypotheses are rows first_row.. of the step just taken.
+template <class T>
+void BeamSearch<T>::advance(int b, int first_row) {
+  Sentence& s = sentences_[b];
+  if (s.closing) {
+    close(s, first_row);
+    return;
+  }
+  ++s.steps;
+  select_candidates(s, first_row, static_cast<size_t>(options_.beam_size) - s.finals.size());
+  s.next.clear();
+  for (const Candidate& c : heap_) {
+    const int node = add_node(s, s.live[c.row - first_row].node, c.word, c.row);
+    if (c.word == Vocab::kEos)
+      finish(s, node, c.log_prob, s.steps, true);
+    else
+      s.next.push_back({node, c.log_prob, c.row});
+  }
+  std::swap(s.live, s.next);
+  if (!s.live.empty() && s.steps == s.max_steps) {
+    // The length limit: the unfinished hypotheses are final. With alignments they take one
+    // more decoder step first, for the attention row that stands where </s> would.
+    if (options_.alignment) {
+      s.closing = true;
+    } else {
+      for (const Live& h : s.live) finish(s, h.node, h.log_prob, s.steps, false);
+      s.live.clear();
+    }
+  }
+  queue_rows(b);
+}
+
+template <class T>
+void BeamSearch<T>::close(Sentence& s, int first_row) {
+  for (size_t i = 0; i < s.live.size(); ++i) {
+    const int node = add_node(s, s.live[i].node, -1, first_row + static_cast<int>(i));
+    finish(s, node, s.live[i].log_prob, s.steps, false);
+  }
+  s.live.clear();
+}
+
+// The best `count` candidates (h, w), by σ_h + log p(w | h), of the sentence's rows: one
+// pass over its log-probabilities keeping a min-heap of the best so far, O(rows·V); most
+// candidates fall below the heap's minimum and cost one comparison.
+template <class T>
+void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t count) {
+  const auto worse = [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; };
+  const int V = params_->config().tgt_vocab;
+  T threshold = -std::numeric_limits<T>::infinity();  // the heap's minimum once it is full
+  heap_.clear();
+  for (size_t i = 0; i < s.live.size(); ++i) {
+    const int row = first_row + static_cast<int>(i);
+    const T* log_p = step_.log_probs.row(row).data();
+    const T base = s.live[i].log_prob;
+    for (int w = 0; w < V; ++w) {
+      const T candidate = base + log_p[w];
+      // strict: on a tie the candidate found first stays
+      if (candidate <= threshold || w == Vocab::kPad || w == Vocab::kBos) continue;
+      if (heap_.size() == count) {  // the new candidate replaces the heap's minimum
+        std::pop_heap(heap_.begin(), heap_.end(), worse);
+        heap_.pop_back();
+      }
+      heap_.push_back({candidate, row, w});
+      std::push_heap(heap_.begin(), heap_.end(), worse);
+      if (heap_.size() == count) threshold = heap_.front().log_prob;
+    }
+  }
+  std::sort(heap_.begin(), heap_.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
+    return a.row != b.row ? a.row < b.row : a.word < b.word;
+  });
+}
+
+// A node's attention row is that of the decoder row it was chosen from.
+template <class T>
+int BeamSearch<T>::add_node(Sentence& s, int parent, int token, int row) {
+  s.nodes.push_back({parent, token});
+  if (options_.alignment) {
+    const auto alpha = step_.alpha.row(row).head(s.source_length);
+    for (Index j = 0; j < alpha.size(); ++j) s.attention.push_back(static_cast<float>(alpha(j)));
+  }
+  return static_cast<int>(s.nodes.size()) - 1;
+}
+
+// score = log p / length^normalize
+template <class T>
+void BeamSearch<T>::finish(Sentence& s, int node, T log_prob, int length, bool finished) {
+  const double lp = static_cast<double>(log_prob);
+  s.finals.push_back({node, lp, lp / std::pow(static_cast<double>(length), options_.normalize), finished});
+}
+
+template <class T>
+void BeamSearch<T>::queue_rows(int b) {
+  for (const Live& h : sentences_[b].live) {
+    row_sentence_.push_back(b);
+    y_prev_.push_back(sentences_[b].nodes[h.node].token);
+    parent_rows_.push_back(h.parent_row);
+  }
+}
+
+// The next step continues the states of the surviving hypotheses: s_prev[r] = s[parent(r)].
+template <class T>
+Index BeamSearch<T>::gather_states() {
+  const Index rows = static_cast<Index>(parent_rows_.size());
+  auto s_prev = rows_of(s_prev_, rows, params_->config().hidden);
+  for (Index r = 0; r < rows; ++r) s_prev.row(r) = step_.states.row(parent_rows_[r]);
+  return rows;
+}
+
+template <class T>
+std::vector<Hypothesis> BeamSearch<T>::best_hypotheses(const Sentence& s) const {
+  std::vector<size_t> order(s.finals.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return s.finals[a].score > s.finals[b].score; });
+  order.resize(std::min(order.size(), static_cast<size_t>(options_.n_best)));
+  std::vector<Hypothesis> best;
+  for (size_t k : order) {
+    const Final& f = s.finals[k];
+    std::vector<int> path;  // root to leaf
+    for (int node = f.node; node >= 0; node = s.nodes[node].parent) path.push_back(node);
+    std::reverse(path.begin(), path.end());
+    Hypothesis h;
+    h.finished = f.finished;
+    h.log_prob = f.log_prob;
+    h.score = f.score;
+    for (int node : path)
+      if (s.nodes[node].token >= 0 && s.nodes[node].token != Vocab::kEos) h.tokens.push_back(s.nodes[node].token);
+    if (options_.alignment) {
+      h.alignment.rows = static_cast<int>(path.size());
+      h.alignment.cols = s.source_length;
+      for (int node : path) {
+        const auto row = s.attention.begin() + static_cast<long>(node) * s.source_length;
+        h.alignment.weights.insert(h.alignment.weights.end(), row, row + s.source_length);
+      }
+    }
+    best.push_back(std::move(h));
+  }
+  return best;
+}
+
+template class BeamSearch<float>;
+template class BeamSearch<double>;
+
+}  // namespace rnnsearch

@@ -1,0 +1,452 @@
+// Beam search against brute force on a tiny random model: with a target vocabulary of six
+// (<pad> <unk> <s> </s> and two words) and a short length limit every output sequence can
+// be enumerated and scored by teacher forcing, so "the best by the normalised score" is
+// known exactly. The oracles below step the decoder themselves (decoder_step, one row),
+// independently of the beam search's bookkeeping.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "rnnsearch/decode/beam_search.h"
+#include "rnnsearch/error.h"
+#include "rnnsearch/model/rnnsearch.h"
+#include "rnnsearch/text/vocab.h"
+
+namespace rnnsearch {
+namespace {
+
+constexpr int kEos = Vocab::kEos;
+// The tokens a hypothesis may contain: <pad> and <s> are never proposed.
+const std::vector<int> kWords = {Vocab::kUnk, 4, 5};
+
+ModelConfig tiny_config(OutputKind output) {
+  ModelConfig c;
+  c.src_vocab = 7;
+  c.tgt_vocab = 6;
+  c.emb = 4;
+  c.hidden = 5;
+  c.maxout = 3;
+  c.output = output;
+  return c;
+}
+
+// Large weights make the output distributions peaked, so scores are far apart.
+template <class T>
+Parameters<T> tiny_model(OutputKind output, uint64_t seed) {
+  Parameters<T> params(tiny_config(output));
+  params.init_uniform(1.0, seed);
+  return params;
+}
+
+const std::vector<std::vector<int>> kSources = {{4, 5, 3}, {6, 3}, {5, 4, 6, 4, 3}, {3}, {6, 6, 5, 3}};
+
+// One sequence decoded with teacher forcing: its log-probability and the attention of every
+// step (plus, for an unfinished sequence, of the step after its last token).
+struct Forced {
+  double log_prob = 0;
+  std::vector<std::vector<double>> attention;
+};
+
+template <class T>
+class SingleRowDecoder {
+ public:
+  SingleRowDecoder(const Parameters<T>& params, const std::vector<int>& source) : params_(params) {
+    const int length = static_cast<int>(source.size());
+    encoder_forward<T>(params, source.data(), &length, 1, length, 0.0, 0, encoder_);
+    reset();
+  }
+  void reset() {
+    s_ = encoder_.s0.topRows(1);
+    y_ = Vocab::kBos;
+  }
+  // Runs the step that predicts the next token after y_.
+  void step() {
+    const int row = 0;
+    decoder_step<T>(params_, encoder_, &row, s_, &y_, ws_);
+  }
+  void feed(int token) {
+    s_ = ws_.states.topRows(1);
+    y_ = token;
+  }
+  double log_p(int token) const { return static_cast<double>(ws_.log_probs(0, token)); }
+  std::vector<double> alpha() const {
+    std::vector<double> a;
+    for (Index j = 0; j < encoder_.max_len; ++j) a.push_back(static_cast<double>(ws_.alpha(0, j)));
+    return a;
+  }
+  const DecoderStepWorkspace<T>& workspace() const { return ws_; }
+
+ private:
+  const Parameters<T>& params_;
+  EncoderWorkspace<T> encoder_;
+  DecoderStepWorkspace<T> ws_;
+  Mat<T> s_;
+  int y_ = Vocab::kBos;
+};
+
+template <class T>
+Forced forced_decode(SingleRowDecoder<T>& decoder, const std::vector<int>& tokens, bool finished) {
+  Forced f;
+  decoder.reset();
+  std::vector<int> outputs = tokens;
+  if (finished) outputs.push_back(kEos);
+  for (int w : outputs) {
+    decoder.step();
+    f.log_prob += decoder.log_p(w);
+    f.attention.push_back(decoder.alpha());
+    decoder.feed(w);
+  }
+  if (!finished) {
+    decoder.step();
+    f.attention.push_back(decoder.alpha());
+  }
+  return f;
+}
+
+struct Candidate {
+  std::vector<int> tokens;
+  bool finished;
+  double score;
+};
+
+double normalized(double log_prob, size_t length, double normalize) {
+  return log_prob / std::pow(static_cast<double>(length), normalize);
+}
+
+// Every output of at most max_length tokens (</s> included) that ends in </s>, and every
+// sequence of exactly max_length tokens without it (what the beam keeps at the limit).
+// Sorted best first.
+template <class T>
+std::vector<Candidate> enumerate_all(SingleRowDecoder<T>& decoder, int max_length, double normalize) {
+  std::vector<Candidate> all;
+  std::vector<std::vector<int>> prefixes = {{}};
+  for (int length = 0; length <= max_length; ++length) {
+    std::vector<std::vector<int>> longer;
+    for (const auto& prefix : prefixes) {
+      if (length < max_length) {
+        all.push_back({prefix, true, normalized(forced_decode(decoder, prefix, true).log_prob, length + 1, normalize)});
+        for (int w : kWords) {
+          longer.push_back(prefix);
+          longer.back().push_back(w);
+        }
+      } else {
+        all.push_back({prefix, false, normalized(forced_decode(decoder, prefix, false).log_prob, length, normalize)});
+      }
+    }
+    prefixes = std::move(longer);
+  }
+  std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+  return all;
+}
+
+// The oracle itself is right: its log-probability is the teacher-forced training cost.
+TEST(BeamSearchOracle, ForcedDecodingMatchesTrainingForward) {
+  const auto params = tiny_model<double>(OutputKind::maxout, 3);
+  const std::vector<int> source = {4, 5, 6, 3}, target = {5, 1, 4, 3};
+  SingleRowDecoder<double> decoder(params, source);
+  const Forced f = forced_decode(decoder, {5, 1, 4}, true);
+  ModelWorkspace<double> ws;
+  const double cost = rnnsearch_forward<double>(params, pad_batch({source}, {target}, {0}), DropoutOptions{}, ws);
+  EXPECT_NEAR(f.log_prob, -cost, 1e-12);
+}
+
+struct ExhaustiveCase {
+  OutputKind output;
+  double normalize;
+  int max_length;
+};
+
+class ExhaustiveBeam : public ::testing::TestWithParam<ExhaustiveCase> {};
+
+// A beam as wide as the number of candidates prunes nothing: the n best it returns are the
+// n best of the enumeration, with the same scores.
+TEST_P(ExhaustiveBeam, ReturnsTheBestOfAllSequences) {
+  const ExhaustiveCase c = GetParam();
+  const auto params = tiny_model<double>(c.output, 11);
+  BeamSearch<double> search(params);
+  int finished_best = 0;
+  for (const auto& source : kSources) {
+    SingleRowDecoder<double> decoder(params, source);
+    const std::vector<Candidate> all = enumerate_all(decoder, c.max_length, c.normalize);
+    BeamOptions options;
+    options.beam_size = static_cast<int>(all.size());
+    options.n_best = 8;
+    options.normalize = c.normalize;
+    options.max_output_length = c.max_length;
+    const auto found = search.search({source}, options).at(0);
+    ASSERT_EQ(found.size(), 8u);
+    for (size_t k = 0; k < found.size(); ++k) {
+      EXPECT_EQ(found[k].tokens, all[k].tokens) << "rank " << k;
+      EXPECT_EQ(found[k].finished, all[k].finished) << "rank " << k;
+      EXPECT_NEAR(found[k].score, all[k].score, 1e-12) << "rank " << k;
+    }
+    finished_best += all[0].finished;
+  }
+  // The cases exercise what they should: a best that ends in </s> at least once.
+  EXPECT_GT(finished_best, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, ExhaustiveBeam,
+                         ::testing::Values(ExhaustiveCase{OutputKind::maxout, 1.0, 4},
+                                           ExhaustiveCase{OutputKind::maxout, 0.0, 4},
+                                           ExhaustiveCase{OutputKind::linear, 0.6, 4},
+                                           ExhaustiveCase{OutputKind::linear, 1.0, 3}));
+
+// The PyTorch reference's beam() (model.py) for one sentence, written as plainly as there:
+// every hypothesis' log-probabilities recomputed from scratch by teacher forcing its prefix.
+std::vector<Candidate> reference_beam(SingleRowDecoder<double>& decoder, size_t k, int max_length,
+                                      double normalize) {
+  struct Hyp {
+    std::vector<int> tokens;
+    double log_prob;
+  };
+  struct Option {
+    double log_prob;
+    size_t hyp;
+    int word;
+  };
+  std::vector<int> proposable = kWords;
+  proposable.push_back(kEos);
+  std::sort(proposable.begin(), proposable.end());  // ties go to the lower word, as in BeamSearch
+  std::vector<Hyp> hyps = {{{}, 0.0}};
+  std::vector<Candidate> finished;
+  auto by_score = [](const Candidate& a, const Candidate& b) { return a.score > b.score; };
+  for (int t = 0; t < max_length; ++t) {
+    std::vector<Option> options;
+    for (size_t h = 0; h < hyps.size(); ++h) {
+      decoder.reset();
+      for (int w : hyps[h].tokens) {
+        decoder.step();
+        decoder.feed(w);
+      }
+      decoder.step();
+      for (int w : proposable) options.push_back({hyps[h].log_prob + decoder.log_p(w), h, w});
+    }
+    std::stable_sort(options.begin(), options.end(),
+                     [](const Option& a, const Option& b) { return a.log_prob > b.log_prob; });
+    options.resize(std::min(options.size(), k - finished.size()));  // the beam shrinks
+    std::vector<Hyp> next;
+    for (const Option& o : options) {
+      const std::vector<int>& prefix = hyps[o.hyp].tokens;
+      if (o.word == kEos) {
+        finished.push_back({prefix, true, normalized(o.log_prob, prefix.size() + 1, normalize)});
+      } else {
+        next.push_back({prefix, o.log_prob});
+        next.back().tokens.push_back(o.word);
+      }
+    }
+    if (next.empty()) {
+      std::stable_sort(finished.begin(), finished.end(), by_score);
+      return finished;
+    }
+    hyps = std::move(next);
+  }
+  for (const Hyp& h : hyps) finished.push_back({h.tokens, false, normalized(h.log_prob, h.tokens.size(), normalize)});
+  std::stable_sort(finished.begin(), finished.end(), by_score);
+  return finished;
+}
+
+// With a beam narrower than the candidates, pruning matters: the k hypotheses found are
+// exactly the reference algorithm's (finished ones leave the beam, which shrinks).
+TEST(BeamSearch, MatchesTheReferenceAlgorithm) {
+  for (const double normalize : {1.0, 0.0}) {
+    const auto params = tiny_model<double>(OutputKind::maxout, 29);
+    BeamSearch<double> search(params);
+    for (const int k : {2, 3, 5}) {
+      BeamOptions options;
+      options.beam_size = k;
+      options.n_best = k;
+      options.normalize = normalize;
+      for (const auto& source : kSources) {
+        SingleRowDecoder<double> decoder(params, source);
+        const int max_length = max_output_length(static_cast<int>(source.size()));
+        const auto expected = reference_beam(decoder, static_cast<size_t>(k), max_length, normalize);
+        const auto found = search.search({source}, options).at(0);
+        ASSERT_EQ(found.size(), expected.size());
+        for (size_t r = 0; r < found.size(); ++r) {
+          EXPECT_EQ(found[r].tokens, expected[r].tokens) << "beam " << k << " rank " << r;
+          EXPECT_EQ(found[r].finished, expected[r].finished);
+          EXPECT_NEAR(found[r].score, expected[r].score, 1e-12);
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+class BeamSearchTyped : public ::testing::Test {};
+using ScalarTypes = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(BeamSearchTyped, ScalarTypes);
+
+template <class T>
+double tolerance() {
+  return std::is_same<T, float>::value ? 1e-4 : 1e-10;
+}
+
+// Beam 1 is greedy decoding: the argmax (over the tokens that may be proposed) at every step.
+TYPED_TEST(BeamSearchTyped, GreedyIsStepByStepArgmax) {
+  using T = TypeParam;
+  for (OutputKind output : {OutputKind::maxout, OutputKind::linear}) {
+    const auto params = tiny_model<T>(output, 5);
+    BeamSearch<T> search(params);
+    BeamOptions options;
+    options.beam_size = 1;
+    for (const auto& source : kSources) {
+      SingleRowDecoder<T> decoder(params, source);
+      std::vector<int> tokens;
+      double log_prob = 0;
+      bool finished = false;
+      const int limit = max_output_length(static_cast<int>(source.size()));
+      for (int t = 0; t < limit && !finished; ++t) {
+        decoder.step();
+        int best = kEos;
+        for (int w : kWords)
+          if (decoder.log_p(w) > decoder.log_p(best)) best = w;
+        log_prob += decoder.log_p(best);
+        finished = best == kEos;
+        if (!finished) tokens.push_back(best);
+        decoder.feed(best);
+      }
+      const auto found = search.search({source}, options).at(0);
+      ASSERT_EQ(found.size(), 1u);
+      EXPECT_EQ(found[0].tokens, tokens);
+      EXPECT_EQ(found[0].finished, finished);
+      EXPECT_NEAR(found[0].log_prob, log_prob, tolerance<T>());
+      EXPECT_LE(found[0].tokens.size() + (finished ? 1 : 0), static_cast<size_t>(limit));
+    }
+  }
+}
+
+// n-best: K distinct hypotheses, best first; each reported log-probability is the
+// teacher-forced one and its score that divided by length^normalize (length with </s>).
+TYPED_TEST(BeamSearchTyped, NBestIsSortedDistinctAndScoredByTeacherForcing) {
+  using T = TypeParam;
+  const auto params = tiny_model<T>(OutputKind::maxout, 21);
+  BeamSearch<T> search(params);
+  BeamOptions options;
+  options.beam_size = 6;
+  options.n_best = 4;
+  options.normalize = 0.7;
+  options.max_output_length = 6;
+  for (const auto& source : kSources) {
+    SingleRowDecoder<T> decoder(params, source);
+    const auto found = search.search({source}, options).at(0);
+    ASSERT_EQ(found.size(), 4u);
+    std::map<std::vector<int>, int> seen;
+    for (size_t k = 0; k < found.size(); ++k) {
+      const Hypothesis& h = found[k];
+      EXPECT_EQ(++seen[h.tokens], 1) << "duplicate hypothesis at rank " << k;
+      if (k > 0) {
+        EXPECT_GE(found[k - 1].score, h.score);
+      }
+      const Forced f = forced_decode(decoder, h.tokens, h.finished);
+      EXPECT_NEAR(h.log_prob, f.log_prob, tolerance<T>());
+      const size_t length = h.tokens.size() + (h.finished ? 1 : 0);
+      EXPECT_NEAR(h.score, normalized(h.log_prob, length, options.normalize), 1e-9);
+      if (!h.finished) {
+        EXPECT_EQ(h.tokens.size(), 6u);
+      }
+    }
+  }
+}
+
+// The alignment is (target + 1) × (source with </s>), row i the attention of step i (the
+// teacher-forced one), each row a distribution.
+TYPED_TEST(BeamSearchTyped, AlignmentIsTheAttentionOfEveryStep) {
+  using T = TypeParam;
+  const auto params = tiny_model<T>(OutputKind::maxout, 8);
+  BeamSearch<T> search(params);
+  BeamOptions options;
+  options.beam_size = 4;
+  options.n_best = 4;
+  options.alignment = true;
+  options.max_output_length = 5;
+  int cut = 0;
+  for (const auto& source : kSources) {
+    SingleRowDecoder<T> decoder(params, source);
+    const auto found = search.search({source}, options).at(0);
+    for (const Hypothesis& h : found) {
+      ASSERT_EQ(h.alignment.rows, static_cast<int>(h.tokens.size()) + 1);
+      ASSERT_EQ(h.alignment.cols, static_cast<int>(source.size()));
+      ASSERT_EQ(h.alignment.weights.size(), static_cast<size_t>(h.alignment.rows * h.alignment.cols));
+      const Forced f = forced_decode(decoder, h.tokens, h.finished);
+      for (int i = 0; i < h.alignment.rows; ++i) {
+        double sum = 0;
+        for (int j = 0; j < h.alignment.cols; ++j) {
+          sum += h.alignment.at(i, j);
+          EXPECT_NEAR(h.alignment.at(i, j), f.attention[i][j], 1e-5) << "row " << i << " column " << j;
+        }
+        EXPECT_NEAR(sum, 1.0, 1e-5);
+      }
+      cut += !h.finished;
+    }
+  }
+  EXPECT_GT(cut, 0) << "the limit of 5 should cut some hypotheses (their extra attention row)";
+}
+
+// Sentences decoded together (their hypotheses share decoder steps) give what each gives
+// alone, whatever else is in the batch; workspaces reused between calls change nothing.
+TYPED_TEST(BeamSearchTyped, BatchedEqualsOneAtATime) {
+  using T = TypeParam;
+  const auto params = tiny_model<T>(OutputKind::maxout, 13);
+  for (int beam : {1, 3}) {
+    BeamOptions options;
+    options.beam_size = beam;
+    options.n_best = beam;
+    options.alignment = true;
+    BeamSearch<T> batched(params), single(params);
+    const auto together = batched.search(kSources, options);
+    ASSERT_EQ(together.size(), kSources.size());
+    for (size_t b = 0; b < kSources.size(); ++b) {
+      const auto alone = single.search({kSources[b]}, options).at(0);
+      ASSERT_EQ(together[b].size(), alone.size());
+      for (size_t k = 0; k < alone.size(); ++k) {
+        EXPECT_EQ(together[b][k].tokens, alone[k].tokens) << "sentence " << b << " rank " << k;
+        EXPECT_EQ(together[b][k].finished, alone[k].finished);
+        EXPECT_NEAR(together[b][k].score, alone[k].score, tolerance<T>());
+        ASSERT_EQ(together[b][k].alignment.weights.size(), alone[k].alignment.weights.size());
+        for (size_t w = 0; w < alone[k].alignment.weights.size(); ++w)
+          EXPECT_NEAR(together[b][k].alignment.weights[w], alone[k].alignment.weights[w], 1e-5);
+      }
+    }
+    // Reversed order in a reused workspace: the same per sentence.
+    const auto reversed = batched.search(std::vector<std::vector<int>>(kSources.rbegin(), kSources.rend()), options);
+    for (size_t b = 0; b < kSources.size(); ++b)
+      EXPECT_EQ(reversed[kSources.size() - 1 - b].front().tokens, together[b].front().tokens);
+  }
+}
+
+// The default limit is the reference's 2·S + 10 (S with </s>): a model that never says </s>
+// is cut there.
+TEST(BeamSearch, DefaultLengthLimitIsTwiceTheSourcePlusTen) {
+  auto params = tiny_model<float>(OutputKind::maxout, 2);
+  params.vec(out_bo)(kEos) = -1e4f;  // </s> never wins
+  BeamSearch<float> search(params);
+  BeamOptions options;
+  options.beam_size = 2;
+  options.n_best = 2;
+  for (const auto& source : kSources) {
+    const auto found = search.search({source}, options).at(0);
+    ASSERT_EQ(found.size(), 2u);
+    for (const Hypothesis& h : found) {
+      EXPECT_FALSE(h.finished);
+      EXPECT_EQ(h.tokens.size(), 2 * source.size() + 10);
+    }
+  }
+}
+
+TEST(BeamSearch, RejectsBadOptions) {
+  BeamOptions options;
+  options.beam_size = 3;
+  options.n_best = 4;
+  EXPECT_THROW(check_beam_options(options), Error);
+  options.n_best = 3;
+  EXPECT_NO_THROW(check_beam_options(options));
+  options.beam_size = 0;
+  EXPECT_THROW(check_beam_options(options), Error);
+}
+
+}  // namespace
+}  // namespace rnnsearch

@@ -1,0 +1,385 @@
+// The translate, score and bleu commands, run as the real binary on a tiny random model
+// written into a temporary directory (config.json, vocab.src, vocab.tgt, model.npz).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "rnnsearch/model/model_io.h"
+#include "rnnsearch/text/tokenizer.h"
+#include "temp_dir.h"
+
+namespace rnnsearch {
+namespace {
+
+using test::TempDir;
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> split(const std::string& text, const std::string& separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t at; (at = text.find(separator, start)) != std::string::npos; start = at + separator.size())
+    parts.push_back(text.substr(start, at - start));
+  parts.push_back(text.substr(start));
+  return parts;
+}
+
+std::vector<std::string> words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+struct Result {
+  int status;
+  std::vector<std::string> out, err;
+  std::string out_text, err_text;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  // A model whose vocabularies hold plain words and which never chooses <unk>, so an output
+  // re-tokenizes to itself.
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    const std::string model = dir_->path("model");
+    std::filesystem::create_directories(model);
+    const Vocab src = Vocab::build({{"a", "b", "c", "d", "e", "f"}}, 1);
+    const Vocab tgt = Vocab::build({{"x", "y", "z", "w", "v"}}, 1);
+    ModelConfig config;
+    config.src_vocab = static_cast<int>(src.size());
+    config.tgt_vocab = static_cast<int>(tgt.size());
+    config.emb = 8;
+    config.hidden = 6;
+    config.maxout = 4;
+    Parameters<float> params(config);
+    params.init_uniform(0.5, 17);
+    params.vec(out_bo)(Vocab::kUnk) -= 30.0f;
+    src.save(model_file(model, "vocab.src"));
+    tgt.save(model_file(model, "vocab.tgt"));
+    write_json_file(model_file(model, "config.json"),
+                    model_config_json(config, TokenizerOptions{}, nlohmann::json::object()));
+    save_weights(model_file(model, "model.npz"), params);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  static std::string model() { return dir_->path("model"); }
+  static std::string write(const std::string& name, const std::string& text) { return dir_->write(name, text); }
+
+  // Runs `rnnsearch ARGS`, capturing stdout and stderr in files.
+  static Result run(const std::string& arguments, const std::string& stdin_file = "") {
+    const std::string out = dir_->path("stdout.txt"), err = dir_->path("stderr.txt");
+    std::string command = std::string(RNNSEARCH_BINARY) + " " + arguments + " >" + out + " 2>" + err;
+    if (!stdin_file.empty()) command += " <" + stdin_file;
+    const int raw = std::system(command.c_str());
+    Result r{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, {}, {}, file_text(out), file_text(err)};
+    r.out = lines_of(r.out_text);
+    r.err = lines_of(r.err_text);
+    return r;
+  }
+
+  // Normal lines, an empty line, invalid UTF-8, a whitespace-only line, a line of 300
+  // tokens (cut by --max-length 40) and an unknown word.
+  static std::string mixed_input() {
+    std::string long_line;
+    for (int k = 0; k < 300; ++k) long_line += k % 2 ? "a " : "b ";
+    return write("mixed.txt", "a b c\n\nd \xff\xfe e\n   \n" + long_line + "\nc unknownword f\n");
+  }
+  static constexpr size_t kMixedLines = 6;
+
+  static TempDir* dir_;
+};
+
+TempDir* Cli::dir_ = nullptr;
+
+bool sorted_descending(const std::vector<double>& scores) {
+  for (size_t k = 1; k < scores.size(); ++k)
+    if (scores[k] > scores[k - 1]) return false;
+  return true;
+}
+
+TEST_F(Cli, TranslateGivesOneLinePerInputLine) {
+  const std::string input = mixed_input();
+  for (const std::string beam : {"1", "5"}) {
+    // With --alignment a translated line always has " ||| " (a translation may be empty).
+    const Result r = run("translate -m " + model() + " -i " + input + " --max-length 40 --alignment hard --beam-size " +
+                         beam);
+    ASSERT_EQ(r.status, 0) << r.err_text;
+    ASSERT_EQ(r.out.size(), kMixedLines) << r.out_text;
+    for (size_t k : {0, 4, 5}) EXPECT_NE(r.out[k].find(" ||| "), std::string::npos) << r.out[k];
+    for (size_t k : {1, 2, 3}) EXPECT_EQ(r.out[k], "");
+    // Warnings name the line: 3 is not UTF-8, 5 is cut.
+    EXPECT_NE(r.err_text.find(input + ":3: warning: invalid UTF-8"), std::string::npos) << r.err_text;
+    EXPECT_NE(r.err_text.find(input + ":5: warning: 300 tokens, cut"), std::string::npos) << r.err_text;
+    EXPECT_EQ(r.err_text.find(":2:"), std::string::npos) << "an empty line is not worth a warning";
+  }
+}
+
+TEST_F(Cli, TranslateReadsStdinAndWritesOutputFile) {
+  const std::string input = write("stdin.txt", "a b\nc d e\n");
+  const std::string output = dir_->path("out.txt");
+  const Result r = run("translate --model " + model() + " --output " + output + " --batch-size 1 --threads 2", input);
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  EXPECT_EQ(lines_of(file_text(output)).size(), 2u);
+  EXPECT_TRUE(r.out.empty());
+}
+
+// A pipeline sees each chunk's output while the input is still open: the writer below
+// sends its second line only once the first translation has arrived (or after 10 s).
+TEST_F(Cli, TranslateFlushesEachChunkWhileInputIsOpen) {
+  const std::string out = dir_->path("stream.out"), seen = dir_->path("stream.seen");
+  const std::string writer = "(printf 'a b\\n'; i=0; while [ ! -s " + out + " ] && [ $i -lt 100 ]; do sleep 0.1; " +
+                             "i=$((i+1)); done; [ -s " + out + " ] && touch " + seen + "; printf 'c d\\n')";
+  const std::string command = writer + " | " + RNNSEARCH_BINARY + " translate -m " + model() +
+                              " --batch-size 1 --maxi-batch 1 >" + out + " 2>/dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  EXPECT_TRUE(std::filesystem::exists(seen)) << "the first line was not translated before the input ended";
+  EXPECT_EQ(lines_of(file_text(out)).size(), 2u);
+}
+
+TEST_F(Cli, NBestGivesKSortedLinesPerInput) {
+  const std::string input = mixed_input();
+  const Result r = run("translate -m " + model() + " -i " + input + " --max-length 40 --beam-size 4 --n-best 3");
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  std::map<int, std::vector<double>> scores;
+  std::map<int, std::set<std::string>> translations;
+  for (const std::string& line : r.out) {
+    const auto fields = split(line, " ||| ");
+    ASSERT_EQ(fields.size(), 3u) << line;
+    const int i = std::stoi(fields[0]);
+    scores[i].push_back(std::stod(fields[2]));
+    translations[i].insert(fields[1]);
+  }
+  ASSERT_EQ(scores.size(), kMixedLines);  // every input line 0..5 is there
+  for (const auto& [i, s] : scores) {
+    const bool translated = i == 0 || i == 4 || i == 5;
+    EXPECT_EQ(s.size(), translated ? 3u : 1u) << "line " << i;
+    EXPECT_EQ(translations[i].size(), s.size()) << "line " << i << ": hypotheses must differ";
+    EXPECT_TRUE(sorted_descending(s)) << "line " << i;
+    for (double score : s) EXPECT_LE(score, 0.0);
+  }
+  EXPECT_EQ(r.out.front().substr(0, 6), "0 ||| ");
+}
+
+TEST_F(Cli, NBestLargerThanBeamIsAnError) {
+  const Result r = run("translate -m " + model() + " --beam-size 2 --n-best 3", mixed_input());
+  EXPECT_NE(r.status, 0);
+  ASSERT_EQ(r.err.size(), 1u) << r.err_text;
+  EXPECT_NE(r.err[0].find("--n-best"), std::string::npos);
+}
+
+void expect_distributions(const nlohmann::json& matrix, size_t rows, size_t cols, const std::string& where) {
+  ASSERT_EQ(matrix.size(), rows) << where;
+  for (const auto& row : matrix) {
+    ASSERT_EQ(row.size(), cols) << where;
+    double sum = 0;
+    for (const auto& w : row) {
+      EXPECT_GE(w.get<double>(), 0.0);
+      sum += w.get<double>();
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-3 * static_cast<double>(cols)) << where;  // 4 printed digits per weight
+  }
+}
+
+TEST_F(Cli, JsonRecordsParseAndHoldAttentionDistributions) {
+  const std::string input = mixed_input();
+  const Result r = run("translate -m " + model() + " -i " + input + " --max-length 40 --format json");
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  ASSERT_EQ(r.out.size(), kMixedLines);
+  for (size_t k = 0; k < r.out.size(); ++k) {
+    const auto record = nlohmann::json::parse(r.out[k]);
+    EXPECT_EQ(record.at("line").get<size_t>(), k);
+    const size_t source = record.at("source").size(), target = record.at("target").size();
+    if (source == 0) {
+      EXPECT_FALSE(record.contains("alignment")) << r.out[k];
+      continue;
+    }
+    EXPECT_LE(record.at("score").get<double>(), 0.0);
+    expect_distributions(record.at("alignment"), target + 1, source + 1, "line " + std::to_string(k));
+  }
+  // The cut line keeps its first 40 tokens; the unknown word is still shown as given.
+  EXPECT_EQ(nlohmann::json::parse(r.out[4]).at("source").size(), 40u);
+  EXPECT_EQ(nlohmann::json::parse(r.out[5]).at("source")[1], "unknownword");
+}
+
+TEST_F(Cli, SoftAlignmentRowsAreDistributions) {
+  const Result r = run("translate -m " + model() + " --alignment soft", write("soft.txt", "a b c d\nf\n"));
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  ASSERT_EQ(r.out.size(), 2u);
+  const size_t sources[] = {4, 1};
+  for (size_t k = 0; k < 2; ++k) {
+    const auto fields = split(r.out[k], " ||| ");
+    ASSERT_EQ(fields.size(), 2u) << r.out[k];
+    nlohmann::json matrix = nlohmann::json::array();
+    for (const std::string& row : words(fields[1])) {
+      nlohmann::json weights = nlohmann::json::array();
+      for (const std::string& w : split(row, ",")) weights.push_back(std::stod(w));
+      matrix.push_back(weights);
+    }
+    expect_distributions(matrix, words(fields[0]).size() + 1, sources[k] + 1, r.out[k]);
+  }
+}
+
+TEST_F(Cli, HardAlignmentPairsAreInRange) {
+  const Result r = run("translate -m " + model() + " --alignment hard --beam-size 3",
+                    write("hard.txt", "a b c d e\nf a\nc\n"));
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  ASSERT_EQ(r.out.size(), 3u);
+  const int sources[] = {5, 2, 1};
+  for (size_t k = 0; k < 3; ++k) {
+    const auto fields = split(r.out[k], " ||| ");
+    ASSERT_EQ(fields.size(), 2u) << r.out[k];
+    const int target = static_cast<int>(words(fields[0]).size());
+    const auto pairs = words(fields[1]);
+    EXPECT_EQ(static_cast<int>(pairs.size()), target) << "one pair per target token";
+    for (const std::string& pair : pairs) {
+      int s = -1, t = -1;
+      ASSERT_EQ(std::sscanf(pair.c_str(), "%d-%d", &s, &t), 2) << pair;
+      EXPECT_GE(s, 0);
+      EXPECT_LE(s, sources[k]) << "the source </s> column is the last valid index";
+      EXPECT_GE(t, 0);
+      EXPECT_LT(t, target);
+    }
+  }
+}
+
+// score of (source, translation) is the translation's log-probability: translate ranked
+// its n-best with --normalize 0, i.e. by exactly that number. (Only translations that ended
+// with </s> and are not empty: score adds </s>, and skips empty targets.)
+TEST_F(Cli, ScoreOfATranslationIsItsLogProbability) {
+  const std::vector<std::string> sources = {"a b c", "d e", "f a b c d"};
+  std::string src_text;
+  for (const std::string& s : sources) src_text += s + "\n";
+  const Result translated =
+      run("translate -m " + model() + " -i " + write("score.in", src_text) + " --beam-size 4 --n-best 4 --normalize 0");
+  ASSERT_EQ(translated.status, 0) << translated.err_text;
+  ASSERT_EQ(translated.out.size(), 12u);
+  std::string pair_src, pair_tgt;
+  std::vector<double> log_probs;
+  std::vector<size_t> target_tokens;
+  for (const std::string& line : translated.out) {
+    const auto fields = split(line, " ||| ");
+    ASSERT_EQ(fields.size(), 3u);
+    const size_t source_tokens = words(sources.at(std::stoul(fields[0]))).size();
+    const size_t tokens = words(fields[1]).size();
+    if (tokens == 0 || tokens == 2 * (source_tokens + 1) + 10) continue;  // empty, or cut at the limit
+    pair_src += sources[std::stoul(fields[0])] + "\n";
+    pair_tgt += fields[1] + "\n";
+    log_probs.push_back(std::stod(fields[2]));
+    target_tokens.push_back(tokens);
+  }
+  ASSERT_GE(log_probs.size(), 3u) << translated.out_text;
+  const Result scored = run("score -m " + model() + " --src " + write("score.src", pair_src) + " --tgt " +
+                            write("score.tgt", pair_tgt) + " --batch-size 2 --threads 2");
+  ASSERT_EQ(scored.status, 0) << scored.err_text;
+  ASSERT_EQ(scored.out.size(), log_probs.size());
+  for (size_t k = 0; k < log_probs.size(); ++k) {
+    const auto numbers = words(scored.out[k]);
+    ASSERT_EQ(numbers.size(), 2u) << scored.out[k];
+    const double log_prob = std::stod(numbers[0]), perplexity = std::stod(numbers[1]);
+    EXPECT_NEAR(log_prob, log_probs[k], 1e-3 * std::abs(log_probs[k]) + 1e-4);
+    EXPECT_NEAR(perplexity, std::exp(-log_prob / static_cast<double>(target_tokens[k] + 1)), 1e-3 * perplexity);
+  }
+}
+
+TEST_F(Cli, ScoreHandlesEmptyAndInvalidLinesAndJson) {
+  const std::string src = write("s.src", "a b\n\nc \xff\nd e f\n");
+  const std::string tgt = write("s.tgt", "x y\nz\nw\nv x\n");
+  const Result r = run("score -m " + model() + " --src " + src + " --tgt " + tgt + " --alignment hard");
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  ASSERT_EQ(r.out.size(), 4u);
+  EXPECT_EQ(r.out[1], "");
+  EXPECT_EQ(r.out[2], "");
+  EXPECT_EQ(split(r.out[0], " ||| ").size(), 2u) << r.out[0];
+  EXPECT_LT(std::stod(words(r.out[3])[0]), 0.0);
+  EXPECT_NE(r.err_text.find(":2: warning: empty source"), std::string::npos) << r.err_text;
+  EXPECT_NE(r.err_text.find(":3: warning: invalid UTF-8"), std::string::npos) << r.err_text;
+
+  const Result j = run("score -m " + model() + " --src " + src + " --tgt " + tgt + " --format json");
+  ASSERT_EQ(j.status, 0) << j.err_text;
+  ASSERT_EQ(j.out.size(), 4u);
+  const auto record = nlohmann::json::parse(j.out[3]);
+  EXPECT_EQ(record.at("target"), nlohmann::json({"v", "x"}));
+  expect_distributions(record.at("alignment"), 3, 4, j.out[3]);
+  EXPECT_TRUE(nlohmann::json::parse(j.out[1]).at("score").is_null()) << "not scored";
+}
+
+TEST_F(Cli, ScoreLineCountMismatchIsAnError) {
+  const Result r = run("score -m " + model() + " --src " + write("m.src", "a\nb\nc\n") + " --tgt " +
+                    write("m.tgt", "x\ny\n"));
+  EXPECT_NE(r.status, 0);
+  ASSERT_EQ(r.err.size(), 1u) << r.err_text;
+  EXPECT_NE(r.err[0].find("differ in length"), std::string::npos) << r.err[0];
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(Cli, BleuOfAFileAgainstItselfIs100) {
+  const std::string ref = write("ref.txt", "ein mann fährt fahrrad .\nzwei hunde spielen im schnee .\n");
+  const Result r = run("bleu --ref " + ref + " --hyp " + ref);
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  ASSERT_EQ(r.out.size(), 1u);
+  EXPECT_EQ(r.out[0].substr(0, 13), "BLEU = 100.00") << r.out[0];
+  // From stdin, against a different hypothesis: lower.
+  const Result worse =
+      run("bleu --ref " + ref, write("hyp.txt", "ein mann fährt auto .\nzwei katzen spielen im schnee .\n"));
+  ASSERT_EQ(worse.status, 0) << worse.err_text;
+  EXPECT_LT(std::stod(worse.out.at(0).substr(7)), 100.0);
+  const Result mismatch = run("bleu --ref " + ref, write("one.txt", "ein mann\n"));
+  EXPECT_NE(mismatch.status, 0);
+  EXPECT_EQ(mismatch.err.size(), 1u) << mismatch.err_text;
+}
+
+TEST_F(Cli, HeatmapsWriteIndexAndOneSvgPerSentenceUpToTheLimit) {
+  const std::string input = write("heat.txt", "a b c\n\nd e\nf\nc c a\n");
+  for (const auto& [limit, svgs] : {std::pair<std::string, size_t>{"100", 4}, {"2", 2}}) {
+    const std::string out = dir_->path("heatmaps-" + limit);
+    const Result r =
+        run("translate -m " + model() + " -i " + input + " --heatmaps " + out + " --heatmaps-limit " + limit);
+    ASSERT_EQ(r.status, 0) << r.err_text;
+    EXPECT_EQ(r.out.size(), 5u);
+    const std::string index = out + "/index.html";
+    EXPECT_TRUE(std::filesystem::exists(index));
+    EXPECT_NE(r.err_text.find(index), std::string::npos) << r.err_text;
+    size_t count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(out)) count += entry.path().extension() == ".svg";
+    EXPECT_EQ(count, svgs);
+  }
+  const std::string scored = dir_->path("heatmaps-score");
+  const Result r = run("score -m " + model() + " --src " + write("h.src", "a b\nc\n") + " --tgt " +
+                    write("h.tgt", "x\ny z\n") + " --heatmaps " + scored);
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  EXPECT_TRUE(std::filesystem::exists(scored + "/index.html"));
+}
+
+TEST_F(Cli, MissingModelIsOneLineError) {
+  const Result r = run("translate -m " + dir_->path("no-such-model"), mixed_input());
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.err.size(), 1u) << r.err_text;
+}
+
+}  // namespace
+}  // namespace rnnsearch
