@@ -29,8 +29,8 @@ class Parameters {
     return ConstRowVecMap<T>(values_.data() + layout_[p].offset, layout_[p].cols);
   }
 
-  std::vector<T>& values() { return values_; }
-  const std::vector<T>& values() const { return values_; }
+  AlignedVector<T>& values() { return values_; }
+  const AlignedVector<T>& values() const { return values_; }
   T* data(Param p) { return values_.data() + layout_[p].offset; }
   const T* data(Param p) const { return values_.data() + layout_[p].offset; }
 
@@ -46,7 +46,7 @@ class Parameters {
  private:
   ModelConfig config_;
   std::vector<ParamSpec> layout_;
-  std::vector<T> values_;
+  AlignedVector<T> values_;
 };
 
 }  // namespace rnnsearch

@@ -3,6 +3,7 @@
 // rows, (2) the time steps of a time-major sequence are contiguous row blocks
 // (rows t*B .. t*B+B-1), and (3) the .npz arrays (C order) map onto parameters without a copy.
 #include <Eigen/Dense>
+#include <vector>
 
 namespace rnnsearch {
 
@@ -13,6 +14,12 @@ template <class T> using MatMap = Eigen::Map<Mat<T>>;
 template <class T> using ConstMatMap = Eigen::Map<const Mat<T>>;
 template <class T> using RowVecMap = Eigen::Map<RowVec<T>>;
 template <class T> using ConstRowVecMap = Eigen::Map<const RowVec<T>>;
+
+// Flat buffers (parameters, gradients, optimizer moments) start on a vector-register
+// boundary: then how a vectorised loop splits them into a scalar head, packets and a scalar
+// tail is the same in every process, which keeps a resumed run bit-identical to an
+// uninterrupted one (a malloc'ed buffer's address mod 64 varies from run to run).
+template <class T> using AlignedVector = std::vector<T, Eigen::aligned_allocator<T>>;
 
 // Workspace matrices grow to the largest batch seen and are then reused: callers take
 // m.topRows(rows). Only a larger batch than any before allocates.

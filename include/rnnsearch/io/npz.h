@@ -1,0 +1,34 @@
+#pragma once
+// numpy's .npz: a zip archive of .npy arrays, here float32 in C order (DESIGN.md §2).
+// Written through libzip (stored, uncompressed: models load faster and barely compress) to
+// a temporary file renamed into place; read back with every header field validated.
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rnnsearch {
+
+struct NpyArray {
+  std::vector<long> shape;  // () for a scalar, (n,) for a vector, (r, c) for a matrix
+  std::vector<float> data;
+  size_t size() const;      // product of shape
+};
+
+struct NpyArrayView {
+  std::string name;         // without ".npy"
+  std::vector<long> shape;
+  const float* data;
+};
+
+// Atomic: writes PATH.tmp.PID, then renames.
+void save_npz(const std::string& path, const std::vector<NpyArrayView>& arrays);
+
+// Throws rnnsearch::Error naming the file (and array) when the file is missing, not a zip,
+// truncated or corrupt (CRC), or an array is not a float32 C-order .npy of consistent size.
+std::map<std::string, NpyArray> load_npz(const std::string& path);
+
+// The .npy encoding of one array (exposed for the tests).
+std::string encode_npy(const std::vector<long>& shape, const float* data);
+NpyArray decode_npy(const std::string& bytes, const std::string& what);
+
+}  // namespace rnnsearch

@@ -1,0 +1,30 @@
+#pragma once
+// One decoder step for inference, on R rows at once: the live hypotheses of one or several
+// sentences (row r belongs to encoded sentence row_sentence[r]). DESIGN.md §1:
+//
+//   E = tgt_emb[y_prev]                     q = s_prev att_W
+//   α, c = attention(q, K, a)               g = E dec_W + dec_b + c dec_C
+//   s = GRU(g, s_prev; dec_U)               log p = log_softmax(output([s_prev or s, E, c]))
+//
+// The encoder output (annotations, keys, s_0) comes from encoder_forward, run once per batch.
+#include "rnnsearch/model/encoder.h"
+#include "rnnsearch/model/output_layer.h"
+
+namespace rnnsearch {
+
+template <class T>
+struct DecoderStepWorkspace {
+  Mat<T> E, queries, g, gates, r_h, X, attention_scratch;
+  OutputCache<T> output;
+  std::vector<T> moving;  // all ones: every row takes the step
+  // results of the last step, R rows each
+  Mat<T> states;          // R×n  s
+  Mat<T> alpha;           // R×S  attention weights
+  Mat<T> log_probs;       // R×V
+};
+
+template <class T>
+void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encoder, const int* row_sentence,
+                  const Eigen::Ref<const Mat<T>>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws);
+
+}  // namespace rnnsearch

@@ -1,0 +1,157 @@
+#include "rnnsearch/io/npz.h"
+
+#include <zip.h>
+
+#include <cstring>
+#include <memory>
+#include <regex>
+
+#include "rnnsearch/error.h"
+#include "rnnsearch/io/atomic_file.h"
+
+namespace rnnsearch {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+// Every entry gets the same timestamp (1980-01-06, the start of the zip format's calendar
+// plus a margin for time zones) so that equal weights give byte-identical files.
+constexpr time_t kEntryTime = 315964800;
+constexpr size_t kMagicLen = 6;
+
+std::string shape_text(const std::vector<long>& shape) {
+  std::string s = "(";
+  for (size_t k = 0; k < shape.size(); ++k) s += std::to_string(shape[k]) + (shape.size() == 1 ? "," : k + 1 < shape.size() ? ", " : "");
+  return s + ")";
+}
+
+std::string zip_error_text(int code) {
+  zip_error_t error;
+  zip_error_init_with_code(&error, code);
+  std::string text = zip_error_strerror(&error);
+  zip_error_fini(&error);
+  return text;
+}
+
+}  // namespace
+
+size_t NpyArray::size() const {
+  size_t n = 1;
+  for (long d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+// Format 1.0: magic, version, little-endian uint16 header length, a Python dict literal
+// padded with spaces to a multiple of 64 bytes and ending in '\n', then the raw data.
+std::string encode_npy(const std::vector<long>& shape, const float* data) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
+  const size_t unpadded = kMagicLen + 2 + 2 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  size_t count = 1;
+  for (long d : shape) count *= static_cast<size_t>(d);
+  std::string out(kMagic, kMagicLen);
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  out.append(reinterpret_cast<const char*>(data), count * sizeof(float));
+  return out;
+}
+
+NpyArray decode_npy(const std::string& bytes, const std::string& what) {
+  auto fail = [&](const std::string& problem) { return Error(what + ": " + problem); };
+  if (bytes.size() < 10 || bytes.compare(0, kMagicLen, kMagic, kMagicLen) != 0) throw fail("not a .npy array");
+  const unsigned char major = static_cast<unsigned char>(bytes[6]);
+  size_t header_len = 0, offset = 0;
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) throw fail("truncated .npy header");
+    for (int k = 3; k >= 0; --k) header_len = (header_len << 8) | static_cast<unsigned char>(bytes[8 + k]);
+    offset = 12;
+  } else {
+    throw fail("unsupported .npy version " + std::to_string(major));
+  }
+  if (bytes.size() < offset + header_len) throw fail("truncated .npy header");
+  const std::string header = bytes.substr(offset, header_len);
+  static const std::regex descr(R"('descr'\s*:\s*'([^']*)')"), order(R"('fortran_order'\s*:\s*(True|False))"),
+      shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
+  std::smatch m;
+  if (!std::regex_search(header, m, descr)) throw fail("no dtype in .npy header");
+  if (m[1] != "<f4") throw fail("dtype " + m[1].str() + ", expected float32 ('<f4')");
+  if (!std::regex_search(header, m, order) || m[1] != "False") throw fail("not in C order");
+  if (!std::regex_search(header, m, shape_re)) throw fail("no shape in .npy header");
+  NpyArray array;
+  const std::string dims = m[1];
+  static const std::regex number(R"(\d+)");
+  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number); it != std::sregex_iterator(); ++it)
+    array.shape.push_back(std::stol(it->str()));
+  const size_t expected = array.size() * sizeof(float), available = bytes.size() - offset - header_len;
+  if (available != expected)
+    throw fail("holds " + std::to_string(available) + " data bytes, shape " + shape_text(array.shape) +
+               " needs " + std::to_string(expected) + " (truncated?)");
+  array.data.resize(array.size());
+  std::memcpy(array.data.data(), bytes.data() + offset + header_len, expected);
+  return array;
+}
+
+void save_npz(const std::string& path, const std::vector<NpyArrayView>& arrays) {
+  write_atomically(path, [&](const std::string& tmp) {
+    int code = 0;
+    zip_t* archive = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
+    if (!archive) throw Error(located(tmp, 0, "cannot create zip: " + zip_error_text(code)));
+    // libzip reads the buffers when the archive is closed: keep them alive until then.
+    std::vector<std::string> buffers;
+    buffers.reserve(arrays.size());
+    for (const NpyArrayView& a : arrays) {
+      buffers.push_back(encode_npy(a.shape, a.data));
+      zip_source_t* source = zip_source_buffer(archive, buffers.back().data(), buffers.back().size(), 0);
+      const zip_int64_t index =
+          source ? zip_file_add(archive, (a.name + ".npy").c_str(), source, ZIP_FL_OVERWRITE | ZIP_FL_ENC_UTF_8) : -1;
+      if (index < 0) {
+        if (source) zip_source_free(source);
+        const std::string why = zip_strerror(archive);
+        zip_discard(archive);
+        throw Error(located(tmp, 0, "cannot add " + a.name + ": " + why));
+      }
+      zip_set_file_compression(archive, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
+      zip_file_set_mtime(archive, static_cast<zip_uint64_t>(index), kEntryTime, 0);
+    }
+    if (zip_close(archive) != 0) {
+      const std::string why = zip_strerror(archive);
+      zip_discard(archive);
+      throw Error(located(tmp, 0, "cannot write zip: " + why));
+    }
+  });
+}
+
+std::map<std::string, NpyArray> load_npz(const std::string& path) {
+  int code = 0;
+  std::unique_ptr<zip_t, int (*)(zip_t*)> archive(zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code),
+                                                  zip_close);
+  if (!archive) throw Error(located(path, 0, "cannot read as .npz (zip): " + zip_error_text(code)));
+  std::map<std::string, NpyArray> arrays;
+  const zip_int64_t entries = zip_get_num_entries(archive.get(), 0);
+  for (zip_int64_t i = 0; i < entries; ++i) {
+    zip_stat_t stat;
+    if (zip_stat_index(archive.get(), static_cast<zip_uint64_t>(i), 0, &stat) != 0)
+      throw Error(located(path, 0, std::string("corrupt entry: ") + zip_strerror(archive.get())));
+    std::string name = stat.name;
+    if (name.size() < 4 || name.compare(name.size() - 4, 4, ".npy") != 0) continue;
+    name.resize(name.size() - 4);
+    std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(
+        zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0), zip_fclose);
+    std::string bytes(stat.size, '\0');
+    char past_end;  // libzip checks the CRC when a read reaches the end of the entry
+    if (!file || zip_fread(file.get(), bytes.data(), stat.size) != static_cast<zip_int64_t>(stat.size) ||
+        zip_fread(file.get(), &past_end, 1) != 0)
+      throw Error(located(path, 0, "array '" + name + "' cannot be read: " +
+                                       (file ? zip_file_strerror(file.get()) : zip_strerror(archive.get()))));
+    arrays[name] = decode_npy(bytes, path + ": array '" + name + "'");
+  }
+  return arrays;
+}
+
+}  // namespace rnnsearch

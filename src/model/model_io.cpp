@@ -1,0 +1,97 @@
+#include "rnnsearch/model/model_io.h"
+
+#include <filesystem>
+
+#include "rnnsearch/error.h"
+#include "rnnsearch/io/atomic_file.h"
+#include "rnnsearch/io/npz.h"
+
+namespace rnnsearch {
+namespace {
+
+std::vector<long> shape_of(const ParamSpec& spec) {
+  return spec.is_vector ? std::vector<long>{spec.cols} : std::vector<long>{spec.rows, spec.cols};
+}
+
+std::string shape_text(const std::vector<long>& shape) {
+  std::string s = "[";
+  for (size_t k = 0; k < shape.size(); ++k) s += (k ? "," : "") + std::to_string(shape[k]);
+  return s + "]";
+}
+
+}  // namespace
+
+std::string model_file(const std::string& dir, const std::string& name) {
+  return (std::filesystem::path(dir) / name).string();
+}
+
+void save_weights(const std::string& path, const Parameters<float>& params) {
+  std::vector<NpyArrayView> arrays;
+  for (int p = 0; p < kNumParams; ++p) {
+    const ParamSpec& spec = params.spec(static_cast<Param>(p));
+    if (spec.present) arrays.push_back({spec.name, shape_of(spec), params.data(static_cast<Param>(p))});
+  }
+  save_npz(path, arrays);
+}
+
+void load_weights(const std::string& path, Parameters<float>& params) {
+  std::map<std::string, NpyArray> arrays = load_npz(path);
+  for (int p = 0; p < kNumParams; ++p) {
+    const ParamSpec& spec = params.spec(static_cast<Param>(p));
+    if (!spec.present) continue;
+    auto it = arrays.find(spec.name);
+    if (it == arrays.end()) throw Error(located(path, 0, std::string("array '") + spec.name + "' is missing"));
+    if (it->second.shape != shape_of(spec))
+      throw Error(located(path, 0, std::string("array '") + spec.name + "' has shape " + shape_text(it->second.shape) +
+                                       ", config.json says " + shape_text(shape_of(spec))));
+    std::copy(it->second.data.begin(), it->second.data.end(), params.data(static_cast<Param>(p)));
+    arrays.erase(it);
+  }
+  if (!arrays.empty())
+    throw Error(located(path, 0, "unexpected array '" + arrays.begin()->first + "' (not a parameter of this model)"));
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  try {
+    return nlohmann::json::parse(read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(located(path, 0, std::string("invalid JSON: ") + e.what()));
+  }
+}
+
+void write_json_file(const std::string& path, const nlohmann::json& j) {
+  write_file_atomically(path, j.dump(2) + "\n");
+}
+
+nlohmann::json model_config_json(const ModelConfig& config, const TokenizerOptions& tokenizer,
+                                 const nlohmann::json& training) {
+  return {{"model", config}, {"tokenizer", {{"lowercase", tokenizer.lowercase}}}, {"training", training}};
+}
+
+Model load_model(const std::string& dir) {
+  const std::string config_path = model_file(dir, "config.json");
+  if (!std::filesystem::is_directory(dir)) throw Error(located(dir, 0, "no such model directory"));
+  const nlohmann::json j = read_json_file(config_path);
+  ModelConfig config;
+  TokenizerOptions tokenizer;
+  try {
+    config = j.at("model").get<ModelConfig>();
+    tokenizer.lowercase = j.at("tokenizer").value("lowercase", true);
+  } catch (const std::exception& e) {
+    throw Error(located(config_path, 0, e.what()));
+  }
+  Vocab src = Vocab::load(model_file(dir, "vocab.src"));
+  Vocab tgt = Vocab::load(model_file(dir, "vocab.tgt"));
+  if (static_cast<int>(src.size()) != config.src_vocab || static_cast<int>(tgt.size()) != config.tgt_vocab)
+    throw Error(located(config_path, 0,
+                        "vocabulary sizes " + std::to_string(config.src_vocab) + "/" + std::to_string(config.tgt_vocab) +
+                            " do not match vocab.src/vocab.tgt (" + std::to_string(src.size()) + "/" +
+                            std::to_string(tgt.size()) + ")"));
+  const std::string best = model_file(dir, "model.best.npz");
+  const std::string weights = std::filesystem::exists(best) ? best : model_file(dir, "model.npz");
+  Model model{config, tokenizer, std::move(src), std::move(tgt), Parameters<float>(config), weights};
+  load_weights(weights, model.params);
+  return model;
+}
+
+}  // namespace rnnsearch

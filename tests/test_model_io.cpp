@@ -1,0 +1,114 @@
+// Model directory I/O: weights round trip with DESIGN.md's names and shapes, and refusal
+// (with the file and the problem named) of weights that do not match config.json.
+#include <gtest/gtest.h>
+
+#include "rnnsearch/error.h"
+#include "rnnsearch/io/npz.h"
+#include "rnnsearch/model/model_io.h"
+#include "temp_dir.h"
+
+namespace rnnsearch {
+namespace {
+
+ModelConfig small_config(OutputKind output = OutputKind::maxout) {
+  ModelConfig c;
+  c.src_vocab = 9;
+  c.tgt_vocab = 7;
+  c.emb = 3;
+  c.hidden = 4;
+  c.maxout = 2;
+  c.output = output;
+  return c;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no rnnsearch::Error thrown";
+  return "";
+}
+
+TEST(Weights, ArraysHaveTheDesignNamesAndShapes) {
+  test::TempDir dir;
+  Parameters<float> params(small_config());
+  params.init_uniform(0.1, 1);
+  save_weights(dir.path("model.npz"), params);
+  const auto arrays = load_npz(dir.path("model.npz"));
+  const std::map<std::string, std::vector<long>> expected = {
+      {"src_emb", {9, 3}},  {"tgt_emb", {7, 3}},  {"enc_fw_W", {3, 12}}, {"enc_fw_U", {4, 12}}, {"enc_fw_b", {12}},
+      {"enc_bw_W", {3, 12}}, {"enc_bw_U", {4, 12}}, {"enc_bw_b", {12}},  {"init_W", {8, 4}},    {"init_b", {4}},
+      {"att_U", {8, 4}},    {"att_b", {4}},       {"att_W", {4, 4}},    {"att_v", {4}},       {"dec_W", {3, 12}},
+      {"dec_b", {12}},      {"dec_C", {8, 12}},   {"dec_U", {4, 12}},   {"out_W", {15, 4}},   {"out_b", {4}},
+      {"out_Wo", {2, 7}},   {"out_bo", {7}}};
+  ASSERT_EQ(arrays.size(), expected.size());
+  for (const auto& [name, shape] : expected) EXPECT_EQ(arrays.at(name).shape, shape) << name;
+}
+
+TEST(Weights, RoundTrip) {
+  test::TempDir dir;
+  Parameters<float> params(small_config(OutputKind::linear));
+  params.init_uniform(0.1, 2);
+  save_weights(dir.path("model.npz"), params);
+  Parameters<float> loaded(small_config(OutputKind::linear));
+  load_weights(dir.path("model.npz"), loaded);
+  EXPECT_EQ(loaded.values(), params.values());
+}
+
+TEST(Weights, MismatchedShapesMissingAndExtraArraysAreRefused) {
+  test::TempDir dir;
+  Parameters<float> params(small_config());
+  save_weights(dir.path("model.npz"), params);
+  ModelConfig bigger = small_config();
+  bigger.hidden = 5;
+  Parameters<float> other(bigger);
+  const std::string message = error_of([&] { load_weights(dir.path("model.npz"), other); });
+  EXPECT_NE(message.find("model.npz"), std::string::npos);
+  EXPECT_NE(message.find("enc_fw_W"), std::string::npos) << message;
+  // A linear model's out_W is n+e+2n × V where maxout's is n+e+2n × 2l.
+  Parameters<float> linear(small_config(OutputKind::linear));
+  EXPECT_NE(error_of([&] { load_weights(dir.path("model.npz"), linear); }).find("out_W"), std::string::npos);
+  // A file without att_v, and one with an array the model does not have.
+  const float value = 1;
+  std::vector<NpyArrayView> arrays;
+  for (int p = 0; p < kNumParams; ++p)
+    if (p != att_v)
+      arrays.push_back({params.spec(Param(p)).name,
+                        params.spec(Param(p)).is_vector ? std::vector<long>{params.spec(Param(p)).cols}
+                                                        : std::vector<long>{params.spec(Param(p)).rows, params.spec(Param(p)).cols},
+                        params.data(Param(p))});
+  save_npz(dir.path("partial.npz"), arrays);
+  const std::string missing = error_of([&] { load_weights(dir.path("partial.npz"), params); });
+  EXPECT_NE(missing.find("att_v"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("missing"), std::string::npos) << missing;
+  arrays.push_back({"att_v", {4}, params.data(att_v)});
+  arrays.push_back({"surplus", {1}, &value});
+  save_npz(dir.path("extra.npz"), arrays);
+  EXPECT_NE(error_of([&] { load_weights(dir.path("extra.npz"), params); }).find("surplus"), std::string::npos);
+}
+
+TEST(ModelDirectory, LoadsBestWeightsAndChecksVocabularies) {
+  test::TempDir dir;
+  ModelConfig config = small_config();
+  config.src_vocab = config.tgt_vocab = 5;
+  Vocab vocab = Vocab::build(std::vector<std::vector<std::string>>{{"hallo"}, {"hallo"}}, 2);  // specials + 1
+  vocab.save(dir.path("vocab.src"));
+  vocab.save(dir.path("vocab.tgt"));
+  write_json_file(dir.path("config.json"), model_config_json(config, {}, {}));
+  Parameters<float> latest(config), best(config);
+  latest.init_uniform(0.1, 1);
+  best.init_uniform(0.1, 2);
+  save_weights(dir.path("model.npz"), latest);
+  EXPECT_EQ(load_model(dir.path("")).params.values(), latest.values());
+  save_weights(dir.path("model.best.npz"), best);
+  EXPECT_EQ(load_model(dir.path("")).params.values(), best.values());
+
+  config.tgt_vocab = 6;
+  write_json_file(dir.path("config.json"), model_config_json(config, {}, {}));
+  EXPECT_NE(error_of([&] { load_model(dir.path("")); }).find("config.json"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rnnsearch

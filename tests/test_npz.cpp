@@ -1,0 +1,125 @@
+// .npz I/O: numpy's format (header layout, numpy itself can read it), round trips, and a
+// clear refusal of truncated, corrupt or mistyped files.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "rnnsearch/error.h"
+#include "rnnsearch/io/atomic_file.h"
+#include "rnnsearch/io/npz.h"
+#include "temp_dir.h"
+
+namespace rnnsearch {
+namespace {
+
+const std::vector<float> kMatrix = {1.5f, -2.f, 3.25f, 0.f, 1e-8f, -7.f};  // 2×3
+const float kScalar = 42.f;
+
+std::string save_example(const test::TempDir& dir) {
+  const std::string path = dir.path("example.npz");
+  save_npz(path, {{"matrix", {2, 3}, kMatrix.data()}, {"vector", {6}, kMatrix.data()}, {"scalar", {}, &kScalar}});
+  return path;
+}
+
+std::string expect_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no rnnsearch::Error thrown";
+  return "";
+}
+
+TEST(Npy, HeaderFollowsTheFormatSpecification) {
+  const std::string bytes = encode_npy({2, 3}, kMatrix.data());
+  EXPECT_EQ(bytes.substr(0, 6), "\x93NUMPY");
+  const size_t header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8);
+  EXPECT_EQ((10 + header_len) % 64, 0u) << "data must start 64-byte aligned";
+  EXPECT_EQ(bytes[10 + header_len - 1], '\n');
+  EXPECT_NE(bytes.find("'descr': '<f4'"), std::string::npos);
+  EXPECT_NE(bytes.find("'shape': (2, 3)"), std::string::npos);
+  EXPECT_NE(encode_npy({6}, kMatrix.data()).find("'shape': (6,)"), std::string::npos);
+  EXPECT_EQ(bytes.size(), 10 + header_len + 6 * sizeof(float));
+}
+
+TEST(Npz, RoundTripKeepsNamesShapesAndValues) {
+  test::TempDir dir;
+  const auto arrays = load_npz(save_example(dir));
+  ASSERT_EQ(arrays.size(), 3u);
+  EXPECT_EQ(arrays.at("matrix").shape, (std::vector<long>{2, 3}));
+  EXPECT_EQ(arrays.at("matrix").data, kMatrix);
+  EXPECT_EQ(arrays.at("vector").shape, (std::vector<long>{6}));
+  EXPECT_EQ(arrays.at("scalar").shape, (std::vector<long>{}));
+  EXPECT_EQ(arrays.at("scalar").data, std::vector<float>{kScalar});
+}
+
+TEST(Npz, NumpyLoadsIt) {
+  if (std::system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") != 0) GTEST_SKIP() << "numpy not installed";
+  test::TempDir dir;
+  const std::string path = save_example(dir);
+  const std::string script = dir.write(
+      "check.py",
+      "import sys, numpy as np\n"
+      "z = np.load(sys.argv[1])\n"
+      "assert sorted(z.files) == ['matrix', 'scalar', 'vector'], z.files\n"
+      "m = z['matrix']\n"
+      "assert m.dtype == np.float32 and m.shape == (2, 3) and m.flags.c_contiguous\n"
+      "assert m[0, 2] == 3.25 and m[1, 2] == -7 and z['vector'].shape == (6,) and z['scalar'] == 42\n");
+  EXPECT_EQ(std::system(("/usr/bin/python3 " + script + " " + path).c_str()), 0);
+}
+
+TEST(Npz, EqualArraysGiveByteIdenticalFiles) {
+  test::TempDir dir;
+  const std::string first = read_file(save_example(dir));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // the zip clock ticks in 2 s
+  EXPECT_TRUE(read_file(save_example(dir)) == first);
+}
+
+TEST(Npz, TruncatedFileIsRefusedNamingIt) {
+  test::TempDir dir;
+  const std::string bytes = read_file(save_example(dir));
+  for (size_t keep : {bytes.size() / 2, bytes.size() - 10, size_t{0}}) {
+    const std::string path = dir.write("cut.npz", bytes.substr(0, keep));
+    EXPECT_NE(expect_error([&] { load_npz(path); }).find(path), std::string::npos) << "kept " << keep;
+  }
+}
+
+TEST(Npz, CorruptDataIsRefused) {
+  test::TempDir dir;
+  std::string bytes = read_file(save_example(dir));
+  // Flip a byte inside the first array's data: the zip CRC no longer matches.
+  const size_t npy = bytes.find("\x93NUMPY");
+  const size_t header_len = static_cast<unsigned char>(bytes[npy + 8]) | (static_cast<unsigned char>(bytes[npy + 9]) << 8);
+  const size_t data = npy + 10 + header_len + 4;
+  bytes[data] = static_cast<char>(bytes[data] ^ 0x5a);
+  const std::string path = dir.write("corrupt.npz", bytes);
+  EXPECT_NE(expect_error([&] { load_npz(path); }).find(path), std::string::npos);
+}
+
+TEST(Npz, MissingFileAndWrongDtypeAreRefused) {
+  test::TempDir dir;
+  EXPECT_NE(expect_error([&] { load_npz(dir.path("absent.npz")); }).find("absent.npz"), std::string::npos);
+  std::string npy = encode_npy({6}, kMatrix.data());
+  npy.replace(npy.find("<f4"), 3, "<f8");
+  EXPECT_NE(expect_error([&] { decode_npy(npy, "x.npy"); }).find("float32"), std::string::npos);
+  EXPECT_NE(expect_error([&] { decode_npy(encode_npy({7}, kMatrix.data()).substr(0, 80), "x.npy"); }).find("truncated"),
+            std::string::npos);
+}
+
+TEST(Npz, SaveIsAtomic) {
+  test::TempDir dir;
+  const std::string path = save_example(dir);
+  const std::string before = read_file(path);
+  // A write that fails half-way (here: an unwritable location for the temporary file)
+  // must leave the existing file untouched.
+  EXPECT_THROW(save_npz(dir.path("no/such/dir/x.npz"), {{"a", {1}, &kScalar}}), Error);
+  EXPECT_EQ(read_file(path), before);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path("")), {}), 1) << "no temporary left behind";
+}
+
+}  // namespace
+}  // namespace rnnsearch
