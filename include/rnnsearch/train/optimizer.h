@@ -1,0 +1,46 @@
+#pragma once
+// Optimizers over the flat parameter vector (all tensors at once, one vectorised pass).
+//
+//   adam (torch.optim.Adam):  m = β1 m + (1-β1) g,   v = β2 v + (1-β2) g²,
+//                             θ -= lr · (m / (1-β1^t)) / (sqrt(v / (1-β2^t)) + ε)
+//   sgd:                      θ -= lr · g
+#include <string>
+#include <vector>
+
+#include "rnnsearch/model/tensor.h"
+
+namespace rnnsearch {
+
+enum class OptimizerKind { adam, sgd };
+OptimizerKind parse_optimizer_kind(const std::string& name);  // throws rnnsearch::Error
+
+struct OptimizerOptions {
+  OptimizerKind kind = OptimizerKind::adam;
+  double lr = 1e-3;
+  double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
+};
+
+class Optimizer {
+ public:
+  Optimizer(const OptimizerOptions& options, size_t parameter_count);
+
+  void step(AlignedVector<float>& params, const AlignedVector<float>& grads);
+  long steps() const { return steps_; }
+
+  // optimizer.npz: "adam_m", "adam_v" (Adam only) and "step" (a 1-element array).
+  void save(const std::string& path) const;
+  void load(const std::string& path);  // throws rnnsearch::Error on a size mismatch
+
+ private:
+  OptimizerOptions options_;
+  long steps_ = 0;
+  AlignedVector<float> m_, v_;
+};
+
+// ‖g‖₂ over all parameters.
+double global_norm(const AlignedVector<float>& grads);
+// torch.nn.utils.clip_grad_norm_: if ‖g‖ > max_norm, g *= max_norm / (‖g‖ + 1e-6).
+// max_norm 0 = no clipping. Returns ‖g‖ before clipping.
+double clip_global_norm(AlignedVector<float>& grads, double max_norm);
+
+}  // namespace rnnsearch

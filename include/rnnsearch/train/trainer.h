@@ -1,0 +1,53 @@
+#pragma once
+// `rnnsearch train` (DESIGN.md §4): the training loop.
+//
+// Each update: a length-bucketed batch is split into one shard per thread; every thread
+// runs forward and backward on its shard with its own workspace and gradient buffer
+// (data parallelism: each GEMM stays single-threaded and large enough to be efficient);
+// the gradients are summed, clipped by global norm, and the optimizer takes a step.
+//
+// The model directory holds everything needed to resume (DESIGN.md §2); each file is
+// written atomically, in the order model.npz, optimizer.npz, progress.json, and
+// progress.json is the commit point. Running the same command again resumes.
+#include <cstdint>
+#include <string>
+
+#include "rnnsearch/model/config.h"
+#include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/train/optimizer.h"
+
+namespace rnnsearch {
+
+struct TrainOptions {
+  std::string train_src, train_tgt, valid_src, valid_tgt, model_dir;
+  ModelConfig model;  // sizes and output kind; vocabulary sizes are filled in by train()
+  TokenizerOptions tokenizer;
+  int batch_size = 64;
+  OptimizerOptions optimizer;
+  double clip_norm = 1.0;      // 0 = off
+  double dropout = 0;
+  double max_minutes = 0;      // training time (validation and saving excluded); 0 = no limit
+  int max_epochs = 0;          // 0 = no limit
+  long max_updates = 0;        // 0 = no limit
+  long valid_freq = 0;         // validate every N updates (and at each epoch end); 0 = epoch ends only
+  int patience = 0;            // stop after N validations without improvement; 0 = off
+  uint64_t seed = 1;
+  bool shuffle = true;
+  int threads = 1;
+  std::string vocab_src, vocab_tgt;  // given vocabularies, else built with min_count
+  int min_count = 2;
+  std::string init_from;       // start from these weights (fine-tuning)
+  size_t max_length = 100;     // training pairs longer than this are skipped
+  long log_freq = 100;         // plain log line every N updates (when stderr is not a terminal)
+  bool require_resume = false; // --resume: fail unless there is a run to resume
+  // Throughput benchmark (DESIGN.md §5): after bench_warmup updates, train for bench_seconds
+  // of wall-clock time, print one BENCH line, and exit without validating or saving.
+  double bench_seconds = 0;    // 0 = a normal run
+  long bench_warmup = 20;
+};
+
+// Runs (or resumes) training; returns the process exit status. Throws rnnsearch::Error on
+// bad input.
+int train(const TrainOptions& options);
+
+}  // namespace rnnsearch

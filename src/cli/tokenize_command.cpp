@@ -1,0 +1,44 @@
+#include <fstream>
+#include <iostream>
+
+#include "commands.h"
+#include "rnnsearch/error.h"
+#include "rnnsearch/text/line_reader.h"
+#include "rnnsearch/text/tokenizer.h"
+
+namespace po = boost::program_options;
+
+namespace rnnsearch::cli {
+
+// Tokenizes text exactly as training and translation do (DESIGN.md §3), one output line per
+// input line: what references must go through before `rnnsearch bleu`.
+int tokenize_command(const Args& args) {
+  std::string input = "-", output = "-";
+  bool no_lowercase = false;
+  po::options_description options("tokenize options");
+  options.add_options()
+      ("input,i", po::value(&input)->default_value("-"), "text to tokenize, plain or .gz (- = stdin)")
+      ("output,o", po::value(&output)->default_value("-"), "where to write (- = stdout)")
+      ("no-lowercase", po::bool_switch(&no_lowercase), "keep case");
+  po::variables_map vm;
+  if (parse_options("tokenize", "[--input F] [--output F]", options, args, vm)) return 0;
+  TokenizerOptions tokenizer;
+  tokenizer.lowercase = !no_lowercase;
+  LineReader reader(input);
+  std::ofstream file;
+  if (output != "-") {
+    file.open(output);
+    if (!file) throw Error(located(output, 0, "cannot write"));
+  }
+  std::ostream& out = output == "-" ? std::cout : file;
+  std::string line;
+  while (next_valid_line(reader, line)) {
+    const auto tokens = tokenize(line, tokenizer);
+    for (size_t k = 0; k < tokens.size(); ++k) out << (k ? " " : "") << tokens[k];
+    out << '\n';
+  }
+  if (!out.flush()) throw Error(located(output, 0, "write failed"));
+  return 0;
+}
+
+}  // namespace rnnsearch::cli

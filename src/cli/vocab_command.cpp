@@ -1,0 +1,40 @@
+#include <iostream>
+
+#include "commands.h"
+#include "rnnsearch/text/corpus.h"
+
+namespace po = boost::program_options;
+
+namespace rnnsearch::cli {
+
+int vocab_command(const Args& args) {
+  po::options_description options("vocab options");
+  std::vector<std::string> inputs;
+  std::string output;
+  int min_count = 2;
+  size_t max_size = 0;
+  bool no_lowercase = false;
+  options.add_options()
+      ("input,i", po::value(&inputs)->multitoken()->required(), "training text file(s), plain or .gz")
+      ("output,o", po::value(&output)->required(), "vocabulary file to write (one token per line)")
+      ("min-count", po::value(&min_count)->default_value(2), "keep tokens seen at least this often")
+      ("max-size", po::value(&max_size)->default_value(0), "keep at most this many entries (0 = all)")
+      ("no-lowercase", po::bool_switch(&no_lowercase), "keep case when tokenizing");
+  po::variables_map vm;
+  if (parse_options("vocab", "--input FILE... --output FILE [options]", options, args, vm)) return 0;
+  TokenizerOptions tokenizer;
+  tokenizer.lowercase = !no_lowercase;
+  std::vector<std::vector<std::string>> sentences;
+  for (const std::string& path : inputs) {
+    auto tokenized = read_tokenized(path, tokenizer);
+    sentences.insert(sentences.end(), std::make_move_iterator(tokenized.begin()),
+                     std::make_move_iterator(tokenized.end()));
+  }
+  const Vocab vocab = Vocab::build(sentences, min_count, max_size);
+  vocab.save(output);
+  std::cerr << "vocab: " << vocab.size() << " entries (" << sentences.size() << " lines, min-count " << min_count
+            << ") -> " << output << "\n";
+  return 0;
+}
+
+}  // namespace rnnsearch::cli

@@ -1,0 +1,100 @@
+#include "rnnsearch/train/optimizer.h"
+
+#include <cmath>
+
+#include "rnnsearch/error.h"
+#include "rnnsearch/io/npz.h"
+
+namespace rnnsearch {
+
+OptimizerKind parse_optimizer_kind(const std::string& name) {
+  if (name == "adam") return OptimizerKind::adam;
+  if (name == "sgd") return OptimizerKind::sgd;
+  throw Error("unknown optimizer '" + name + "' (expected adam or sgd)");
+}
+
+Optimizer::Optimizer(const OptimizerOptions& options, size_t parameter_count) : options_(options) {
+  if (options.kind == OptimizerKind::adam) {
+    m_.assign(parameter_count, 0.f);
+    v_.assign(parameter_count, 0.f);
+  }
+}
+
+void Optimizer::step(AlignedVector<float>& params, const AlignedVector<float>& grads) {
+  ++steps_;
+  const long size = static_cast<long>(params.size());
+  float* p = params.data();
+  const float* g = grads.data();
+  if (options_.kind == OptimizerKind::sgd) {
+    const float lr = static_cast<float>(options_.lr);
+#pragma omp parallel for simd schedule(static)
+    for (long k = 0; k < size; ++k) p[k] -= lr * g[k];
+    return;
+  }
+  const float beta1 = static_cast<float>(options_.beta1), beta2 = static_cast<float>(options_.beta2);
+  // Bias corrections folded into the step size and epsilon:
+  // lr m̂ / (sqrt(v̂) + ε) = (lr / c1) m / (sqrt(v) / sqrt(c2) + ε)
+  const double c1 = 1 - std::pow(options_.beta1, steps_), c2 = 1 - std::pow(options_.beta2, steps_);
+  const float step_size = static_cast<float>(options_.lr / c1);
+  const float inv_sqrt_c2 = static_cast<float>(1 / std::sqrt(c2)), epsilon = static_cast<float>(options_.epsilon);
+  float* m = m_.data();
+  float* v = v_.data();
+#pragma omp parallel for simd schedule(static)
+  for (long k = 0; k < size; ++k) {
+    m[k] = beta1 * m[k] + (1 - beta1) * g[k];
+    v[k] = beta2 * v[k] + (1 - beta2) * g[k] * g[k];
+    p[k] -= step_size * m[k] / (std::sqrt(v[k]) * inv_sqrt_c2 + epsilon);
+  }
+}
+
+void Optimizer::save(const std::string& path) const {
+  const float step = static_cast<float>(steps_);
+  std::vector<NpyArrayView> arrays = {{"step", {1}, &step}};
+  if (options_.kind == OptimizerKind::adam) {
+    arrays.push_back({"adam_m", {static_cast<long>(m_.size())}, m_.data()});
+    arrays.push_back({"adam_v", {static_cast<long>(v_.size())}, v_.data()});
+  }
+  save_npz(path, arrays);
+}
+
+void Optimizer::load(const std::string& path) {
+  auto arrays = load_npz(path);
+  auto take = [&](const std::string& name, AlignedVector<float>& into) {
+    auto it = arrays.find(name);
+    if (it == arrays.end()) throw Error(path + ": array '" + name + "' is missing");
+    if (it->second.data.size() != into.size())
+      throw Error(path + ": array '" + name + "' holds " + std::to_string(it->second.data.size()) +
+                  " values, the model has " + std::to_string(into.size()) + " parameters");
+    into.assign(it->second.data.begin(), it->second.data.end());
+  };
+  AlignedVector<float> step(1);
+  take("step", step);
+  steps_ = static_cast<long>(step[0]);
+  if (options_.kind == OptimizerKind::adam) {
+    take("adam_m", m_);
+    take("adam_v", v_);
+  }
+}
+
+double global_norm(const AlignedVector<float>& grads) {
+  double sum = 0;
+  const long size = static_cast<long>(grads.size());
+  const float* g = grads.data();
+#pragma omp parallel for simd reduction(+ : sum) schedule(static)
+  for (long k = 0; k < size; ++k) sum += double(g[k]) * g[k];
+  return std::sqrt(sum);
+}
+
+double clip_global_norm(AlignedVector<float>& grads, double max_norm) {
+  const double norm = global_norm(grads);
+  if (max_norm > 0 && norm > max_norm) {
+    const float scale = static_cast<float>(max_norm / (norm + 1e-6));
+    const long size = static_cast<long>(grads.size());
+    float* g = grads.data();
+#pragma omp parallel for simd schedule(static)
+    for (long k = 0; k < size; ++k) g[k] *= scale;
+  }
+  return norm;
+}
+
+}  // namespace rnnsearch

@@ -1,0 +1,120 @@
+// `rnnsearch train` as users run it: on corpora/tiny with a tiny model. Resuming after an
+// interruption (a budget that ran out, or SIGTERM) ends with exactly the weights of an
+// uninterrupted run (--threads 1); bad input fails with one line naming the file.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "rnnsearch/io/atomic_file.h"
+#include "rnnsearch/io/npz.h"
+#include "temp_dir.h"
+
+namespace rnnsearch {
+namespace {
+
+const std::string kTiny = std::string(RNNSEARCH_SOURCE_DIR) + "/corpora/tiny/";
+
+std::string train_command(const std::string& model, const std::string& extra) {
+  return std::string(RNNSEARCH_BINARY) + " train --train-src " + kTiny + "train.en --train-tgt " + kTiny +
+         "train.de --valid-src " + kTiny + "val.en --valid-tgt " + kTiny + "val.de --model " + model +
+         " --emb 8 --hidden 12 --maxout 6 --batch-size 16 --threads 1 --dropout 0.2 --valid-freq 7 " + extra;
+}
+
+// Runs a shell command; returns its exit status and stderr.
+std::pair<int, std::string> run(const std::string& command, const test::TempDir& dir) {
+  const std::string err = dir.path("stderr.txt");
+  const int status = std::system((command + " > /dev/null 2> " + err).c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(err)};
+}
+
+TEST(Train, ResumedRunEqualsUninterruptedRun) {
+  test::TempDir dir;
+  ASSERT_EQ(run(train_command(dir.path("straight"), "--max-updates 30"), dir).first, 0);
+  ASSERT_EQ(run(train_command(dir.path("resumed"), "--max-updates 12"), dir).first, 0);
+  const auto [status, err] = run(train_command(dir.path("resumed"), "--max-updates 30"), dir);
+  ASSERT_EQ(status, 0) << err;
+  EXPECT_NE(err.find("resuming at update 12"), std::string::npos) << err;
+  // (EXPECT_TRUE, not EXPECT_EQ: a failure must not print megabytes of binary)
+  EXPECT_TRUE(read_file(dir.path("resumed/model.npz")) == read_file(dir.path("straight/model.npz")));
+  EXPECT_TRUE(read_file(dir.path("resumed/optimizer.npz")) == read_file(dir.path("straight/optimizer.npz")));
+}
+
+TEST(Train, SigtermSavesAndTheRunResumesExactly) {
+  test::TempDir dir;
+  const std::string model = dir.path("interrupted");
+  const pid_t child = fork();
+  if (child == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + train_command(model, "--max-updates 100000 2>/dev/null")).c_str(),
+          (char*)nullptr);
+    _exit(127);
+  }
+  // Let it train past its first checkpoint, then ask it to stop.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!std::filesystem::exists(model + "/progress.json") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  kill(child, SIGTERM);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const std::string log = read_file(model + "/train.log");
+  const size_t at = log.find("stopped by SIGTERM at update ");
+  ASSERT_NE(at, std::string::npos) << log;
+  const long stopped = std::stol(log.substr(at + 29));
+  // Continue to a later budget, and compare with a run that was never interrupted.
+  const std::string budget = "--max-updates " + std::to_string(stopped + 9);
+  ASSERT_EQ(run(train_command(model, budget), dir).first, 0);
+  ASSERT_EQ(run(train_command(dir.path("straight"), budget), dir).first, 0);
+  EXPECT_TRUE(read_file(model + "/model.npz") == read_file(dir.path("straight/model.npz")));
+}
+
+TEST(Train, WritesTheModelDirectory) {
+  test::TempDir dir;
+  ASSERT_EQ(run(train_command(dir.path("m"), "--max-epochs 1"), dir).first, 0);
+  for (const char* file : {"model.npz", "model.best.npz", "config.json", "vocab.src", "vocab.tgt", "optimizer.npz",
+                           "progress.json", "train.log"})
+    EXPECT_TRUE(std::filesystem::exists(dir.path(std::string("m/") + file))) << file;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path("m")))
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << "temporary left: " << entry.path();
+  const std::string vocab = read_file(dir.path("m/vocab.tgt"));
+  const long target_vocab = std::count(vocab.begin(), vocab.end(), '\n');
+  EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("out_Wo").shape, (std::vector<long>{6, target_vocab}));
+}
+
+TEST(Train, BadInputFailsWithOneLineNamingTheFile) {
+  test::TempDir dir;
+  const std::string short_tgt = dir.write("short.de", "eins\nzwei\n");
+  const std::string cmd = std::string(RNNSEARCH_BINARY) + " train --train-src " + kTiny + "train.en --train-tgt " +
+                          short_tgt + " --valid-src " + kTiny + "val.en --valid-tgt " + kTiny +
+                          "val.de --model " + dir.path("m") + " --emb 4 --hidden 4 --maxout 2";
+  const auto [status, err] = run(cmd, dir);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(err.find("short.de"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+
+  const std::string bad = dir.write("bad.en", "ok\n\xff\xfe broken\n");
+  const auto [status2, err2] = run(std::string(RNNSEARCH_BINARY) + " train --train-src " + bad + " --train-tgt " +
+                                       short_tgt + " --valid-src " + bad + " --valid-tgt " + short_tgt +
+                                       " --model " + dir.path("m2"),
+                                   dir);
+  EXPECT_NE(status2, 0);
+  EXPECT_NE(err2.find("bad.en:2"), std::string::npos) << err2;
+}
+
+TEST(Train, DivergenceStopsWithAClearMessage) {
+  test::TempDir dir;
+  const auto [status, err] =
+      run(train_command(dir.path("m"), "--optimizer sgd --lr 1e30 --clip-norm 0 --max-updates 200"), dir);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(err.find("non-finite"), std::string::npos) << err;
+  EXPECT_NE(err.find("update skipped"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace rnnsearch
