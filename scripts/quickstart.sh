@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The main job, from a fresh clone: install what is missing, build, train RNNsearch (preset
+# small) on the shipped Multi30k en→de, translate test_2016_flickr with beam 5, print BLEU,
+# and write attention heatmaps of the first sentences.
+#
+#   MINUTES=25   training-time budget (DESIGN.md §5 measures quality after 25 minutes)
+#   THREADS=0    threads for training and translation (0 = all cores)
+#   MODEL=models/en-de-small
+#
+# Running it again resumes training where it stopped (or skips it when the budget is used).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MINUTES=${MINUTES:-25}
+THREADS=${THREADS:-0}
+MODEL=${MODEL:-models/en-de-small}
+data=corpora/multi30k
+bin=build/rnnsearch
+
+scripts/setup.sh
+scripts/build.sh
+
+echo "== training preset small on Multi30k en→de for ${MINUTES} minutes into ${MODEL}"
+$bin train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
+  --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz \
+  --model "$MODEL" --preset small --max-minutes "$MINUTES" --valid-freq 1000 --threads "$THREADS"
+
+echo "== translating test_2016_flickr (1000 sentences, beam 5)"
+$bin translate --model "$MODEL" --input $data/test_2016_flickr.en.gz --output "$MODEL/test.hyp.de" \
+  --beam-size 5 --threads "$THREADS" --heatmaps "$MODEL/heatmaps" --heatmaps-limit 20
+
+echo "== BLEU (tokenized, lowercased, as multi-bleu.perl)"
+$bin tokenize --input $data/test_2016_flickr.de.gz --output "$MODEL/test.ref.de"
+$bin bleu --ref "$MODEL/test.ref.de" --hyp "$MODEL/test.hyp.de"
+
+echo "== attention heatmaps: $(pwd)/$MODEL/heatmaps/index.html"

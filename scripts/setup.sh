@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what building and testing rnnsearch needs, from Debian's packages (Debian 12).
+# Idempotent: installs only what is missing; runs apt-get update only when it must install.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config       # compiler and build system
+  libeigen3-dev                          # matrices, GEMM
+  libboost-program-options-dev           # command line
+  libicu-dev                             # Unicode tokenizer
+  libgtest-dev                           # tests
+  libzip-dev zlib1g-dev                  # model.npz (zip of .npy) and .gz corpora
+  nlohmann-json3-dev                     # config.json, progress.json, JSON output
+  python3-numpy                          # the test that numpy.load reads our model.npz
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
+  echo "setup.sh: missing packages (${missing[*]}) and not root: install them with apt-get" >&2
+  exit 1
+fi
+echo "setup.sh: installing ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
