@@ -10,6 +10,7 @@
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/line_reader.h"
+#include "error_of.h"
 #include "temp_dir.h"
 
 namespace rnnsearch {
@@ -24,17 +25,6 @@ void write_gzip(const std::string& path, const std::string& content) {
   ASSERT_EQ(gzwrite(file, content.data(), static_cast<unsigned>(content.size())),
             static_cast<int>(content.size()));
   ASSERT_EQ(gzclose(file), Z_OK);
-}
-
-// The message of the rnnsearch::Error that `f` throws ("" when it throws none).
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 class Corpus : public ::testing::Test {
@@ -63,10 +53,10 @@ TEST_F(Corpus, ReadsAndEncodesPairs) {
 TEST_F(Corpus, LineCountMismatchNamesBothFilesAndTheLine) {
   const std::string three = dir.write("three", "a\nb\nc\n");
   const std::string two = dir.write("two", "a\nb\n");
-  EXPECT_EQ(error_of([&] { read(three, two); }),
+  EXPECT_EQ(test::error_of([&] { read(three, two); }),
             three + " and " + two + " differ in length: " + three + " has more lines than " + two +
                 " (line 3)");
-  EXPECT_EQ(error_of([&] { read(two, three); }),
+  EXPECT_EQ(test::error_of([&] { read(two, three); }),
             two + " and " + three + " differ in length: " + three + " has more lines than " + two +
                 " (line 3)");
 }
@@ -74,19 +64,19 @@ TEST_F(Corpus, LineCountMismatchNamesBothFilesAndTheLine) {
 TEST_F(Corpus, InvalidUtf8NamesFileAndLine) {
   const std::string good = dir.write("good", "a\nb\nc\n");
   const std::string latin1 = dir.write("latin1", "a\nStra\xDF" "e\nc\n");
-  EXPECT_EQ(error_of([&] { read(good, latin1); }), latin1 + ":2: invalid UTF-8");
-  EXPECT_EQ(error_of([&] { read(latin1, good); }), latin1 + ":2: invalid UTF-8");
-  EXPECT_EQ(error_of([&] { read_tokenized(latin1, {}); }), latin1 + ":2: invalid UTF-8");
-  EXPECT_EQ(error_of([&] { read_lines(latin1); }), latin1 + ":2: invalid UTF-8");
+  EXPECT_EQ(test::error_of([&] { read(good, latin1); }), latin1 + ":2: invalid UTF-8");
+  EXPECT_EQ(test::error_of([&] { read(latin1, good); }), latin1 + ":2: invalid UTF-8");
+  EXPECT_EQ(test::error_of([&] { read_tokenized(latin1, {}); }), latin1 + ":2: invalid UTF-8");
+  EXPECT_EQ(test::error_of([&] { read_lines(latin1); }), latin1 + ":2: invalid UTF-8");
 }
 
 TEST_F(Corpus, MissingFileIsNamed) {
   const std::string good = dir.write("good", "a\n");
   const std::string missing = dir.path("no-such-file.en");
-  EXPECT_EQ(error_of([&] { read(good, missing); }), missing + ": cannot open: No such file or directory");
-  EXPECT_EQ(error_of([&] { read_tokenized(missing, {}); }),
+  EXPECT_EQ(test::error_of([&] { read(good, missing); }), missing + ": cannot open: No such file or directory");
+  EXPECT_EQ(test::error_of([&] { read_tokenized(missing, {}); }),
             missing + ": cannot open: No such file or directory");
-  EXPECT_EQ(error_of([&] { read_tokenized(dir.path(""), {}); }).find(dir.path("") + ": cannot open"),
+  EXPECT_EQ(test::error_of([&] { read_tokenized(dir.path(""), {}); }).find(dir.path("") + ": cannot open"),
             0u);
 }
 
@@ -139,7 +129,7 @@ TEST_F(Corpus, TruncatedGzipIsAnError) {
   std::ifstream in(whole, std::ios::binary);
   const std::string bytes(std::istreambuf_iterator<char>(in), {});
   const std::string cut = dir.write("cut.gz", bytes.substr(0, bytes.size() / 2));
-  EXPECT_NE(error_of([&] { read_lines(cut); }).find(cut + ":"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { read_lines(cut); }).find(cut + ":"), std::string::npos);
 }
 
 TEST_F(Corpus, CrLfLineEndingsAreStripped) {

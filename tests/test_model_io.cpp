@@ -5,6 +5,7 @@
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/npz.h"
 #include "rnnsearch/model/model_io.h"
+#include "error_of.h"
 #include "temp_dir.h"
 
 namespace rnnsearch {
@@ -19,16 +20,6 @@ ModelConfig small_config(OutputKind output = OutputKind::maxout) {
   c.maxout = 2;
   c.output = output;
   return c;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no rnnsearch::Error thrown";
-  return "";
 }
 
 TEST(Weights, ArraysHaveTheDesignNamesAndShapes) {
@@ -64,12 +55,12 @@ TEST(Weights, MismatchedShapesMissingAndExtraArraysAreRefused) {
   ModelConfig bigger = small_config();
   bigger.hidden = 5;
   Parameters<float> other(bigger);
-  const std::string message = error_of([&] { load_weights(dir.path("model.npz"), other); });
+  const std::string message = test::error_of([&] { load_weights(dir.path("model.npz"), other); });
   EXPECT_NE(message.find("model.npz"), std::string::npos);
   EXPECT_NE(message.find("enc_fw_W"), std::string::npos) << message;
   // A linear model's out_W is n+e+2n × V where maxout's is n+e+2n × 2l.
   Parameters<float> linear(small_config(OutputKind::linear));
-  EXPECT_NE(error_of([&] { load_weights(dir.path("model.npz"), linear); }).find("out_W"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { load_weights(dir.path("model.npz"), linear); }).find("out_W"), std::string::npos);
   // A file without att_v, and one with an array the model does not have.
   const float value = 1;
   std::vector<NpyArrayView> arrays;
@@ -80,13 +71,13 @@ TEST(Weights, MismatchedShapesMissingAndExtraArraysAreRefused) {
                                                         : std::vector<long>{params.spec(Param(p)).rows, params.spec(Param(p)).cols},
                         params.data(Param(p))});
   save_npz(dir.path("partial.npz"), arrays);
-  const std::string missing = error_of([&] { load_weights(dir.path("partial.npz"), params); });
+  const std::string missing = test::error_of([&] { load_weights(dir.path("partial.npz"), params); });
   EXPECT_NE(missing.find("att_v"), std::string::npos) << missing;
   EXPECT_NE(missing.find("missing"), std::string::npos) << missing;
   arrays.push_back({"att_v", {4}, params.data(att_v)});
   arrays.push_back({"surplus", {1}, &value});
   save_npz(dir.path("extra.npz"), arrays);
-  EXPECT_NE(error_of([&] { load_weights(dir.path("extra.npz"), params); }).find("surplus"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { load_weights(dir.path("extra.npz"), params); }).find("surplus"), std::string::npos);
 }
 
 TEST(ModelDirectory, LoadsBestWeightsAndChecksVocabularies) {
@@ -107,7 +98,7 @@ TEST(ModelDirectory, LoadsBestWeightsAndChecksVocabularies) {
 
   config.tgt_vocab = 6;
   write_json_file(dir.path("config.json"), model_config_json(config, {}, {}));
-  EXPECT_NE(error_of([&] { load_model(dir.path("")); }).find("config.json"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { load_model(dir.path("")); }).find("config.json"), std::string::npos);
 }
 
 }  // namespace

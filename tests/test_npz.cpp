@@ -10,6 +10,7 @@
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/io/npz.h"
+#include "error_of.h"
 #include "temp_dir.h"
 
 namespace rnnsearch {
@@ -22,16 +23,6 @@ std::string save_example(const test::TempDir& dir) {
   const std::string path = dir.path("example.npz");
   save_npz(path, {{"matrix", {2, 3}, kMatrix.data()}, {"vector", {6}, kMatrix.data()}, {"scalar", {}, &kScalar}});
   return path;
-}
-
-std::string expect_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no rnnsearch::Error thrown";
-  return "";
 }
 
 TEST(Npy, HeaderFollowsTheFormatSpecification) {
@@ -84,7 +75,7 @@ TEST(Npz, TruncatedFileIsRefusedNamingIt) {
   const std::string bytes = read_file(save_example(dir));
   for (size_t keep : {bytes.size() / 2, bytes.size() - 10, size_t{0}}) {
     const std::string path = dir.write("cut.npz", bytes.substr(0, keep));
-    EXPECT_NE(expect_error([&] { load_npz(path); }).find(path), std::string::npos) << "kept " << keep;
+    EXPECT_NE(test::error_of([&] { load_npz(path); }).find(path), std::string::npos) << "kept " << keep;
   }
 }
 
@@ -97,16 +88,16 @@ TEST(Npz, CorruptDataIsRefused) {
   const size_t data = npy + 10 + header_len + 4;
   bytes[data] = static_cast<char>(bytes[data] ^ 0x5a);
   const std::string path = dir.write("corrupt.npz", bytes);
-  EXPECT_NE(expect_error([&] { load_npz(path); }).find(path), std::string::npos);
+  EXPECT_NE(test::error_of([&] { load_npz(path); }).find(path), std::string::npos);
 }
 
 TEST(Npz, MissingFileAndWrongDtypeAreRefused) {
   test::TempDir dir;
-  EXPECT_NE(expect_error([&] { load_npz(dir.path("absent.npz")); }).find("absent.npz"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { load_npz(dir.path("absent.npz")); }).find("absent.npz"), std::string::npos);
   std::string npy = encode_npy({6}, kMatrix.data());
   npy.replace(npy.find("<f4"), 3, "<f8");
-  EXPECT_NE(expect_error([&] { decode_npy(npy, "x.npy"); }).find("float32"), std::string::npos);
-  EXPECT_NE(expect_error([&] { decode_npy(encode_npy({7}, kMatrix.data()).substr(0, 80), "x.npy"); }).find("truncated"),
+  EXPECT_NE(test::error_of([&] { decode_npy(npy, "x.npy"); }).find("float32"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { decode_npy(encode_npy({7}, kMatrix.data()).substr(0, 80), "x.npy"); }).find("truncated"),
             std::string::npos);
 }
 

@@ -10,6 +10,7 @@
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/corpus.h"
 #include "rnnsearch/text/line_reader.h"
+#include "error_of.h"
 #include "temp_dir.h"
 
 namespace rnnsearch {
@@ -22,17 +23,6 @@ Tokens tokens_of(const Vocab& vocab) {
   Tokens tokens;
   for (size_t i = 0; i < vocab.size(); ++i) tokens.push_back(vocab.token(static_cast<int>(i)));
   return tokens;
-}
-
-// The message of the rnnsearch::Error that `f` throws ("" when it throws none).
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(Vocab, StartsWithTheFourSpecials) {
@@ -106,30 +96,30 @@ TEST(Vocab, LoadRefusesBadFilesNamingFileAndLine) {
   const std::string specials = "<pad>\n<unk>\n<s>\n</s>\n";
 
   std::string path = dir.write("swapped", "<pad>\n<s>\n<unk>\n</s>\ndog\n");
-  std::string message = error_of([&] { Vocab::load(path); });
+  std::string message = test::error_of([&] { Vocab::load(path); });
   EXPECT_NE(message.find(path + ":2: "), std::string::npos) << message;
   EXPECT_NE(message.find("<unk>"), std::string::npos) << message;
 
   path = dir.write("duplicate", specials + "dog\ncat\ndog\n");
-  message = error_of([&] { Vocab::load(path); });
+  message = test::error_of([&] { Vocab::load(path); });
   EXPECT_NE(message.find(path + ":7: "), std::string::npos) << message;
   EXPECT_NE(message.find("duplicate"), std::string::npos) << message;
   EXPECT_NE(message.find("line 5"), std::string::npos) << message;
 
   path = dir.write("special-again", specials + "dog\n<unk>\n");
-  message = error_of([&] { Vocab::load(path); });
+  message = test::error_of([&] { Vocab::load(path); });
   EXPECT_NE(message.find(path + ":6: duplicate"), std::string::npos) << message;
 
   path = dir.write("empty-line", specials + "dog\n\ncat\n");
-  message = error_of([&] { Vocab::load(path); });
+  message = test::error_of([&] { Vocab::load(path); });
   EXPECT_NE(message.find(path + ":6: empty line"), std::string::npos) << message;
 
   path = dir.write("short", "<pad>\n<unk>\n");
-  message = error_of([&] { Vocab::load(path); });
+  message = test::error_of([&] { Vocab::load(path); });
   EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;
 
   path = dir.path("missing");
-  message = error_of([&] { Vocab::load(path); });
+  message = test::error_of([&] { Vocab::load(path); });
   EXPECT_EQ(message.rfind(path + ": cannot open", 0), 0u) << message;
 }
 
