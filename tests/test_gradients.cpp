@@ -313,10 +313,15 @@ TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
     const std::vector<std::vector<int>> src = {{4, 5, 6, 7, 3}, {8, 3}, {9, 10, 4, 3}};
     const std::vector<std::vector<int>> tgt = {{5, 6, 3}, {7, 8, 9, 10, 4, 3}, {6, 3}};
     double expected = 0;
-    for (size_t k = 0; k < src.size(); ++k) expected += sentence_cost_reference(params, src[k], tgt[k]);
+    std::vector<double> per_sentence(src.size());
+    for (size_t k = 0; k < src.size(); ++k) expected += per_sentence[k] = sentence_cost_reference(params, src[k], tgt[k]);
     ModelWorkspace<double> ws;
     const double batched = rnnsearch_forward<double>(params, pad_batch(src, tgt, {0, 1, 2}), {}, ws);
     EXPECT_NEAR(batched, expected, 1e-10 * expected) << output_kind_name(kind);
+    // The per-token costs (what `rnnsearch score` reports) add up to each sentence's cost.
+    std::vector<double> from_tokens(src.size(), 0.0);
+    for (size_t k = 0; k < ws.out_rows.size(); ++k) from_tokens[ws.out_rows[k] % src.size()] += ws.token_nll[k];
+    for (size_t b = 0; b < src.size(); ++b) EXPECT_NEAR(from_tokens[b], per_sentence[b], 1e-10 * per_sentence[b]);
   }
 }
 

@@ -61,9 +61,9 @@ ScoredPair prepare_pair(const std::string& src_line, const std::string& tgt_line
   return pair;
 }
 
-// rnnsearch_forward leaves the probability of every non-padding target position in
-// logits.topRows(N) (time-major row i*B + b in out_rows) and the attention of step i of
-// sentence b in alpha row i*B + b.
+// rnnsearch_forward leaves −log p of every non-padding target position in token_nll
+// (time-major row i*B + b in out_rows) and the attention of step i of sentence b in alpha
+// row i*B + b.
 void score_batch(const Model& model, const std::vector<size_t>& members, std::vector<ScoredPair>& pairs,
                  bool alignment, ModelWorkspace<float>& ws) {
   std::vector<std::vector<int>> src, tgt;
@@ -78,7 +78,7 @@ void score_batch(const Model& model, const std::vector<size_t>& members, std::ve
   const int B = batch.size;
   std::vector<double> log_probs(B, 0.0);
   for (size_t k = 0; k < ws.out_rows.size(); ++k)
-    log_probs[ws.out_rows[k] % B] += std::log(static_cast<double>(ws.logits(k, ws.targets[k])));
+    log_probs[ws.out_rows[k] % B] -= ws.token_nll[k];
   for (int b = 0; b < B; ++b) {
     ScoredPair& pair = pairs[members[b]];
     pair.log_prob = log_probs[b];

@@ -41,7 +41,7 @@ void log_softmax_rows(Eigen::Ref<Mat<T>> logits) {
 }
 
 template <class T>
-T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets) {
+T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets, T* token_nll) {
   T total = 0;
   for (Index i = 0; i < logits.rows(); ++i) {
     auto row = logits.row(i);
@@ -50,7 +50,9 @@ T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets) {
     row = (row.array() - max).exp().matrix();
     const T sum = row.sum();
     // −log p[y] = log Σ_k exp(logit_k − max) − (logit_y − max)
-    total += std::log(sum) - target_logit;
+    const T nll = std::log(sum) - target_logit;
+    if (token_nll) token_nll[i] = nll;
+    total += nll;
     row /= sum;
   }
   return total;
@@ -102,7 +104,7 @@ void output_backward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>
   template void output_forward<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, OutputCache<T>&, \
                                   Eigen::Ref<Mat<T>>);                                               \
   template void log_softmax_rows<T>(Eigen::Ref<Mat<T>>);                                             \
-  template T softmax_cross_entropy<T>(Eigen::Ref<Mat<T>>, const int*);                               \
+  template T softmax_cross_entropy<T>(Eigen::Ref<Mat<T>>, const int*, T*);                               \
   template void softmax_cross_entropy_backward<T>(Eigen::Ref<Mat<T>>, const int*, T);                \
   template void output_backward<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, OutputCache<T>&, \
                                    const Eigen::Ref<const Mat<T>>&, Parameters<T>&, Eigen::Ref<Mat<T>>);

@@ -26,9 +26,10 @@ void output_forward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>&
 template <class T>
 void log_softmax_rows(Eigen::Ref<Mat<T>> logits);
 
-// logits (N×V) in, probabilities out; returns Σ_i −log p_i[targets[i]].
+// logits (N×V) in, probabilities out; returns Σ_i −log p_i[targets[i]]. With token_nll,
+// also writes each row's −log p_i[targets[i]] there (exact even where p underflows).
 template <class T>
-T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets);
+T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets, T* token_nll = nullptr);
 
 // probabilities in, dlogits = scale (p − onehot(target)) out, in place.
 template <class T>

@@ -43,6 +43,7 @@ struct ModelWorkspace {
   // output layer on the N non-padding positions
   std::vector<int> out_rows;        // N: the time-major row i*B + b of each
   std::vector<int> targets;         // N
+  std::vector<T> token_nll;         // N  −log p of each target token (what `score` reports)
   Mat<T> X;                         // N × (n+e+2n)  [s, E, c]
   Mat<T> X_mask;                    // N × (n+e+2n)
   Mat<T> logits;                    // N × V (probabilities after the forward)
