@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/train/trainer.h"
+#include "rnnsearch/util/profile.h"
 
 namespace po = boost::program_options;
 
@@ -26,7 +27,7 @@ int train_command(const Args& args) {
   TrainOptions o;
   std::string preset = "small", output_layer = "maxout", optimizer = "adam";
   int emb = 0, hidden = 0, maxout = 0, batch = 0, threads = 0;
-  bool no_shuffle = false, no_lowercase = false;
+  bool no_shuffle = false, no_lowercase = false, profile_phases = false;
   po::options_description options("train options");
   options.add_options()
       ("train-src", po::value(&o.train_src)->required(), "training source text (plain or .gz)")
@@ -62,7 +63,8 @@ int train_command(const Args& args) {
       ("no-lowercase", po::bool_switch(&no_lowercase), "keep case when tokenizing")
       ("bench-seconds", po::value(&o.bench_seconds)->default_value(0),
        "benchmark: after --bench-warmup updates, train this many seconds, print tgt_tok/s, exit without saving")
-      ("bench-warmup", po::value(&o.bench_warmup)->default_value(20), "benchmark warm-up updates");
+      ("bench-warmup", po::value(&o.bench_warmup)->default_value(20), "benchmark warm-up updates")
+      ("profile", po::bool_switch(&profile_phases), "report the time spent in each phase (encoder, attention, ...)");
   po::variables_map vm;
   if (parse_options("train", "--train-src F --train-tgt F --valid-src F --valid-tgt F --model DIR [options]",
                     options, args, vm))
@@ -79,6 +81,7 @@ int train_command(const Args& args) {
   o.threads = set_threads(threads);
   if (o.dropout < 0 || o.dropout >= 1) throw Error("--dropout must be in [0, 1)");
   if (o.log_freq < 1) throw Error("--log-freq must be at least 1");
+  profile::enable(profile_phases);
   return train(o);
 }
 

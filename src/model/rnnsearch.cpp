@@ -1,8 +1,11 @@
 #include "rnnsearch/model/rnnsearch.h"
 
+#include <optional>
+
 #include "rnnsearch/model/attention.h"
 #include "rnnsearch/model/gru.h"
 #include "rnnsearch/text/vocab.h"
+#include "rnnsearch/util/profile.h"
 
 namespace rnnsearch {
 namespace {
@@ -35,8 +38,11 @@ T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Dropo
   ws.batch = B;
   ws.tgt_len = Tn;
   ws.dropout = dropout.rate > 0;
-  encoder_forward<T>(params, batch.src.data(), batch.src_lengths.data(), B, S, dropout.rate, dropout.seed,
-                     ws.encoder);
+  {
+    profile::ScopedPhase phase(profile::encoder_forward);
+    encoder_forward<T>(params, batch.src.data(), batch.src_lengths.data(), B, S, dropout.rate, dropout.seed,
+                       ws.encoder);
+  }
 
   // Decoder inputs y_{i-1} and which rows move at step i.
   ws.inputs.resize(Tn * B);
@@ -71,10 +77,14 @@ T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Dropo
   const AttentionMemory<T> memory = memory_of(ws.encoder);
   for (Index i = 0; i < Tn; ++i) {
     auto s_prev = step_rows(states, i, B);
-    // q_i = s_{i-1} att_W;  α_i, c_i = attention(q_i)
-    step_rows(queries, i, B).noalias() = s_prev * params.mat(att_W);
-    attention_forward<T>(step_rows(queries, i, B), memory, identity_rows(B), params.vec(att_v),
-                         step_rows(alpha, i, B), step_rows(contexts, i, B), ws.attention_scratch);
+    {
+      profile::ScopedPhase phase(profile::attention_forward);
+      // q_i = s_{i-1} att_W;  α_i, c_i = attention(q_i)
+      step_rows(queries, i, B).noalias() = s_prev * params.mat(att_W);
+      attention_forward<T>(step_rows(queries, i, B), memory, identity_rows(B), params.vec(att_v),
+                           step_rows(alpha, i, B), step_rows(contexts, i, B), ws.attention_scratch);
+    }
+    profile::ScopedPhase phase(profile::decoder_gru_forward);
     // g_i = E_i dec_W + dec_b + c_i dec_C
     g = step_rows(EW, i, B);
     g.noalias() += step_rows(contexts, i, B) * params.mat(dec_C);
@@ -83,6 +93,7 @@ T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Dropo
   }
 
   // The output layer runs once on the N non-padding positions: X = [s, E, c].
+  profile::ScopedPhase phase(profile::output_forward);
   ws.out_rows.clear();
   ws.targets.clear();
   for (Index i = 0; i < Tn; ++i)
@@ -106,7 +117,8 @@ T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Dropo
   }
   auto logits = rows_of(ws.logits, N, cfg.tgt_vocab);
   output_forward<T>(params, X, ws.output, logits);
-  return softmax_cross_entropy<T>(logits, ws.targets.data());
+  ws.token_nll.resize(N);
+  return softmax_cross_entropy<T>(logits, ws.targets.data(), ws.token_nll.data());
 }
 
 template <class T>
@@ -117,6 +129,7 @@ void rnnsearch_backward(const Parameters<T>& params, T scale, ModelWorkspace<T>&
   const Index N = static_cast<Index>(ws.out_rows.size());
 
   // Output layer and softmax
+  std::optional<profile::ScopedPhase> phase(std::in_place, profile::output_backward);
   auto dlogits = ws.logits.topRows(N);
   softmax_cross_entropy_backward<T>(dlogits, ws.targets.data(), scale);
   auto dX = rows_of(ws.dX, N, din);
@@ -146,12 +159,15 @@ void rnnsearch_backward(const Parameters<T>& params, T scale, ModelWorkspace<T>&
   dannotations.setZero();
   dkeys.setZero();
   const AttentionMemory<T> memory = memory_of(ws.encoder);
+  phase.reset();
   for (Index i = Tn - 1; i >= 0; --i) {
     auto ds_prev = step_rows(dstates, i, B);
+    phase.emplace(profile::decoder_gru_backward);
     gru_step_backward<T>(step_rows(dstates, i + 1, B), step_rows(states, i, B), params.mat(dec_U),
                          &ws.moving[i * B], step_rows(ws.gates, i, B), step_rows(dg, i, B), ds_prev);
     // g_i = ... + c_i dec_C
     step_rows(dcontexts, i, B).noalias() += step_rows(dg, i, B) * params.mat(dec_C).transpose();
+    phase.emplace(profile::attention_backward);
     attention_backward<T>(step_rows(dcontexts, i, B), step_rows(ws.queries, i, B), memory, identity_rows(B),
                           params.vec(att_v), step_rows(ws.alpha, i, B), step_rows(dqueries, i, B),
                           ws.dkeys, ws.dannotations, grads.vec(att_v), ws.attention_scratch);
@@ -159,6 +175,7 @@ void rnnsearch_backward(const Parameters<T>& params, T scale, ModelWorkspace<T>&
     ds_prev.noalias() += step_rows(dqueries, i, B) * params.mat(att_W).transpose();
   }
   // Weight gradients of the decoder loop, for all steps in one GEMM each
+  phase.emplace(profile::decoder_weight_grads);
   const auto s_prev_all = states.topRows(Tn * B);
   gru_accumulate_dU<T>(s_prev_all, ws.r_h.topRows(Tn * B), dg, grads.mat(dec_U));
   grads.mat(att_W).noalias() += s_prev_all.transpose() * dqueries;
@@ -174,6 +191,7 @@ void rnnsearch_backward(const Parameters<T>& params, T scale, ModelWorkspace<T>&
   for (Index r = 0; r < Tn * B; ++r)
     if (ws.moving[r] != T(0)) demb.row(ws.inputs[r]) += dE.row(r);
 
+  phase.emplace(profile::encoder_backward);
   encoder_backward<T>(params, ws.encoder, ws.dannotations, ws.dkeys, step_rows(dstates, 0, B), grads);
 }
 

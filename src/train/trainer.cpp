@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include "rnnsearch/model/rnnsearch.h"
 #include "rnnsearch/text/batcher.h"
 #include "rnnsearch/text/corpus.h"
+#include "rnnsearch/util/profile.h"
 
 namespace rnnsearch {
 namespace {
@@ -126,6 +128,7 @@ class ShardedModel {
              const DropoutOptions& dropout, Parameters<float>* grads) {
     const int count = static_cast<int>(std::min(shards_.size(), ids.size()));
     long tokens = 0;
+    std::optional<profile::ScopedPhase> phase(std::in_place, profile::batching);
     for (int t = 0; t < count; ++t) {
       Shard& shard = *shards_[t];
       std::vector<std::vector<int>> src, tgt;
@@ -138,6 +141,7 @@ class ShardedModel {
       shard.batch = pad_batch(src, tgt, shard_ids);
       tokens += shard.batch.target_tokens();
     }
+    phase.reset();
     double cost = 0;
 #pragma omp parallel for num_threads(count) schedule(static, 1) reduction(+ : cost)
     for (int t = 0; t < count; ++t) {
@@ -166,6 +170,7 @@ class ShardedModel {
   };
 
   void sum_into(Parameters<float>& total, int count) {
+    profile::ScopedPhase phase(profile::gradient_sum);
     const long size = static_cast<long>(total.values().size());
     float* out = total.values().data();
     for (int t = 1; t < count; ++t) {
@@ -398,9 +403,11 @@ int Trainer::run() {
       const auto start = Clock::now();
       const DropoutOptions dropout{o_.dropout, mix(progress_.seed ^ mix(progress_.update))};
       const double cost = model_->run(*params_, train_, batches[b], dropout, grads_.get());
+      std::optional<profile::ScopedPhase> phase(std::in_place, profile::optimizer);
       const double norm = clip_global_norm(grads_->values(), o_.clip_norm);
       const bool finite = std::isfinite(cost) && std::isfinite(norm);
       if (finite) optimizer_->step(params_->values(), grads_->values());
+      phase.reset();
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
       ++progress_.update;
@@ -420,10 +427,12 @@ int Trainer::run() {
           const std::string result = bench->add(batches[b], train_, o_.bench_seconds);
           if (!result.empty()) {
             std::cout << result << std::endl;
+            if (profile::enabled()) std::cout << profile::report(bench->updates);
             return 0;
           }
         } else if (progress_.update >= o_.bench_warmup) {
           bench = std::make_unique<BenchWindow>(BenchWindow{Clock::now()});
+          profile::reset();
         }
         continue;
       }
@@ -452,6 +461,7 @@ int Trainer::run() {
     }
   }
   if (saved_update_ != progress_.update) validate_and_save(false);
+  if (profile::enabled()) log_.line(profile::report(progress_.update));
   log_.line("done: " + std::to_string(progress_.update) + " updates, " + clock_text(progress_.train_seconds) +
             " training time, best validation perplexity " + std::to_string(std::exp(progress_.best_valid_cost)) +
             " at update " + std::to_string(progress_.best_update));

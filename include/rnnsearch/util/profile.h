@@ -1,0 +1,45 @@
+#pragma once
+// Where training time goes, phase by phase (`rnnsearch train --profile`), so that the next
+// optimisation is chosen by measurement. Off by default: a disabled ScopedPhase costs one
+// branch. Each thread accumulates into its own slot; report() sums them, so with several
+// threads the phase times add up to CPU time, not wall time.
+#include <string>
+
+namespace rnnsearch::profile {
+
+enum Phase : int {
+  batching,              // building and padding the batch
+  encoder_forward,
+  attention_forward,
+  decoder_gru_forward,   // the step GEMMs (q, c dec_C) and the GRU cell
+  output_forward,        // output layer and softmax
+  output_backward,
+  decoder_gru_backward,
+  attention_backward,
+  decoder_weight_grads,  // the deferred per-sequence weight-gradient GEMMs
+  encoder_backward,
+  gradient_sum,          // adding the shards' gradients
+  optimizer,             // clipping and the optimizer step
+  kNumPhases
+};
+
+void enable(bool on);
+bool enabled();
+void add(Phase phase, double seconds);
+void reset();
+// One line per phase: seconds, share of the total, and per-update milliseconds.
+std::string report(long updates);
+
+class ScopedPhase {
+ public:
+  explicit ScopedPhase(Phase phase);
+  ~ScopedPhase();
+  ScopedPhase(const ScopedPhase&) = delete;
+  ScopedPhase& operator=(const ScopedPhase&) = delete;
+
+ private:
+  Phase phase_;
+  long long start_ns_;  // 0 when profiling is off
+};
+
+}  // namespace rnnsearch::profile

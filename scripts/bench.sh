@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Speed as DESIGN.md §5 measures it, rnnsearch and the PyTorch reference side by side in one
+# run on this machine (2 threads), then the ratios.
+#
+#   training:  target tokens/s, presets small and base, 20 warm-up updates, BENCH_SECONDS (60)
+#              of batch construction + forward + backward + clipping + optimizer step;
+#              small also with 1 thread (scaling) and its peak memory
+#   decoding:  test_2016_flickr (1000 sentences), beam 5 and greedy with batches of 64
+#
+#   MODEL=models/en-de-small   trained model to decode with (scripts/quickstart.sh makes it)
+#   REF=../shared/reference/pytorch, REF_CKPT=<reference checkpoint to decode with>; without
+#   one the reference is trained for REF_MINUTES (6) first. The reference runs only if
+#   /usr/bin/python3 can import torch (apt-get install python3-torch libopenblas0-pthread).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+BENCH_SECONDS=${BENCH_SECONDS:-60}
+MODEL=${MODEL:-models/en-de-small}
+REF=${REF:-$root/../shared/reference/pytorch}
+REF_MINUTES=${REF_MINUTES:-6}
+data=$root/corpora/multi30k
+bin=$root/build/rnnsearch
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+scripts/build.sh >/dev/null
+[ -f "$MODEL/model.npz" ] || { echo "bench.sh: no trained model in $MODEL (run scripts/quickstart.sh, or set MODEL)" >&2; exit 1; }
+
+# Runs a command under the reference's cpuwatch.py when available: it reports the command's
+# peak RSS and how busy the machine was with other processes meanwhile.
+watch() {
+  if [ -f "$REF/cpuwatch.py" ]; then /usr/bin/python3 "$REF/cpuwatch.py" "$@"; else "$@"; fi
+}
+field() { grep -o "$1=[0-9.]*" | tail -1 | cut -d= -f2; }
+
+echo "# rnnsearch benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p')"
+declare -A r
+for run in "small 2" "base 2" "small 1"; do
+  set -- $run
+  out=$(watch "$bin" train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
+    --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz --model "$work/$1-$2" --preset "$1" \
+    --threads "$2" --bench-seconds "$BENCH_SECONDS" --bench-warmup 20 2>/dev/null)
+  echo "rnnsearch train $1 threads=$2: $(echo "$out" | grep -E 'BENCH|CPUWATCH' | tr '\n' ' ')"
+  r[train_$1_$2]=$(echo "$out" | field "tgt_tok/s")
+  r[rss_$1_$2]=$(echo "$out" | field peak_rss_mb)
+done
+
+zcat $data/test_2016_flickr.en.gz > "$work/test.en"
+for mode in "beam 5 1" "greedy 1 64"; do
+  set -- $mode
+  out=$(watch "$bin" translate -m "$MODEL" -i "$work/test.en" -o "$work/hyp.$1" --beam-size "$2" \
+    --batch-size "$3" --threads 2 2>&1 >/dev/null)
+  echo "rnnsearch translate $1 (beam $2, batch $3): $(echo "$out" | grep -E 'lines/s|CPUWATCH' | tr '\n' ' ')"
+  r[decode_$1]=$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)
+done
+
+if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+  cd "$REF"
+  for run in "small" "base"; do
+    out=$(watch /usr/bin/python3 train.py --config "$run" --bench-seconds "$BENCH_SECONDS" --threads 2 2>/dev/null)
+    echo "reference train $run threads=2: $(echo "$out" | grep -E 'BENCH|CPUWATCH' | tr '\n' ' ')"
+    r[ref_train_$run]=$(echo "$out" | field "tgt_tok/s")
+    r[ref_rss_$run]=$(echo "$out" | field peak_rss_mb)
+  done
+  ckpt=${REF_CKPT:-$work/ref.pt}
+  if [ ! -f "$ckpt" ]; then
+    /usr/bin/python3 train.py --config small --minutes "$REF_MINUTES" --threads 2 --save "$ckpt" >/dev/null 2>&1
+    echo "reference: trained ${REF_MINUTES} minutes for its decoding checkpoint"
+  fi
+  for mode in "beam --mode beam --beam 5" "greedy --mode greedy --batch 64"; do
+    set -- $mode
+    name=$1; shift
+    out=$(/usr/bin/python3 translate.py --ckpt "$ckpt" --threads 2 "$@" 2>/dev/null)
+    echo "reference translate $name: $(echo "$out" | grep DECODE)"
+    r[ref_decode_$name]=$(echo "$out" | field "sents/s")
+  done
+  cd "$root"
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+  echo
+  echo "| measure (2 threads) | rnnsearch | reference | ratio |"
+  echo "| --- | --- | --- | --- |"
+  echo "| training small, tgt tok/s | ${r[train_small_2]} | ${r[ref_train_small]} | $(ratio "${r[train_small_2]}" "${r[ref_train_small]}") |"
+  echo "| training base, tgt tok/s | ${r[train_base_2]} | ${r[ref_train_base]} | $(ratio "${r[train_base_2]}" "${r[ref_train_base]}") |"
+  echo "| decoding beam 5, sents/s | ${r[decode_beam]} | ${r[ref_decode_beam]} | $(ratio "${r[decode_beam]}" "${r[ref_decode_beam]}") |"
+  echo "| decoding greedy batch 64, sents/s | ${r[decode_greedy]} | ${r[ref_decode_greedy]} | $(ratio "${r[decode_greedy]}" "${r[ref_decode_greedy]}") |"
+  echo "| peak memory training small, MB | ${r[rss_small_2]} | ${r[ref_rss_small]} | $(ratio "${r[rss_small_2]}" "${r[ref_rss_small]}") |"
+  echo "| training small 2 threads / 1 thread | $(ratio "${r[train_small_2]}" "${r[train_small_1]}") | | |"
+else
+  echo "reference: /usr/bin/python3 cannot import torch; install python3-torch libopenblas0-pthread for the side-by-side run"
+fi
