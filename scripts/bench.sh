@@ -71,7 +71,7 @@ if /usr/bin/python3 -c "import torch" 2>/dev/null; then
     set -- $mode
     name=$1; shift
     out=$(/usr/bin/python3 translate.py --ckpt "$ckpt" --threads 2 "$@" 2>/dev/null)
-    echo "reference translate $name: $(echo "$out" | grep DECODE)"
+    echo "reference translate $name: $(echo "$out" | grep -E "DECODE|BLEU" | tr "\n" " ")"
     r[ref_decode_$name]=$(echo "$out" | field "sents/s")
   done
   cd "$root"
