@@ -80,8 +80,8 @@ TEST_P(ModelGradient, MatchesCentralDifferences) {
   auto cost = [&] { return rnnsearch_forward<double>(params, batch, dropout, ws) / tokens; };
   Parameters<double> grads(params.config());
   grads.set_zero();
-  cost();
-  rnnsearch_backward<double>(params, 1.0 / tokens, ws, grads);
+  const double fused_cost = rnnsearch_forward_backward<double>(params, batch, dropout, 1.0 / tokens, ws, grads);
+  EXPECT_NEAR(fused_cost / tokens, cost(), 1e-12);
 
   for (int p = 0; p < kNumParams; ++p) {
     const ParamSpec& spec = params.spec(static_cast<Param>(p));
@@ -190,6 +190,47 @@ TEST(OutputLayerGradient, InputsOfBothKinds) {
   }
 }
 
+// output_layer_cost works kOutputChunkRows rows at a time: across chunk boundaries it must
+// give exactly the cost, gradients and dX of the layer applied to all rows at once.
+TEST(OutputLayerCost, ChunkedEqualsAllRowsAtOnce) {
+  for (OutputKind kind : {OutputKind::maxout, OutputKind::linear}) {
+    std::mt19937_64 rng(4);
+    Parameters<double> params(tiny_config(kind));
+    params.init_uniform(0.5, 4);
+    const Index N = 2 * kOutputChunkRows + 88, din = params.config().output_input();
+    const Mat<double> X = random_matrix(N, din, rng);
+    std::vector<int> targets(N);
+    for (Index i = 0; i < N; ++i) targets[i] = static_cast<int>(i % params.config().tgt_vocab);
+    const double scale = 0.01;
+
+    OutputCache<double> whole_cache;
+    Mat<double> logits(N, params.config().tgt_vocab), whole_dX(N, din);
+    output_forward<double>(params, X, whole_cache, logits);
+    const double whole_cost = softmax_cross_entropy<double>(logits, targets.data());
+    softmax_cross_entropy_backward<double>(logits, targets.data(), scale);
+    Parameters<double> whole_grads(params.config());
+    whole_grads.set_zero();
+    output_backward<double>(params, X, whole_cache, logits, whole_grads, whole_dX);
+
+    OutputCache<double> cache;
+    Mat<double> dX(N, din);
+    std::vector<double> token_nll(N);
+    Parameters<double> grads(params.config());
+    grads.set_zero();
+    const double cost =
+        output_layer_cost<double>(params, X, targets.data(), cache, token_nll.data(), scale, &grads, &dX);
+    EXPECT_NEAR(cost, whole_cost, 1e-10 * whole_cost);
+    double token_sum = 0;
+    for (double v : token_nll) token_sum += v;
+    EXPECT_NEAR(token_sum, whole_cost, 1e-10 * whole_cost);
+    EXPECT_LT((dX - whole_dX).cwiseAbs().maxCoeff(), 1e-12);
+    double max_diff = 0;
+    for (size_t k = 0; k < grads.values().size(); ++k)
+      max_diff = std::max(max_diff, std::abs(grads.values()[k] - whole_grads.values()[k]));
+    EXPECT_LT(max_diff, 1e-12);
+  }
+}
+
 // The float model (what training uses) computes the same cost and gradient as the double one.
 TEST(FloatPrecision, AgreesWithDouble) {
   Parameters<double> pd(tiny_config(OutputKind::maxout));
@@ -199,15 +240,13 @@ TEST(FloatPrecision, AgreesWithDouble) {
   const Batch batch = tiny_batch(true);
   ModelWorkspace<double> wd;
   ModelWorkspace<float> wf;
-  const double cost_d = rnnsearch_forward<double>(pd, batch, {}, wd);
-  const float cost_f = rnnsearch_forward<float>(pf, batch, {}, wf);
-  EXPECT_NEAR(cost_f, cost_d, 1e-5 * std::abs(cost_d));
   Parameters<double> gd(pd.config());
   Parameters<float> gf(pf.config());
   gd.set_zero();
   gf.set_zero();
-  rnnsearch_backward<double>(pd, 1.0, wd, gd);
-  rnnsearch_backward<float>(pf, 1.0f, wf, gf);
+  const double cost_d = rnnsearch_forward_backward<double>(pd, batch, {}, 1.0, wd, gd);
+  const float cost_f = rnnsearch_forward_backward<float>(pf, batch, {}, 1.0f, wf, gf);
+  EXPECT_NEAR(cost_f, cost_d, 1e-5 * std::abs(cost_d));
   double max_diff = 0, max_grad = 0;
   for (size_t k = 0; k < gd.values().size(); ++k) {
     max_diff = std::max(max_diff, std::abs(gd.values()[k] - gf.values()[k]));

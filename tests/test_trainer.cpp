@@ -87,6 +87,26 @@ TEST(Train, WritesTheModelDirectory) {
   EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("out_Wo").shape, (std::vector<long>{6, target_vocab}));
 }
 
+TEST(Train, InitFromStartsFromThoseWeightsAndRefusesOtherShapes) {
+  test::TempDir dir;
+  ASSERT_EQ(run(train_command(dir.path("base"), "--max-updates 5"), dir).first, 0);
+  const std::string weights = dir.path("base/model.npz");
+  // With a learning rate of 0 the fine-tuned model keeps exactly the weights it started from.
+  const auto [status, err] = run(train_command(dir.path("tuned"), "--max-updates 2 --optimizer sgd --lr 0 --vocab-src " +
+                                                                      dir.path("base/vocab.src") + " --vocab-tgt " +
+                                                                      dir.path("base/vocab.tgt") + " --init-from " + weights),
+                                 dir);
+  ASSERT_EQ(status, 0) << err;
+  EXPECT_TRUE(read_file(dir.path("tuned/model.npz")) == read_file(weights));
+  EXPECT_EQ(read_file(dir.path("tuned/vocab.tgt")), read_file(dir.path("base/vocab.tgt")));
+  std::string other_size = train_command(dir.path("other"), "--max-updates 1 --init-from " + weights);
+  other_size.replace(other_size.find("--hidden 12"), 11, "--hidden 16");
+  const auto [bad_status, bad_err] = run(other_size, dir);
+  EXPECT_NE(bad_status, 0);
+  EXPECT_NE(bad_err.find(weights), std::string::npos) << bad_err;
+  EXPECT_NE(bad_err.find("shape"), std::string::npos) << bad_err;
+}
+
 TEST(Train, BadInputFailsWithOneLineNamingTheFile) {
   test::TempDir dir;
   const std::string short_tgt = dir.write("short.de", "eins\nzwei\n");

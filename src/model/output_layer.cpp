@@ -100,12 +100,32 @@ void output_backward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>
   dX.noalias() = dpre * params.mat(out_W).transpose();
 }
 
+template <class T>
+T output_layer_cost(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, const int* targets,
+                    OutputCache<T>& cache, T* token_nll, T scale, Parameters<T>* grads, Mat<T>* dX) {
+  const Index N = X.rows();
+  T total = 0;
+  for (Index start = 0; start < N; start += kOutputChunkRows) {
+    const Index rows = std::min(kOutputChunkRows, N - start);
+    const auto X_chunk = X.middleRows(start, rows);
+    auto logits = rows_of(cache.logits, rows, params.config().tgt_vocab);
+    output_forward<T>(params, X_chunk, cache, logits);
+    total += softmax_cross_entropy<T>(logits, targets + start, token_nll ? token_nll + start : nullptr);
+    if (!grads) continue;
+    softmax_cross_entropy_backward<T>(logits, targets + start, scale);
+    output_backward<T>(params, X_chunk, cache, logits, *grads, dX->middleRows(start, rows));
+  }
+  return total;
+}
+
 #define RNNSEARCH_INSTANTIATE_OUTPUT(T)                                                              \
   template void output_forward<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, OutputCache<T>&, \
                                   Eigen::Ref<Mat<T>>);                                               \
   template void log_softmax_rows<T>(Eigen::Ref<Mat<T>>);                                             \
   template T softmax_cross_entropy<T>(Eigen::Ref<Mat<T>>, const int*, T*);                               \
   template void softmax_cross_entropy_backward<T>(Eigen::Ref<Mat<T>>, const int*, T);                \
+  template T output_layer_cost<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, const int*,          \
+                                  OutputCache<T>&, T*, T, Parameters<T>*, Mat<T>*);                      \
   template void output_backward<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, OutputCache<T>&, \
                                    const Eigen::Ref<const Mat<T>>&, Parameters<T>&, Eigen::Ref<Mat<T>>);
 RNNSEARCH_INSTANTIATE_OUTPUT(float)

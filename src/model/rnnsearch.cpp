@@ -27,11 +27,11 @@ const int* identity_rows(Index B) {
   return rows.data();
 }
 
-}  // namespace
-
+// The encoder and the decoder loop, up to the output layer's input X = [s, E, c] of the N
+// non-padding target positions (ws.X, ws.out_rows, ws.targets).
 template <class T>
-T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
-                    ModelWorkspace<T>& ws) {
+void forward_to_output_input(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
+                             ModelWorkspace<T>& ws) {
   const ModelConfig& cfg = params.config();
   const Index B = batch.size, S = batch.src_len, Tn = batch.tgt_len;
   const Index n = cfg.hidden, e = cfg.emb, din = cfg.output_input();
@@ -93,7 +93,6 @@ T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Dropo
   }
 
   // The output layer runs once on the N non-padding positions: X = [s, E, c].
-  profile::ScopedPhase phase(profile::output_forward);
   ws.out_rows.clear();
   ws.targets.clear();
   for (Index i = 0; i < Tn; ++i)
@@ -115,26 +114,19 @@ T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Dropo
     draw_dropout_mask<T>(mask, dropout.rate, dropout.seed + 2);
     X.array() *= mask.array();
   }
-  auto logits = rows_of(ws.logits, N, cfg.tgt_vocab);
-  output_forward<T>(params, X, ws.output, logits);
   ws.token_nll.resize(N);
-  return softmax_cross_entropy<T>(logits, ws.targets.data(), ws.token_nll.data());
 }
 
+// Backward from dX (the gradient of the output layer's input, in ws.dX) through the decoder
+// loop and the encoder.
 template <class T>
-void rnnsearch_backward(const Parameters<T>& params, T scale, ModelWorkspace<T>& ws, Parameters<T>& grads) {
+void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& ws, Parameters<T>& grads) {
   const ModelConfig& cfg = params.config();
   const Index B = ws.batch, Tn = ws.tgt_len, S = ws.encoder.max_len;
-  const Index n = cfg.hidden, e = cfg.emb, din = cfg.output_input();
+  const Index n = cfg.hidden, e = cfg.emb;
   const Index N = static_cast<Index>(ws.out_rows.size());
-
-  // Output layer and softmax
-  std::optional<profile::ScopedPhase> phase(std::in_place, profile::output_backward);
-  auto dlogits = ws.logits.topRows(N);
-  softmax_cross_entropy_backward<T>(dlogits, ws.targets.data(), scale);
-  auto dX = rows_of(ws.dX, N, din);
-  output_backward<T>(params, ws.X.topRows(N), ws.output, dlogits, grads, dX);
-  if (ws.dropout) dX.array() *= ws.X_mask.topRows(N).array();
+  auto dX = ws.dX.topRows(N);
+  std::optional<profile::ScopedPhase> phase;
 
   // X = [s, E, c]: scatter back to the time-major gradients
   auto dstates = rows_of(ws.dstates, (Tn + 1) * B, n);
@@ -195,13 +187,42 @@ void rnnsearch_backward(const Parameters<T>& params, T scale, ModelWorkspace<T>&
   encoder_backward<T>(params, ws.encoder, ws.dannotations, ws.dkeys, step_rows(dstates, 0, B), grads);
 }
 
+}  // namespace
+
+template <class T>
+T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
+                    ModelWorkspace<T>& ws) {
+  forward_to_output_input(params, batch, dropout, ws);
+  profile::ScopedPhase phase(profile::output_forward);
+  return output_layer_cost<T>(params, ws.X.topRows(ws.token_nll.size()), ws.targets.data(), ws.output,
+                              ws.token_nll.data());
+}
+
+template <class T>
+T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
+                             T scale, ModelWorkspace<T>& ws, Parameters<T>& grads) {
+  forward_to_output_input(params, batch, dropout, ws);
+  const Index N = static_cast<Index>(ws.token_nll.size());
+  T cost;
+  {
+    // The output layer's forward and backward, a chunk of rows at a time (see output_layer_cost)
+    profile::ScopedPhase phase(profile::output_layer);
+    rows_of(ws.dX, N, params.config().output_input());
+    cost = output_layer_cost<T>(params, ws.X.topRows(N), ws.targets.data(), ws.output, ws.token_nll.data(), scale,
+                                &grads, &ws.dX);
+    if (ws.dropout) ws.dX.topRows(N).array() *= ws.X_mask.topRows(N).array();
+  }
+  backward_from_output_input(params, ws, grads);
+  return cost;
+}
+
 template float rnnsearch_forward<float>(const Parameters<float>&, const Batch&, const DropoutOptions&,
                                         ModelWorkspace<float>&);
 template double rnnsearch_forward<double>(const Parameters<double>&, const Batch&, const DropoutOptions&,
                                           ModelWorkspace<double>&);
-template void rnnsearch_backward<float>(const Parameters<float>&, float, ModelWorkspace<float>&,
-                                        Parameters<float>&);
-template void rnnsearch_backward<double>(const Parameters<double>&, double, ModelWorkspace<double>&,
-                                         Parameters<double>&);
+template float rnnsearch_forward_backward<float>(const Parameters<float>&, const Batch&, const DropoutOptions&, float,
+                                                 ModelWorkspace<float>&, Parameters<float>&);
+template double rnnsearch_forward_backward<double>(const Parameters<double>&, const Batch&, const DropoutOptions&,
+                                                   double, ModelWorkspace<double>&, Parameters<double>&);
 
 }  // namespace rnnsearch

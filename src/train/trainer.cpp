@@ -148,11 +148,13 @@ class ShardedModel {
       Shard& shard = *shards_[t];
       DropoutOptions shard_dropout = dropout;
       shard_dropout.seed = mix(dropout.seed + static_cast<uint64_t>(t));
-      cost += rnnsearch_forward<float>(params, shard.batch, shard_dropout, shard.workspace);
       if (grads) {
         Parameters<float>& g = t == 0 ? *grads : shard.grads;
         g.set_zero();
-        rnnsearch_backward<float>(params, 1.0f / static_cast<float>(tokens), shard.workspace, g);
+        cost += rnnsearch_forward_backward<float>(params, shard.batch, shard_dropout,
+                                                  1.0f / static_cast<float>(tokens), shard.workspace, g);
+      } else {
+        cost += rnnsearch_forward<float>(params, shard.batch, shard_dropout, shard.workspace);
       }
     }
     if (grads) sum_into(*grads, count);
@@ -239,6 +241,8 @@ class Trainer {
   void validate_and_save(bool epoch_end);
   void save_checkpoint();
   bool budget_exhausted() const;
+  bool train_update(const std::vector<uint32_t>& batch, long batch_index);
+  bool after_update(bool finite, const std::vector<uint32_t>& batch);
   std::string progress_text(double cost_sum, long tokens, double window_seconds) const;
 
   const TrainOptions& o_;
@@ -253,6 +257,12 @@ class Trainer {
   Progress progress_;
   long saved_update_ = -1;  // the update of the last checkpoint on disk
   bool stop_for_patience_ = false;
+  int non_finite_in_a_row_ = 0;
+  struct {
+    double cost = 0, seconds = 0;
+    long tokens = 0;
+  } window_;                            // since the last log line
+  std::unique_ptr<BenchWindow> bench_;  // --bench-seconds, after the warm-up
 };
 
 void Trainer::set_up() {
@@ -382,6 +392,67 @@ std::string Trainer::progress_text(double cost_sum, long tokens, double window_s
   return buffer;
 }
 
+// One update on one batch: forward, backward, clipping, optimizer step. Returns false (and
+// leaves the weights alone) when the cost or the gradient is not finite.
+bool Trainer::train_update(const std::vector<uint32_t>& batch, long batch_index) {
+  const auto start = Clock::now();
+  const DropoutOptions dropout{o_.dropout, mix(progress_.seed ^ mix(progress_.update))};
+  const double cost = model_->run(*params_, train_, batch, dropout, grads_.get());
+  std::optional<profile::ScopedPhase> phase(std::in_place, profile::optimizer);
+  const double norm = clip_global_norm(grads_->values(), o_.clip_norm);
+  const bool finite = std::isfinite(cost) && std::isfinite(norm);
+  if (finite) optimizer_->step(params_->values(), grads_->values());
+  phase.reset();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  ++progress_.update;
+  progress_.batch_in_epoch = batch_index + 1;
+  progress_.train_seconds += seconds;
+  if (finite) {
+    window_.cost += cost;
+    window_.tokens += model_->last_tokens();
+    window_.seconds += seconds;
+  }
+  return finite;
+}
+
+// Everything between two updates: the progress line, the benchmark window, a stop signal,
+// validation. Returns false when the run must end now.
+bool Trainer::after_update(bool finite, const std::vector<uint32_t>& batch) {
+  if (!finite) {
+    log_.line("update " + std::to_string(progress_.update) + ": non-finite cost or gradient, update skipped");
+    if (++non_finite_in_a_row_ >= kMaxNonFiniteInARow)
+      throw Error(std::to_string(kMaxNonFiniteInARow) +
+                  " non-finite costs in a row: training diverged; lower --lr or use --clip-norm "
+                  "(the last checkpoint in " + dir_ + " is intact)");
+  } else {
+    non_finite_in_a_row_ = 0;
+  }
+  if (o_.bench_seconds > 0) {
+    if (!bench_) {
+      if (progress_.update >= o_.bench_warmup) {
+        bench_ = std::make_unique<BenchWindow>(BenchWindow{Clock::now()});
+        profile::reset();
+      }
+      return true;
+    }
+    const std::string result = bench_->add(batch, train_, o_.bench_seconds);
+    if (result.empty()) return true;
+    std::cout << result << std::endl;
+    if (profile::enabled()) std::cout << profile::report(bench_->updates);
+    return false;
+  }
+  log_.progress(progress_text(window_.cost, window_.tokens, window_.seconds), progress_.update, o_.log_freq);
+  if (progress_.update % o_.log_freq == 0) window_ = {};
+  if (g_stop_signal) {
+    save_checkpoint();
+    log_.line(std::string("stopped by ") + (g_stop_signal == SIGINT ? "SIGINT" : "SIGTERM") + " at update " +
+              std::to_string(progress_.update) + "; checkpoint saved, run the same command to resume");
+    return false;
+  }
+  if (o_.valid_freq > 0 && progress_.update % o_.valid_freq == 0) validate_and_save(false);
+  return true;
+}
+
 int Trainer::run() {
   set_up();
   std::signal(SIGINT, request_stop);
@@ -391,74 +462,22 @@ int Trainer::run() {
               "); raise --max-updates/--max-minutes/--max-epochs to continue");
     return 0;
   }
-  double window_cost = 0, window_seconds = 0;
-  long window_tokens = 0;
-  int non_finite_in_a_row = 0;
-  const bool benchmark = o_.bench_seconds > 0;
-  std::unique_ptr<BenchWindow> bench;
   while (!budget_exhausted()) {
+    // The order of an epoch depends only on (seed, epoch): a resumed run sees the same one.
     const auto batches =
         make_batches(train_, o_.batch_size, o_.shuffle, mix(progress_.seed * 1000003 + progress_.epoch));
     for (size_t b = progress_.batch_in_epoch; b < batches.size() && !budget_exhausted(); ++b) {
-      const auto start = Clock::now();
-      const DropoutOptions dropout{o_.dropout, mix(progress_.seed ^ mix(progress_.update))};
-      const double cost = model_->run(*params_, train_, batches[b], dropout, grads_.get());
-      std::optional<profile::ScopedPhase> phase(std::in_place, profile::optimizer);
-      const double norm = clip_global_norm(grads_->values(), o_.clip_norm);
-      const bool finite = std::isfinite(cost) && std::isfinite(norm);
-      if (finite) optimizer_->step(params_->values(), grads_->values());
-      phase.reset();
-      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-
-      ++progress_.update;
-      progress_.batch_in_epoch = static_cast<long>(b) + 1;
-      progress_.train_seconds += seconds;
-      if (!finite) {
-        log_.line("update " + std::to_string(progress_.update) + ": non-finite cost or gradient, update skipped");
-        if (++non_finite_in_a_row >= kMaxNonFiniteInARow)
-          throw Error(std::to_string(kMaxNonFiniteInARow) +
-                      " non-finite costs in a row: training diverged; lower --lr or use --clip-norm "
-                      "(the last checkpoint in " + dir_ + " is intact)");
-        continue;
-      }
-      non_finite_in_a_row = 0;
-      if (benchmark) {
-        if (bench) {
-          const std::string result = bench->add(batches[b], train_, o_.bench_seconds);
-          if (!result.empty()) {
-            std::cout << result << std::endl;
-            if (profile::enabled()) std::cout << profile::report(bench->updates);
-            return 0;
-          }
-        } else if (progress_.update >= o_.bench_warmup) {
-          bench = std::make_unique<BenchWindow>(BenchWindow{Clock::now()});
-          profile::reset();
-        }
-        continue;
-      }
-      window_cost += cost;
-      window_tokens += model_->last_tokens();
-      window_seconds += seconds;
-      log_.progress(progress_text(window_cost, window_tokens, window_seconds), progress_.update, o_.log_freq);
-      if (progress_.update % o_.log_freq == 0) window_cost = window_seconds = window_tokens = 0;
-
-      if (g_stop_signal) {
-        save_checkpoint();
-        log_.line(std::string("stopped by ") + (g_stop_signal == SIGINT ? "SIGINT" : "SIGTERM") + " at update " +
-                  std::to_string(progress_.update) + "; checkpoint saved, run the same command to resume");
-        return 0;
-      }
-      if (o_.valid_freq > 0 && progress_.update % o_.valid_freq == 0) validate_and_save(false);
+      const bool finite = train_update(batches[b], static_cast<long>(b));
+      if (!after_update(finite, batches[b])) return 0;
     }
-    if (progress_.batch_in_epoch >= static_cast<long>(batches.size())) {
-      ++progress_.epoch;
-      progress_.batch_in_epoch = 0;
-      if (benchmark) continue;
-      if (saved_update_ == progress_.update)
-        save_checkpoint();  // validated at this very update already: just record the new epoch
-      else
-        validate_and_save(true);
-    }
+    if (progress_.batch_in_epoch < static_cast<long>(batches.size())) break;  // budget ran out mid-epoch
+    ++progress_.epoch;
+    progress_.batch_in_epoch = 0;
+    if (o_.bench_seconds > 0) continue;
+    if (saved_update_ == progress_.update)
+      save_checkpoint();  // validated at this very update already: just record the new epoch
+    else
+      validate_and_save(true);
   }
   if (saved_update_ != progress_.update) validate_and_save(false);
   if (profile::enabled()) log_.line(profile::report(progress_.update));

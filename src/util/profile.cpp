@@ -12,7 +12,7 @@ namespace {
 constexpr int kMaxThreads = 64;
 constexpr const char* kNames[kNumPhases] = {
     "batching",         "encoder forward",      "attention forward",  "decoder GRU forward",
-    "output + softmax", "output backward",      "decoder GRU backward", "attention backward",
+    "output + softmax", "output layer fwd+bwd",      "decoder GRU backward", "attention backward",
     "decoder weight gradients", "encoder backward", "gradient sum",     "clip + optimizer"};
 
 bool g_enabled = false;

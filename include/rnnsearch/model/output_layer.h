@@ -15,7 +15,12 @@ template <class T>
 struct OutputCache {
   Mat<T> pre_maxout;  // N×2l  t̃
   Mat<T> maxout;      // N×l   t
+  Mat<T> logits;      // kOutputChunkRows × V (output_layer_cost)
 };
+
+// output_layer_cost works on this many rows at a time: the logits of a whole batch
+// (N × V, N up to thousands of target tokens) would be the largest buffer of training.
+constexpr Index kOutputChunkRows = 256;
 
 // Writes logits (N×V). The cache is filled for maxout models.
 template <class T>
@@ -34,6 +39,15 @@ T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets, T* token_
 // probabilities in, dlogits = scale (p − onehot(target)) out, in place.
 template <class T>
 void softmax_cross_entropy_backward(Eigen::Ref<Mat<T>> probabilities, const int* targets, T scale);
+
+// Σ_i −log softmax(output(X_i))[targets[i]] over the N rows of X, kOutputChunkRows at a time,
+// with each row's −log p in token_nll (when given). With grads, also the backward of
+// scale × that sum, chunk by chunk right after its forward: d out_* are accumulated into
+// grads and dX (N × (n+e+2n)) is written.
+template <class T>
+T output_layer_cost(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, const int* targets,
+                    OutputCache<T>& cache, T* token_nll, T scale = T(0), Parameters<T>* grads = nullptr,
+                    Mat<T>* dX = nullptr);
 
 // Accumulates d out_* into grads and writes dX (N × (n+e+2n)).
 template <class T>

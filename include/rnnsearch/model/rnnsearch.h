@@ -4,8 +4,10 @@
 //
 //   cost = Σ_{b, i < len_b} −log p(y_i | y_<i, x)
 //
-// rnnsearch_forward returns that sum; rnnsearch_backward accumulates scale × its gradient
-// (the trainer passes scale = 1 / target tokens of the whole batch).
+// rnnsearch_forward returns that sum (validation, scoring); rnnsearch_forward_backward also
+// accumulates scale × its gradient into grads (training: scale = 1 / target tokens of the
+// whole batch). Training always needs both, and fused the output layer runs forward and
+// backward on a chunk of rows at a time instead of keeping N × V logits.
 //
 // Decoder step i = 0..T-1 (0-based; the equations' step i+1), time-major rows i*B + b:
 //   E_i = tgt_emb[y_{i-1}] (y_{-1} = <s>)     q_i = s_i att_W     α_i, c_i = attention(q_i)
@@ -46,7 +48,6 @@ struct ModelWorkspace {
   std::vector<T> token_nll;         // N  −log p of each target token (what `score` reports)
   Mat<T> X;                         // N × (n+e+2n)  [s, E, c]
   Mat<T> X_mask;                    // N × (n+e+2n)
-  Mat<T> logits;                    // N × V (probabilities after the forward)
   OutputCache<T> output;
   bool dropout = false;
   // backward
@@ -58,6 +59,7 @@ T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Dropo
                     ModelWorkspace<T>& ws);
 
 template <class T>
-void rnnsearch_backward(const Parameters<T>& params, T scale, ModelWorkspace<T>& ws, Parameters<T>& grads);
+T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
+                             T scale, ModelWorkspace<T>& ws, Parameters<T>& grads);
 
 }  // namespace rnnsearch

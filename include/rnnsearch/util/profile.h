@@ -12,8 +12,8 @@ enum Phase : int {
   encoder_forward,
   attention_forward,
   decoder_gru_forward,   // the step GEMMs (q, c dec_C) and the GRU cell
-  output_forward,        // output layer and softmax
-  output_backward,
+  output_forward,        // output layer and softmax (validation)
+  output_layer,          // output layer and softmax, forward and backward (training)
   decoder_gru_backward,
   attention_backward,
   decoder_weight_grads,  // the deferred per-sequence weight-gradient GEMMs
