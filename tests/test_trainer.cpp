@@ -44,6 +44,20 @@ TEST(Train, ResumedRunEqualsUninterruptedRun) {
   EXPECT_TRUE(read_file(dir.path("resumed/optimizer.npz")) == read_file(dir.path("straight/optimizer.npz")));
 }
 
+TEST(Train, RefusesToResumeFromFilesOfDifferentCheckpoints) {
+  test::TempDir dir;
+  ASSERT_EQ(run(train_command(dir.path("m"), "--max-updates 8"), dir).first, 0);
+  // What a crash after writing model.npz but before progress.json leaves behind: a
+  // model.npz from another update than the optimizer state and the data position.
+  ASSERT_EQ(run(train_command(dir.path("other"), "--max-updates 9"), dir).first, 0);
+  std::filesystem::copy_file(dir.path("other/model.npz"), dir.path("m/model.npz"),
+                             std::filesystem::copy_options::overwrite_existing);
+  const auto [status, err] = run(train_command(dir.path("m"), "--max-updates 20"), dir);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(err.find("m/model.npz"), std::string::npos) << err;
+  EXPECT_NE(err.find("progress.json"), std::string::npos) << err;
+}
+
 TEST(Train, SigtermSavesAndTheRunResumesExactly) {
   test::TempDir dir;
   const std::string model = dir.path("interrupted");

@@ -13,8 +13,10 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <zlib.h>
 
 #include "rnnsearch/error.h"
+#include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/model/rnnsearch.h"
 #include "rnnsearch/text/batcher.h"
@@ -42,6 +44,12 @@ uint64_t mix(uint64_t x) {
 const std::string& created_directory(const std::string& dir) {
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+uint32_t file_crc32(const std::string& path) {
+  const std::string bytes = read_file(path);
+  return static_cast<uint32_t>(
+      ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
 }
 
 std::string clock_text(double seconds) {
@@ -90,6 +98,9 @@ struct Progress {
   long best_update = 0;
   int validations_without_improvement = 0;
   uint64_t seed = 1;
+  // CRC-32 of the model.npz and optimizer.npz this progress belongs to: each file is written
+  // atomically, but a crash between two of them would leave a set from different updates.
+  uint32_t model_crc = 0, optimizer_crc = 0;
 };
 
 void to_json(nlohmann::json& j, const Progress& p) {
@@ -100,7 +111,9 @@ void to_json(nlohmann::json& j, const Progress& p) {
        {"best_valid_cost", std::isfinite(p.best_valid_cost) ? nlohmann::json(p.best_valid_cost) : nlohmann::json()},
        {"best_update", p.best_update},
        {"validations_without_improvement", p.validations_without_improvement},
-       {"seed", p.seed}};
+       {"seed", p.seed},
+       {"model_crc32", p.model_crc},
+       {"optimizer_crc32", p.optimizer_crc}};
 }
 
 void from_json(const nlohmann::json& j, Progress& p) {
@@ -112,6 +125,8 @@ void from_json(const nlohmann::json& j, Progress& p) {
   p.best_update = j.at("best_update").get<long>();
   p.validations_without_improvement = j.at("validations_without_improvement").get<int>();
   p.seed = j.at("seed").get<uint64_t>();
+  p.model_crc = j.at("model_crc32").get<uint32_t>();
+  p.optimizer_crc = j.at("optimizer_crc32").get<uint32_t>();
 }
 
 // One workspace and gradient buffer per thread; a batch is dealt out round-robin so that
@@ -305,7 +320,16 @@ void Trainer::set_up() {
   optimizer_ = std::make_unique<Optimizer>(o_.optimizer, params_->values().size());
   model_ = std::make_unique<ShardedModel>(config_, o_.threads);
   if (resume) {
-    progress_ = read_json_file(path("progress.json")).get<Progress>();
+    try {
+      progress_ = read_json_file(path("progress.json")).get<Progress>();
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(located(path("progress.json"), 0, e.what()));
+    }
+    for (const auto& [file, crc] : {std::pair{"model.npz", progress_.model_crc}, {"optimizer.npz", progress_.optimizer_crc}})
+      if (file_crc32(path(file)) != crc)
+        throw Error(located(path(file), 0,
+                            "is not the file progress.json was saved with (interrupted while saving a checkpoint?); "
+                            "model.best.npz holds the best weights, --init-from it to start again"));
     load_weights(path("model.npz"), *params_);
     optimizer_->load(path("optimizer.npz"));
     if (optimizer_->steps() != progress_.update)
@@ -338,6 +362,8 @@ bool Trainer::budget_exhausted() const {
 void Trainer::save_checkpoint() {
   save_weights(path("model.npz"), *params_);
   optimizer_->save(path("optimizer.npz"));
+  progress_.model_crc = file_crc32(path("model.npz"));
+  progress_.optimizer_crc = file_crc32(path("optimizer.npz"));
   write_json_file(path("progress.json"), progress_);
   saved_update_ = progress_.update;
 }

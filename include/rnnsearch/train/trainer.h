@@ -8,7 +8,9 @@
 //
 // The model directory holds everything needed to resume (DESIGN.md §2); each file is
 // written atomically, in the order model.npz, optimizer.npz, progress.json, and
-// progress.json is the commit point. Running the same command again resumes.
+// progress.json is the commit point: it records the CRC-32 of the other two, so a set left
+// by a crash between two writes is refused instead of resumed. Running the same command
+// again resumes.
 #include <cstdint>
 #include <string>
 
