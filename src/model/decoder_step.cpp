@@ -1,36 +1,47 @@
 #include "rnnsearch/model/decoder_step.h"
 
-#include "rnnsearch/model/attention.h"
-#include "rnnsearch/model/gru.h"
+#include "rnnsearch/util/profile.h"
 
 namespace rnnsearch {
+
+template <class T>
+void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
+                        const T* moving, const Eigen::Ref<const Mat<T>>& s_prev,
+                        const Eigen::Ref<const Mat<T>>& g_E, Mat<T>& g, Mat<T>& attention_scratch,
+                        DecoderRecurrenceOutputs<T> out) {
+  {
+    profile::ScopedPhase phase(profile::attention_forward);
+    // q = s_prev att_W;  α, c = attention(q)
+    out.queries.noalias() = s_prev * params.mat(att_W);
+    attention_forward<T>(out.queries, memory, row_sentence, params.vec(att_v), out.alpha, out.context,
+                         attention_scratch);
+  }
+  profile::ScopedPhase phase(profile::decoder_gru_forward);
+  // g = g_E + c dec_C;  s = GRU(g, s_prev)
+  auto gate_input = rows_of(g, s_prev.rows(), g_E.cols());
+  gate_input = g_E;
+  gate_input.noalias() += out.context * params.mat(dec_C);
+  gru_step_forward<T>(gate_input, s_prev, params.mat(dec_U), moving, out.cache, out.state);
+}
 
 template <class T>
 void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encoder, const int* row_sentence,
                   const Eigen::Ref<const Mat<T>>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws) {
   const ModelConfig& cfg = params.config();
-  const Index R = s_prev.rows(), n = cfg.hidden, e = cfg.emb, S = encoder.max_len;
-  // E = tgt_emb[y_prev]
+  const Index R = s_prev.rows(), n = cfg.hidden, e = cfg.emb;
+  // E = tgt_emb[y_prev];  g_E = E dec_W + dec_b
   auto E = rows_of(ws.E, R, e);
   for (Index r = 0; r < R; ++r) E.row(r) = params.mat(tgt_emb).row(y_prev[r]);
-  // q = s_prev att_W;  α, c = attention(q)
-  auto queries = rows_of(ws.queries, R, n);
-  queries.noalias() = s_prev * params.mat(att_W);
-  auto alpha = rows_of(ws.alpha, R, S);
-  auto X = rows_of(ws.X, R, cfg.output_input());  // [s, E, c]: c is written in place
-  auto context = X.rightCols(2 * n);
-  const AttentionMemory<T> memory{&encoder.annotations, &encoder.keys, S, encoder.lengths.data()};
-  attention_forward<T>(queries, memory, row_sentence, params.vec(att_v), alpha, context, ws.attention_scratch);
-  // g = E dec_W + dec_b + c dec_C
-  auto g = rows_of(ws.g, R, 3 * n);
-  g.noalias() = E * params.mat(dec_W);
-  g.noalias() += context * params.mat(dec_C);
-  g.rowwise() += params.vec(dec_b);
-  // s = GRU(g, s_prev)
+  auto g_E = rows_of(ws.g_E, R, 3 * n);
+  g_E.noalias() = E * params.mat(dec_W);
+  g_E.rowwise() += params.vec(dec_b);
   ws.moving.assign(R, T(1));
+  auto X = rows_of(ws.X, R, cfg.output_input());  // [s, E, c]: c is written in place
   auto states = rows_of(ws.states, R, n);
-  gru_step_forward<T>(g, s_prev, params.mat(dec_U), ws.moving.data(), {rows_of(ws.gates, R, 3 * n), rows_of(ws.r_h, R, n)},
-                      states);
+  decoder_recurrence<T>(params, attention_memory(encoder), row_sentence, ws.moving.data(), s_prev, g_E, ws.g,
+                        ws.attention_scratch,
+                        {rows_of(ws.queries, R, n), rows_of(ws.alpha, R, encoder.max_len), X.rightCols(2 * n),
+                         {rows_of(ws.gates, R, 3 * n), rows_of(ws.r_h, R, n)}, states});
   // log p(y | ...) from [s_prev (maxout) or s (linear), E, c]
   if (cfg.output == OutputKind::maxout)
     X.leftCols(n) = s_prev;
@@ -42,6 +53,12 @@ void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encode
   log_softmax_rows<T>(log_probs);
 }
 
+#define RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(T)                                                         \
+  template void decoder_recurrence<T>(const Parameters<T>&, const AttentionMemory<T>&, const int*, const T*,      \
+                                      const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, Mat<T>&, \
+                                      Mat<T>&, DecoderRecurrenceOutputs<T>);
+RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(float)
+RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(double)
 template void decoder_step<float>(const Parameters<float>&, const EncoderWorkspace<float>&, const int*,
                                   const Eigen::Ref<const Mat<float>>&, const int*, DecoderStepWorkspace<float>&);
 template void decoder_step<double>(const Parameters<double>&, const EncoderWorkspace<double>&, const int*,

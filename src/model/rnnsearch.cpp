@@ -2,8 +2,7 @@
 
 #include <optional>
 
-#include "rnnsearch/model/attention.h"
-#include "rnnsearch/model/gru.h"
+#include "rnnsearch/model/decoder_step.h"
 #include "rnnsearch/text/vocab.h"
 #include "rnnsearch/util/profile.h"
 
@@ -13,11 +12,6 @@ namespace {
 // The output layer reads s_{i-1} (maxout, the paper's deep output) or s_i (linear):
 // state block i or i+1 for 0-based step i.
 Index output_state_block(OutputKind kind, Index step) { return kind == OutputKind::maxout ? step : step + 1; }
-
-template <class T>
-AttentionMemory<T> memory_of(const EncoderWorkspace<T>& enc) {
-  return {&enc.annotations, &enc.keys, enc.max_len, enc.lengths.data()};
-}
 
 // Row b of a batch attends to sentence b.
 const int* identity_rows(Index B) {
@@ -72,25 +66,13 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   auto contexts = rows_of(ws.contexts, Tn * B, 2 * n);
   auto gates = rows_of(ws.gates, Tn * B, 3 * n);
   auto r_h = rows_of(ws.r_h, Tn * B, n);
-  auto g = rows_of(ws.g, B, 3 * n);
   step_rows(states, 0, B) = ws.encoder.s0.topRows(B);
-  const AttentionMemory<T> memory = memory_of(ws.encoder);
-  for (Index i = 0; i < Tn; ++i) {
-    auto s_prev = step_rows(states, i, B);
-    {
-      profile::ScopedPhase phase(profile::attention_forward);
-      // q_i = s_{i-1} att_W;  α_i, c_i = attention(q_i)
-      step_rows(queries, i, B).noalias() = s_prev * params.mat(att_W);
-      attention_forward<T>(step_rows(queries, i, B), memory, identity_rows(B), params.vec(att_v),
-                           step_rows(alpha, i, B), step_rows(contexts, i, B), ws.attention_scratch);
-    }
-    profile::ScopedPhase phase(profile::decoder_gru_forward);
-    // g_i = E_i dec_W + dec_b + c_i dec_C
-    g = step_rows(EW, i, B);
-    g.noalias() += step_rows(contexts, i, B) * params.mat(dec_C);
-    gru_step_forward<T>(g, s_prev, params.mat(dec_U), &ws.moving[i * B],
-                        {step_rows(gates, i, B), step_rows(r_h, i, B)}, step_rows(states, i + 1, B));
-  }
+  const AttentionMemory<T> memory = attention_memory(ws.encoder);
+  for (Index i = 0; i < Tn; ++i)
+    decoder_recurrence<T>(params, memory, identity_rows(B), &ws.moving[i * B], step_rows(states, i, B),
+                          step_rows(EW, i, B), ws.g, ws.attention_scratch,
+                          {step_rows(queries, i, B), step_rows(alpha, i, B), step_rows(contexts, i, B),
+                           {step_rows(gates, i, B), step_rows(r_h, i, B)}, step_rows(states, i + 1, B)});
 
   // The output layer runs once on the N non-padding positions: X = [s, E, c].
   ws.out_rows.clear();
@@ -150,7 +132,7 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   auto dkeys = rows_of(ws.dkeys, B * S, n);
   dannotations.setZero();
   dkeys.setZero();
-  const AttentionMemory<T> memory = memory_of(ws.encoder);
+  const AttentionMemory<T> memory = attention_memory(ws.encoder);
   phase.reset();
   for (Index i = Tn - 1; i >= 0; --i) {
     auto ds_prev = step_rows(dstates, i, B);
@@ -194,7 +176,7 @@ T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Dropo
                     ModelWorkspace<T>& ws) {
   forward_to_output_input(params, batch, dropout, ws);
   profile::ScopedPhase phase(profile::output_forward);
-  return output_layer_cost<T>(params, ws.X.topRows(ws.token_nll.size()), ws.targets.data(), ws.output,
+  return output_layer_cost<T>(params, ws.X.topRows(ws.targets.size()), ws.targets.data(), ws.output,
                               ws.token_nll.data());
 }
 
@@ -202,7 +184,7 @@ template <class T>
 T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
                              T scale, ModelWorkspace<T>& ws, Parameters<T>& grads) {
   forward_to_output_input(params, batch, dropout, ws);
-  const Index N = static_cast<Index>(ws.token_nll.size());
+  const Index N = static_cast<Index>(ws.targets.size());
   T cost;
   {
     // The output layer's forward and backward, a chunk of rows at a time (see output_layer_cost)

@@ -8,13 +8,37 @@
 //
 // The encoder output (annotations, keys, s_0) comes from encoder_forward, run once per batch.
 #include "rnnsearch/model/encoder.h"
+#include "rnnsearch/model/gru.h"
 #include "rnnsearch/model/output_layer.h"
 
 namespace rnnsearch {
 
+// Where decoder_recurrence writes, R rows each.
+template <class T>
+struct DecoderRecurrenceOutputs {
+  Eigen::Ref<Mat<T>> queries;  // R×n   q
+  Eigen::Ref<Mat<T>> alpha;    // R×S   α
+  Eigen::Ref<Mat<T>> context;  // R×2n  c
+  GruStepCache<T> cache;       // for the GRU's backward
+  Eigen::Ref<Mat<T>> state;    // R×n   s
+};
+
+// The recurrence of one decoder step, shared by training (all rows of a batch, step after
+// step) and decoding (the live hypotheses):
+//
+//   q = s_prev att_W     α, c = attention(q)     g = g_E + c dec_C     s = GRU(g, s_prev; dec_U)
+//
+// g_E = E dec_W + dec_b is given: training computes it for all steps in one GEMM.
+// Rows with moving = 0 keep s = s_prev. g is scratch (R×3n).
+template <class T>
+void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
+                        const T* moving, const Eigen::Ref<const Mat<T>>& s_prev,
+                        const Eigen::Ref<const Mat<T>>& g_E, Mat<T>& g, Mat<T>& attention_scratch,
+                        DecoderRecurrenceOutputs<T> out);
+
 template <class T>
 struct DecoderStepWorkspace {
-  Mat<T> E, queries, g, gates, r_h, X, attention_scratch;
+  Mat<T> E, g_E, queries, g, gates, r_h, X, attention_scratch;
   OutputCache<T> output;
   std::vector<T> moving;  // all ones: every row takes the step
   // results of the last step, R rows each

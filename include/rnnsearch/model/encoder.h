@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "rnnsearch/model/attention.h"
 #include "rnnsearch/model/parameters.h"
 
 namespace rnnsearch {
@@ -46,6 +47,12 @@ struct EncoderWorkspace {
   Mat<T> dx;                        // S*B × e   (backward)
   Mat<T> dmean_pre;                 // B × n     (backward)
 };
+
+// What the decoder attends to: the annotations and keys of the encoded batch.
+template <class T>
+AttentionMemory<T> attention_memory(const EncoderWorkspace<T>& ws) {
+  return {&ws.annotations, &ws.keys, ws.max_len, ws.lengths.data()};
+}
 
 // src: S*B time-major ids, lengths: B. dropout_rate 0 = off; the mask is drawn from
 // dropout_seed, so the same seed reproduces it (the gradient checks rely on that).

@@ -35,7 +35,7 @@ struct ModelWorkspace {
   Mat<T> E;                         // T*B × e  target embeddings (after dropout)
   Mat<T> E_mask;                    // T*B × e
   Mat<T> EW;                        // T*B × 3n E dec_W + dec_b
-  Mat<T> g;                         // B × 3n   one step's gate input
+  Mat<T> g;                         // B × 3n   one step's gate input (scratch)
   Mat<T> states;                    // (T+1)*B × n  block i = s_i (s_0 from the encoder)
   Mat<T> queries;                   // T*B × n
   Mat<T> alpha;                     // T*B × S
