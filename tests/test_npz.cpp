@@ -99,6 +99,13 @@ TEST(Npz, MissingFileAndWrongDtypeAreRefused) {
   EXPECT_NE(test::error_of([&] { decode_npy(npy, "x.npy"); }).find("float32"), std::string::npos);
   EXPECT_NE(test::error_of([&] { decode_npy(encode_npy({7}, kMatrix.data()).substr(0, 80), "x.npy"); }).find("truncated"),
             std::string::npos);
+  // A corrupt header with absurd dimensions is refused, not allocated or overflowed.
+  std::string huge = encode_npy({6}, kMatrix.data());
+  huge.replace(huge.find("(6,)"), 4, "(99999999999999999999,)");
+  EXPECT_NE(test::error_of([&] { decode_npy(huge, "x.npy"); }).find("x.npy"), std::string::npos);
+  huge = encode_npy({2, 3}, kMatrix.data());
+  huge.replace(huge.find("(2, 3)"), 6, "(4294967296, 4294967296)");
+  EXPECT_NE(test::error_of([&] { decode_npy(huge, "x.npy"); }).find("does not fit"), std::string::npos);
 }
 
 TEST(Npz, SaveIsAtomic) {

@@ -33,9 +33,7 @@ int tokenize_command(const Args& args) {
   std::ostream& out = output == "-" ? std::cout : file;
   std::string line;
   while (next_valid_line(reader, line)) {
-    const auto tokens = tokenize(line, tokenizer);
-    for (size_t k = 0; k < tokens.size(); ++k) out << (k ? " " : "") << tokens[k];
-    out << '\n';
+    out << join_tokens(tokenize(line, tokenizer)) << '\n';
   }
   if (!out.flush()) throw Error(located(output, 0, "write failed"));
   return 0;

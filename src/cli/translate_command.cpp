@@ -25,20 +25,14 @@ struct OutputOptions {
   bool detokenize = false;
 };
 
-std::string joined(const std::vector<std::string>& tokens) {
-  std::string text;
-  for (const std::string& token : tokens) text += (text.empty() ? "" : " ") + token;
-  return text;
-}
-
 // text:    "translation[ ||| alignment]"
 // n-best:  "i ||| translation[ ||| alignment] ||| score"   (Moses/Marian style)
 // json:    record_json
 std::string hypothesis_line(const LineTranslation& t, const Hypothesis& h, const OutputOptions& o,
                             const Vocab& target_vocab) {
   if (o.json) return record_json(make_record(t, h, target_vocab));
-  const std::vector<std::string> tokens = target_tokens(h, target_vocab);
-  std::string line = o.detokenize ? detokenize(tokens) : joined(tokens);
+  const std::vector<std::string> tokens = target_vocab.decode(h.tokens);
+  std::string line = o.detokenize ? detokenize(tokens) : join_tokens(tokens);
   if (o.alignment != AlignmentFormat::none && h.alignment.rows > 0)
     line += " ||| " + alignment_text(h.alignment, o.alignment);
   if (o.n_best > 0) {
@@ -58,26 +52,7 @@ void write_translation(std::ostream& out, const LineTranslation& t, const Output
     out << hypothesis_line(t, h, o, target_vocab) << '\n';
 }
 
-// The input lines. Standard input is read with std::getline, which hands over each line as
-// soon as it arrives; LineReader (for files, gzip or not) fills 64 KB blocks before it
-// returns, which would hold back a pipeline that sends one sentence at a time.
-class InputLines {
- public:
-  explicit InputLines(const std::string& path) {
-    if (path != "-") file_ = std::make_unique<LineReader>(path);
-  }
-  bool next(std::string& line) {
-    if (file_) return file_->next(line);
-    if (!std::getline(std::cin, line)) return false;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    return true;
-  }
-
- private:
-  std::unique_ptr<LineReader> file_;
-};
-
-bool read_chunk(InputLines& input, size_t count, std::vector<std::string>& lines) {
+bool read_chunk(LineReader& input, size_t count, std::vector<std::string>& lines) {
   lines.clear();
   std::string line;
   while (lines.size() < count && input.next(line)) lines.push_back(line);
@@ -132,7 +107,7 @@ int translate_command(const Args& args) {
 
   const Model model = load_model(model_dir);
   Translator translator(model, topts);
-  InputLines reader(input);
+  LineReader reader(input);
   std::ofstream file;
   if (output != "-") {
     file.open(output, std::ios::binary);

@@ -72,18 +72,12 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
   return results;
 }
 
-std::vector<std::string> target_tokens(const Hypothesis& hypothesis, const Vocab& target_vocab) {
-  std::vector<std::string> tokens;
-  for (int id : hypothesis.tokens) tokens.push_back(target_vocab.token(id));
-  return tokens;
-}
-
 TranslationRecord make_record(const LineTranslation& translation, const Hypothesis& hypothesis,
                               const Vocab& target_vocab) {
   TranslationRecord record;
   record.line = translation.line;
   record.source = translation.source;
-  record.target = target_tokens(hypothesis, target_vocab);
+  record.target = target_vocab.decode(hypothesis.tokens);
   record.score = hypothesis.score;
   record.alignment = hypothesis.alignment;
   return record;

@@ -9,6 +9,7 @@
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/atomic_file.h"
+#include "rnnsearch/text/tokenizer.h"
 
 namespace rnnsearch {
 
@@ -288,9 +289,7 @@ std::string svg_legend(const Layout& layout) {
 // than as a blank that looks like a rendering fault.
 std::string sentence_html(const std::vector<std::string>& tokens) {
   if (tokens.empty()) return "<em>(empty)</em>";
-  std::string text;
-  for (const auto& token : tokens) text += (text.empty() ? "" : " ") + token;
-  return escape_xml(text);
+  return escape_xml(join_tokens(tokens));
 }
 
 constexpr const char* kIndexHead = R"(<!DOCTYPE html>

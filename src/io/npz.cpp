@@ -2,6 +2,7 @@
 
 #include <zip.h>
 
+#include <charconv>
 #include <cstring>
 #include <memory>
 #include <regex>
@@ -86,9 +87,21 @@ NpyArray decode_npy(const std::string& bytes, const std::string& what) {
   NpyArray array;
   const std::string dims = m[1];
   static const std::regex number(R"(\d+)");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number); it != std::sregex_iterator(); ++it)
-    array.shape.push_back(std::stol(it->str()));
-  const size_t expected = array.size() * sizeof(float), available = bytes.size() - offset - header_len;
+  const size_t available = bytes.size() - offset - header_len;
+  // Each dimension is checked against the data actually present before it is multiplied in,
+  // so a corrupt header can neither overflow the element count nor request a huge buffer.
+  size_t count = 1;
+  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number); it != std::sregex_iterator(); ++it) {
+    const std::string digits = it->str();
+    long dim = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), dim);
+    if (error != std::errc() || end != digits.data() + digits.size() ||
+        (dim > 0 && count > available / sizeof(float) / static_cast<size_t>(dim)))
+      throw fail("shape (" + dims + ") does not fit its " + std::to_string(available) + " data bytes (truncated?)");
+    count *= static_cast<size_t>(dim);
+    array.shape.push_back(dim);
+  }
+  const size_t expected = count * sizeof(float);
   if (available != expected)
     throw fail("holds " + std::to_string(available) + " data bytes, shape " + shape_text(array.shape) +
                " needs " + std::to_string(expected) + " (truncated?)");

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iostream>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/tokenizer.h"
@@ -15,15 +16,14 @@
 namespace rnnsearch {
 namespace {
 
-// Opens `path` ("-" = standard input) for gzread, which decompresses gzip content and passes
-// anything else through unchanged. The descriptor is opened here rather than by gzopen so
-// that a directory is refused up front and errno is reliable for the message.
+// Opens a file for gzread, which decompresses gzip content and passes anything else through
+// unchanged. The descriptor is opened here rather than by gzopen so that a directory is
+// refused up front and errno is reliable for the message.
 gzFile open_gz(const std::string& path) {
   auto fail = [&](int error) {
     return Error(located(path, 0, std::string("cannot open: ") + std::strerror(error)));
   };
-  // dup so that gzclose does not close the process's standard input.
-  int fd = path == "-" ? ::dup(0) : ::open(path.c_str(), O_RDONLY);
+  int fd = ::open(path.c_str(), O_RDONLY);
   if (fd < 0) throw fail(errno);
   struct stat st;
   if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -64,13 +64,23 @@ struct LineReader::Impl {
   }
 };
 
+// Standard input ("-") is read with std::getline, not gzread: gzread keeps reading until its
+// 64 KB request is filled, which would hold back a pipeline that sends one line at a time.
 LineReader::LineReader(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
-  impl_->file = open_gz(path);
+  if (path != "-") impl_->file = open_gz(path);
 }
 
-LineReader::~LineReader() { ::gzclose(impl_->file); }
+LineReader::~LineReader() {
+  if (impl_->file) ::gzclose(impl_->file);
+}
 
 bool LineReader::next(std::string& line) {
+  if (!impl_->file) {
+    if (!std::getline(std::cin, line)) return false;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    ++line_number_;
+    return true;
+  }
   line.clear();
   bool got_bytes = false;
   for (;;) {

@@ -134,4 +134,13 @@ bool is_valid_utf8(std::string_view text) {
   return true;
 }
 
+std::string join_tokens(const std::vector<std::string>& tokens) {
+  std::string text;
+  for (const std::string& token : tokens) {
+    if (!text.empty()) text += ' ';
+    text += token;
+  }
+  return text;
+}
+
 }  // namespace rnnsearch

@@ -49,9 +49,6 @@ class Translator {
   std::vector<BeamSearch<float>> searches_;  // one per thread
 };
 
-// The target tokens of a hypothesis (</s> not included).
-std::vector<std::string> target_tokens(const Hypothesis& hypothesis, const Vocab& target_vocab);
-
 TranslationRecord make_record(const LineTranslation& translation, const Hypothesis& hypothesis,
                               const Vocab& target_vocab);
 

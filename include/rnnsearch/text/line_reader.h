@@ -1,6 +1,7 @@
 #pragma once
 // Reads a text file line by line: plain or gzip-compressed (detected from the content, so
-// corpora/multi30k/*.gz are read as they are shipped), or standard input for "-".
+// corpora/multi30k/*.gz are read as they are shipped), or standard input for "-" (plain
+// text, handed over line by line as it arrives, so pipelines stream).
 // Line endings "\n" and "\r\n" are stripped.
 #include <cstddef>
 #include <memory>

@@ -22,6 +22,9 @@ std::vector<std::string> tokenize(std::string_view line, const TokenizerOptions&
 // that the tokenizer split off a word ("t - shirt" -> "t-shirt", "l ' homme" -> "l'homme").
 std::string detokenize(const std::vector<std::string>& tokens);
 
+// Tokens separated by single spaces: tokenized text, the form `rnnsearch bleu` reads.
+std::string join_tokens(const std::vector<std::string>& tokens);
+
 bool is_valid_utf8(std::string_view text);
 
 }  // namespace rnnsearch
