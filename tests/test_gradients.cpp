@@ -8,6 +8,7 @@
 #include <random>
 
 #include "rnnsearch/model/attention.h"
+#include "rnnsearch/model/decoder_step.h"
 #include "rnnsearch/model/gru.h"
 #include "rnnsearch/model/rnnsearch.h"
 
@@ -164,6 +165,48 @@ TEST(AttentionGradient, QueryKeysAnnotationsAndV) {
   expect_gradient(keys, dkeys, loss, "keys");
   expect_gradient(annotations, dann, loss, "annotations");
   expect_gradient(v, dv, loss, "att_v");
+}
+
+// One decoder step's recurrence (q, attention, g, GRU) on beam-like rows: two rows share
+// sentence 1 and one row is padding. L = Σ w_s ∘ s + Σ w_c ∘ c, since the output layer
+// reads both.
+TEST(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
+  std::mt19937_64 rng(5);
+  Parameters<double> params(tiny_config(OutputKind::maxout));
+  params.init_uniform(0.5, 5);
+  const Index Bs = 2, S = 4, R = 3, n = params.config().hidden;
+  Mat<double> s_prev = random_matrix(R, n, rng), g_E = random_matrix(R, 3 * n, rng),
+              keys = random_matrix(Bs * S, n, rng), annotations = random_matrix(Bs * S, 2 * n, rng),
+              w_s = random_matrix(R, n, rng), w_c = random_matrix(R, 2 * n, rng);
+  const int lengths[Bs] = {4, 2};
+  const int row_sentence[R] = {0, 1, 1};
+  const double moving[R] = {1, 0, 1};
+  const AttentionMemory<double> memory{&annotations, &keys, S, lengths};
+  Mat<double> queries(R, n), alpha(R, S), context(R, 2 * n), gates(R, 3 * n), r_h(R, n), s(R, n), g, scratch;
+  const DecoderRecurrenceOutputs<double> out{queries, alpha, context, {gates, r_h}, s};
+  auto loss = [&] {
+    decoder_recurrence<double>(params, memory, row_sentence, moving, s_prev, g_E, g, scratch, out);
+    return s.cwiseProduct(w_s).sum() + context.cwiseProduct(w_c).sum();
+  };
+  loss();
+  Mat<double> dcontext = w_c, dg(R, 3 * n), dqueries(R, n), ds_prev = Mat<double>::Zero(R, n);
+  Mat<double> dkeys = Mat<double>::Zero(Bs * S, n), dannotations = Mat<double>::Zero(Bs * S, 2 * n);
+  Parameters<double> grads(params.config());
+  grads.set_zero();
+  decoder_recurrence_backward<double>(params, memory, row_sentence, moving, s_prev, out, w_s,
+                                      {dcontext, dg, dqueries, ds_prev}, dkeys, dannotations, grads, scratch);
+  decoder_recurrence_weight_grads<double>(s_prev, r_h, context, dg, dqueries, grads);
+  expect_gradient(s_prev, ds_prev, loss, "s_prev");
+  expect_gradient(g_E, dg, loss, "g_E");
+  expect_gradient(keys, dkeys, loss, "keys");
+  expect_gradient(annotations, dannotations, loss, "annotations");
+  for (Param p : {att_W, att_v, dec_C, dec_U}) {
+    const ParamSpec& spec = params.spec(p);
+    double worst = 0;
+    for (size_t k = spec.offset; k < spec.offset + spec.size(); ++k)
+      worst = std::max(worst, relative_error(grads.values()[k], numeric_derivative(&params.values()[k], loss)));
+    EXPECT_LT(worst, kMaxRelativeError) << spec.name;
+  }
 }
 
 TEST(OutputLayerGradient, InputsOfBothKinds) {

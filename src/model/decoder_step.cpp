@@ -10,18 +10,51 @@ void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& m
                         const Eigen::Ref<const Mat<T>>& g_E, Mat<T>& g, Mat<T>& attention_scratch,
                         DecoderRecurrenceOutputs<T> out) {
   {
-    profile::ScopedPhase phase(profile::attention_forward);
+    profile::ScopedPhase phase(profile::Phase::attention_forward);
     // q = s_prev att_W;  α, c = attention(q)
     out.queries.noalias() = s_prev * params.mat(att_W);
     attention_forward<T>(out.queries, memory, row_sentence, params.vec(att_v), out.alpha, out.context,
                          attention_scratch);
   }
-  profile::ScopedPhase phase(profile::decoder_gru_forward);
+  profile::ScopedPhase phase(profile::Phase::decoder_gru_forward);
   // g = g_E + c dec_C;  s = GRU(g, s_prev)
   auto gate_input = rows_of(g, s_prev.rows(), g_E.cols());
   gate_input = g_E;
   gate_input.noalias() += out.context * params.mat(dec_C);
   gru_step_forward<T>(gate_input, s_prev, params.mat(dec_U), moving, out.cache, out.state);
+}
+
+template <class T>
+void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMemory<T>& memory,
+                                 const int* row_sentence, const T* moving, const Eigen::Ref<const Mat<T>>& s_prev,
+                                 const DecoderRecurrenceOutputs<T>& forward, const Eigen::Ref<const Mat<T>>& ds,
+                                 DecoderRecurrenceGradients<T> grad, Mat<T>& dkeys, Mat<T>& dannotations,
+                                 Parameters<T>& grads, Mat<T>& attention_scratch) {
+  {
+    profile::ScopedPhase phase(profile::Phase::decoder_gru_backward);
+    // s = GRU(g, s_prev)
+    gru_step_backward<T>(ds, s_prev, params.mat(dec_U), moving, forward.cache.gates, grad.g, grad.s_prev);
+    // g = g_E + c dec_C
+    grad.context.noalias() += grad.g * params.mat(dec_C).transpose();
+  }
+  profile::ScopedPhase phase(profile::Phase::attention_backward);
+  // α, c = attention(q)
+  attention_backward<T>(grad.context, forward.queries, memory, row_sentence, params.vec(att_v), forward.alpha,
+                        grad.queries, dkeys, dannotations, grads.vec(att_v), attention_scratch);
+  // q = s_prev att_W
+  grad.s_prev.noalias() += grad.queries * params.mat(att_W).transpose();
+}
+
+template <class T>
+void decoder_recurrence_weight_grads(const Eigen::Ref<const Mat<T>>& s_prev_all,
+                                     const Eigen::Ref<const Mat<T>>& r_h_all,
+                                     const Eigen::Ref<const Mat<T>>& contexts_all,
+                                     const Eigen::Ref<const Mat<T>>& dg_all,
+                                     const Eigen::Ref<const Mat<T>>& dqueries_all, Parameters<T>& grads) {
+  profile::ScopedPhase phase(profile::Phase::decoder_weight_grads);
+  gru_accumulate_dU<T>(s_prev_all, r_h_all, dg_all, grads.mat(dec_U));
+  grads.mat(att_W).noalias() += s_prev_all.transpose() * dqueries_all;  // q = s_prev att_W
+  grads.mat(dec_C).noalias() += contexts_all.transpose() * dg_all;      // g = ... + c dec_C
 }
 
 template <class T>
@@ -56,7 +89,14 @@ void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encode
 #define RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(T)                                                         \
   template void decoder_recurrence<T>(const Parameters<T>&, const AttentionMemory<T>&, const int*, const T*,      \
                                       const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, Mat<T>&, \
-                                      Mat<T>&, DecoderRecurrenceOutputs<T>);
+                                      Mat<T>&, DecoderRecurrenceOutputs<T>);                                   \
+  template void decoder_recurrence_backward<T>(                                                                \
+      const Parameters<T>&, const AttentionMemory<T>&, const int*, const T*, const Eigen::Ref<const Mat<T>>&,   \
+      const DecoderRecurrenceOutputs<T>&, const Eigen::Ref<const Mat<T>>&, DecoderRecurrenceGradients<T>,       \
+      Mat<T>&, Mat<T>&, Parameters<T>&, Mat<T>&);                                                               \
+  template void decoder_recurrence_weight_grads<T>(                                                            \
+      const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&,        \
+      const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, Parameters<T>&);
 RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(float)
 RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(double)
 template void decoder_step<float>(const Parameters<float>&, const EncoderWorkspace<float>&, const int*,

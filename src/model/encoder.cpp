@@ -1,7 +1,6 @@
 #include "rnnsearch/model/encoder.h"
 
-#include <random>
-
+#include "rnnsearch/model/dropout.h"
 #include "rnnsearch/model/gru.h"
 
 namespace rnnsearch {
@@ -61,15 +60,6 @@ void direction_backward(const Parameters<T>& params, const DirectionParams& p, E
 }
 
 }  // namespace
-
-template <class T>
-void draw_dropout_mask(Eigen::Ref<Mat<T>> mask, double rate, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::bernoulli_distribution keep(1.0 - rate);
-  const T kept = static_cast<T>(1.0 / (1.0 - rate));
-  for (Index i = 0; i < mask.rows(); ++i)
-    for (Index k = 0; k < mask.cols(); ++k) mask(i, k) = keep(rng) ? kept : T(0);
-}
 
 template <class T>
 void encoder_forward(const Parameters<T>& params, const int* src, const int* lengths, Index B, Index S,
@@ -169,7 +159,6 @@ void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<
 }
 
 #define RNNSEARCH_INSTANTIATE_ENCODER(T)                                                          \
-  template void draw_dropout_mask<T>(Eigen::Ref<Mat<T>>, double, uint64_t);                       \
   template void encoder_forward<T>(const Parameters<T>&, const int*, const int*, Index, Index, double, \
                                    uint64_t, EncoderWorkspace<T>&);                               \
   template void encoder_backward<T>(const Parameters<T>&, EncoderWorkspace<T>&, Mat<T>&, const Mat<T>&, \

@@ -33,7 +33,7 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   ws.tgt_len = Tn;
   ws.dropout = dropout.rate > 0;
   {
-    profile::ScopedPhase phase(profile::encoder_forward);
+    profile::ScopedPhase phase(profile::Phase::encoder_forward);
     encoder_forward<T>(params, batch.src.data(), batch.src_lengths.data(), B, S, dropout.rate, dropout.seed,
                        ws.encoder);
   }
@@ -108,7 +108,6 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   const Index n = cfg.hidden, e = cfg.emb;
   const Index N = static_cast<Index>(ws.out_rows.size());
   auto dX = ws.dX.topRows(N);
-  std::optional<profile::ScopedPhase> phase;
 
   // X = [s, E, c]: scatter back to the time-major gradients
   auto dstates = rows_of(ws.dstates, (Tn + 1) * B, n);
@@ -128,32 +127,20 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   auto states = ws.states.topRows((Tn + 1) * B);
   auto dg = rows_of(ws.dg, Tn * B, 3 * n);
   auto dqueries = rows_of(ws.dqueries, Tn * B, n);
-  auto dannotations = rows_of(ws.dannotations, B * S, 2 * n);
-  auto dkeys = rows_of(ws.dkeys, B * S, n);
-  dannotations.setZero();
-  dkeys.setZero();
+  rows_of(ws.dannotations, B * S, 2 * n).setZero();
+  rows_of(ws.dkeys, B * S, n).setZero();
   const AttentionMemory<T> memory = attention_memory(ws.encoder);
-  phase.reset();
-  for (Index i = Tn - 1; i >= 0; --i) {
-    auto ds_prev = step_rows(dstates, i, B);
-    phase.emplace(profile::decoder_gru_backward);
-    gru_step_backward<T>(step_rows(dstates, i + 1, B), step_rows(states, i, B), params.mat(dec_U),
-                         &ws.moving[i * B], step_rows(ws.gates, i, B), step_rows(dg, i, B), ds_prev);
-    // g_i = ... + c_i dec_C
-    step_rows(dcontexts, i, B).noalias() += step_rows(dg, i, B) * params.mat(dec_C).transpose();
-    phase.emplace(profile::attention_backward);
-    attention_backward<T>(step_rows(dcontexts, i, B), step_rows(ws.queries, i, B), memory, identity_rows(B),
-                          params.vec(att_v), step_rows(ws.alpha, i, B), step_rows(dqueries, i, B),
-                          ws.dkeys, ws.dannotations, grads.vec(att_v), ws.attention_scratch);
-    // q_i = s_{i-1} att_W
-    ds_prev.noalias() += step_rows(dqueries, i, B) * params.mat(att_W).transpose();
-  }
-  // Weight gradients of the decoder loop, for all steps in one GEMM each
-  phase.emplace(profile::decoder_weight_grads);
-  const auto s_prev_all = states.topRows(Tn * B);
-  gru_accumulate_dU<T>(s_prev_all, ws.r_h.topRows(Tn * B), dg, grads.mat(dec_U));
-  grads.mat(att_W).noalias() += s_prev_all.transpose() * dqueries;
-  grads.mat(dec_C).noalias() += ws.contexts.topRows(Tn * B).transpose() * dg;
+  for (Index i = Tn - 1; i >= 0; --i)
+    decoder_recurrence_backward<T>(
+        params, memory, identity_rows(B), &ws.moving[i * B], step_rows(states, i, B),
+        {step_rows(ws.queries, i, B), step_rows(ws.alpha, i, B), step_rows(ws.contexts, i, B),
+         {step_rows(ws.gates, i, B), step_rows(ws.r_h, i, B)}, step_rows(states, i + 1, B)},
+        step_rows(dstates, i + 1, B),
+        {step_rows(dcontexts, i, B), step_rows(dg, i, B), step_rows(dqueries, i, B), step_rows(dstates, i, B)},
+        ws.dkeys, ws.dannotations, grads, ws.attention_scratch);
+  decoder_recurrence_weight_grads<T>(states.topRows(Tn * B), ws.r_h.topRows(Tn * B), ws.contexts.topRows(Tn * B),
+                                     dg, dqueries, grads);
+  std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::decoder_weight_grads);
   // g = E dec_W + dec_b + ...
   const auto E = ws.E.topRows(Tn * B);
   grads.mat(dec_W).noalias() += E.transpose() * dg;
@@ -165,7 +152,7 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   for (Index r = 0; r < Tn * B; ++r)
     if (ws.moving[r] != T(0)) demb.row(ws.inputs[r]) += dE.row(r);
 
-  phase.emplace(profile::encoder_backward);
+  phase.emplace(profile::Phase::encoder_backward);
   encoder_backward<T>(params, ws.encoder, ws.dannotations, ws.dkeys, step_rows(dstates, 0, B), grads);
 }
 
@@ -175,7 +162,7 @@ template <class T>
 T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
                     ModelWorkspace<T>& ws) {
   forward_to_output_input(params, batch, dropout, ws);
-  profile::ScopedPhase phase(profile::output_forward);
+  profile::ScopedPhase phase(profile::Phase::output_forward);
   return output_layer_cost<T>(params, ws.X.topRows(ws.targets.size()), ws.targets.data(), ws.output,
                               ws.token_nll.data());
 }
@@ -188,7 +175,7 @@ T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, co
   T cost;
   {
     // The output layer's forward and backward, a chunk of rows at a time (see output_layer_cost)
-    profile::ScopedPhase phase(profile::output_layer);
+    profile::ScopedPhase phase(profile::Phase::output_layer);
     rows_of(ws.dX, N, params.config().output_input());
     cost = output_layer_cost<T>(params, ws.X.topRows(N), ws.targets.data(), ws.output, ws.token_nll.data(), scale,
                                 &grads, &ws.dX);

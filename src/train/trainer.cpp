@@ -143,7 +143,7 @@ class ShardedModel {
              const DropoutOptions& dropout, Parameters<float>* grads) {
     const int count = static_cast<int>(std::min(shards_.size(), ids.size()));
     long tokens = 0;
-    std::optional<profile::ScopedPhase> phase(std::in_place, profile::batching);
+    std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::batching);
     for (int t = 0; t < count; ++t) {
       Shard& shard = *shards_[t];
       std::vector<std::vector<int>> src, tgt;
@@ -187,7 +187,7 @@ class ShardedModel {
   };
 
   void sum_into(Parameters<float>& total, int count) {
-    profile::ScopedPhase phase(profile::gradient_sum);
+    profile::ScopedPhase phase(profile::Phase::gradient_sum);
     const long size = static_cast<long>(total.values().size());
     float* out = total.values().data();
     for (int t = 1; t < count; ++t) {
@@ -424,7 +424,7 @@ bool Trainer::train_update(const std::vector<uint32_t>& batch, long batch_index)
   const auto start = Clock::now();
   const DropoutOptions dropout{o_.dropout, mix(progress_.seed ^ mix(progress_.update))};
   const double cost = model_->run(*params_, train_, batch, dropout, grads_.get());
-  std::optional<profile::ScopedPhase> phase(std::in_place, profile::optimizer);
+  std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::optimizer);
   const double norm = clip_global_norm(grads_->values(), o_.clip_norm);
   const bool finite = std::isfinite(cost) && std::isfinite(norm);
   if (finite) optimizer_->step(params_->values(), grads_->values());

@@ -32,7 +32,7 @@ long long now_ns() {
 void enable(bool on) { g_enabled = on; }
 bool enabled() { return g_enabled; }
 
-void add(Phase phase, double seconds) { g_times[omp_get_thread_num() % kMaxThreads].seconds[phase] += seconds; }
+void add(Phase phase, double seconds) { g_times[omp_get_thread_num() % kMaxThreads].seconds[static_cast<int>(phase)] += seconds; }
 
 void reset() {
   for (ThreadTimes& t : g_times) t.seconds.fill(0);

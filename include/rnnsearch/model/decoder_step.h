@@ -36,6 +36,41 @@ void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& m
                         const Eigen::Ref<const Mat<T>>& g_E, Mat<T>& g, Mat<T>& attention_scratch,
                         DecoderRecurrenceOutputs<T> out);
 
+// Gradients of one step's recurrence, R rows each.
+template <class T>
+struct DecoderRecurrenceGradients {
+  Eigen::Ref<Mat<T>> context;  // R×2n  in: d c from its other uses (the output layer); out: + g's share
+  Eigen::Ref<Mat<T>> g;        // R×3n  out: d g, which is also d g_E
+  Eigen::Ref<Mat<T>> queries;  // R×n   out: d q
+  Eigen::Ref<Mat<T>> s_prev;   // R×n   += d s_prev (it may already hold s_prev's other uses)
+};
+
+// The backward of decoder_recurrence, given ds (R×n, the total gradient of s) and the
+// forward's outputs:
+//
+//   d g  = GRU backward of s            d c += d g dec_Cᵀ
+//   d q  = attention backward of c      d s_prev += GRU's share + d q att_Wᵀ
+//
+// Accumulates d att_v and the gradients of the attention memory (dkeys, dannotations:
+// Bs*S rows). The weight gradients of att_W, dec_C and dec_U are left to
+// decoder_recurrence_weight_grads, one GEMM each over all steps.
+template <class T>
+void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMemory<T>& memory,
+                                 const int* row_sentence, const T* moving, const Eigen::Ref<const Mat<T>>& s_prev,
+                                 const DecoderRecurrenceOutputs<T>& forward, const Eigen::Ref<const Mat<T>>& ds,
+                                 DecoderRecurrenceGradients<T> grad, Mat<T>& dkeys, Mat<T>& dannotations,
+                                 Parameters<T>& grads, Mat<T>& attention_scratch);
+
+// d dec_U, d att_W and d dec_C of every step at once; rows are (step, row) pairs:
+// s_prev_all, r_h_all, contexts_all, dg_all and dqueries_all as the forward and backward
+// of the steps left them.
+template <class T>
+void decoder_recurrence_weight_grads(const Eigen::Ref<const Mat<T>>& s_prev_all,
+                                     const Eigen::Ref<const Mat<T>>& r_h_all,
+                                     const Eigen::Ref<const Mat<T>>& contexts_all,
+                                     const Eigen::Ref<const Mat<T>>& dg_all,
+                                     const Eigen::Ref<const Mat<T>>& dqueries_all, Parameters<T>& grads);
+
 template <class T>
 struct DecoderStepWorkspace {
   Mat<T> E, g_E, queries, g, gates, r_h, X, attention_scratch;

@@ -67,8 +67,4 @@ template <class T>
 void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<T>& dannotations,
                       const Mat<T>& dkeys, const Eigen::Ref<const Mat<T>>& ds0, Parameters<T>& grads);
 
-// Inverted dropout mask: each entry 0 with probability rate, else 1/(1-rate).
-template <class T>
-void draw_dropout_mask(Eigen::Ref<Mat<T>> mask, double rate, uint64_t seed);
-
 }  // namespace rnnsearch

@@ -15,16 +15,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "rnnsearch/model/dropout.h"
 #include "rnnsearch/model/encoder.h"
 #include "rnnsearch/model/output_layer.h"
 #include "rnnsearch/text/batcher.h"
 
 namespace rnnsearch {
-
-struct DropoutOptions {
-  double rate = 0;    // 0 = off (always off when translating or scoring)
-  uint64_t seed = 0;  // same seed, same masks
-};
 
 template <class T>
 struct ModelWorkspace {

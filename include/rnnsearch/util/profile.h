@@ -7,7 +7,9 @@
 
 namespace rnnsearch::profile {
 
-enum Phase : int {
+// Each phase is named by what runs in it; `enum class` keeps the names out of the model's
+// namespace, where encoder_forward & co. are functions.
+enum class Phase : int {
   batching,              // building and padding the batch
   encoder_forward,
   attention_forward,
@@ -20,8 +22,9 @@ enum Phase : int {
   encoder_backward,
   gradient_sum,          // adding the shards' gradients
   optimizer,             // clipping and the optimizer step
-  kNumPhases
+  count
 };
+constexpr int kNumPhases = static_cast<int>(Phase::count);
 
 void enable(bool on);
 bool enabled();

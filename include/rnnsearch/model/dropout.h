@@ -1,0 +1,24 @@
+#pragma once
+// Inverted dropout (docs/design.md §1): while training, an activation x becomes x ∘ m with
+// m_k = 0 with probability rate, else 1/(1-rate), so its expectation is unchanged and
+// translation needs no rescaling. The backward multiplies the gradient by the same mask.
+//
+// Masks are drawn from a seed, not from a global generator: the same seed gives the same
+// mask, so a resumed run repeats the masks of an uninterrupted one and the gradient checks
+// can evaluate the cost twice with identical masks.
+#include <cstdint>
+
+#include "rnnsearch/model/tensor.h"
+
+namespace rnnsearch {
+
+struct DropoutOptions {
+  double rate = 0;    // 0 = off (always off when translating or scoring)
+  uint64_t seed = 0;  // same seed, same masks
+};
+
+// Fills mask (any shape) with 0 (probability rate) or 1/(1-rate).
+template <class T>
+void draw_dropout_mask(Eigen::Ref<Mat<T>> mask, double rate, uint64_t seed);
+
+}  // namespace rnnsearch
