@@ -1,11 +1,15 @@
 #pragma once
-// The subcommands of the rnnsearch binary (DESIGN.md §4). Each takes the arguments after
-// its name and returns the process exit status; errors are thrown as rnnsearch::Error and
-// printed by main as one line.
+// The subcommands of the rnnsearch binary (docs/design.md §4). Each takes the arguments
+// after its name and returns the process exit status; errors are thrown as rnnsearch::Error
+// and printed by main as one line "rnnsearch COMMAND: error: ...".
+#include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <boost/program_options.hpp>
+
+#include "rnnsearch/eval/output.h"
 
 namespace rnnsearch::cli {
 
@@ -19,12 +23,47 @@ int bleu_command(const Args& args);
 int tokenize_command(const Args& args);
 
 // Parses args into vm; handles --help (prints usage, returns true = "stop, exit 0") and
-// --config FILE (options from a "name = value" file; the command line wins).
+// --config FILE (options from a "name = value" file; the command line wins). Validators
+// attached to options (below) run here.
 bool parse_options(const std::string& command, const std::string& usage,
                    boost::program_options::options_description& options, const Args& args,
                    boost::program_options::variables_map& vm);
 
 // --threads N (0 = all cores) applied to OpenMP; returns the number used.
 int set_threads(int requested);
+
+// Validators for numeric options, attached with ->notifier(...): each throws a one-line
+// rnnsearch::Error naming the option and the value. NaN fails every check.
+std::function<void(double)> positive(const std::string& option);      // finite, > 0
+std::function<void(double)> non_negative(const std::string& option);  // finite, >= 0
+std::function<void(double)> below_one(const std::string& option);     // in [0, 1)
+std::function<void(long)> at_least(const std::string& option, long minimum);
+
+// Option groups that translate and score share, so both spell and check them alike.
+struct DecodeArgs {
+  std::string model_dir;
+  int batch_size = 32, threads = 1;
+  std::string alignment = "none", format = "text", heatmaps;
+  int heatmaps_limit = 100;
+};
+// --model, --batch-size, --threads; `unit` names what a batch holds ("sentences", ...).
+boost::program_options::options_description model_option_group(DecodeArgs& args, const std::string& unit);
+// --alignment, --format, --heatmaps, --heatmaps-limit
+boost::program_options::options_description output_option_group(DecodeArgs& args);
+// The parsed output group (throws rnnsearch::Error on unknown names).
+OutputOptions output_options(const DecodeArgs& args);
+
+// Standard output for "-", else a file opened for writing.
+class OutputFile {
+ public:
+  explicit OutputFile(const std::string& path);  // throws rnnsearch::Error naming the file
+  std::ostream& stream() { return path_ == "-" ? static_cast<std::ostream&>(std::cout) : file_; }
+  // Flushes; throws rnnsearch::Error naming the file if anything failed to be written.
+  void flush();
+
+ private:
+  std::string path_;
+  std::ofstream file_;
+};
 
 }  // namespace rnnsearch::cli

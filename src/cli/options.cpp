@@ -1,7 +1,10 @@
 #include <omp.h>
 
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "commands.h"
 #include "rnnsearch/error.h"
@@ -23,12 +26,12 @@ bool parse_options(const std::string& command, const std::string& usage, po::opt
     if (vm.count("config")) {
       const std::string path = vm["config"].as<std::string>();
       std::ifstream in(path);
-      if (!in) throw Error(located(path, 0, "cannot open config file"));
+      if (!in || std::filesystem::is_directory(path)) throw Error(located(path, 0, "cannot open config file"));
       po::store(po::parse_config_file(in, options), vm);  // values already given are kept
     }
     po::notify(vm);
   } catch (const po::error& e) {
-    throw Error("rnnsearch " + command + ": " + e.what() + " (see rnnsearch " + command + " --help)");
+    throw Error(std::string(e.what()) + " (see rnnsearch " + command + " --help)");
   }
   return false;
 }
@@ -37,6 +40,80 @@ int set_threads(int requested) {
   const int threads = requested > 0 ? requested : omp_get_num_procs();
   omp_set_num_threads(threads);
   return threads;
+}
+
+namespace {
+
+template <class T>
+std::function<void(T)> check(const std::string& option, const std::string& requirement, bool (*ok)(T)) {
+  return [option, requirement, ok](T value) {
+    if (ok(value)) return;
+    std::ostringstream text;
+    text << "--" << option << " must be " << requirement << ", not " << value;
+    throw Error(text.str());
+  };
+}
+
+}  // namespace
+
+std::function<void(double)> positive(const std::string& option) {
+  return check<double>(option, "a positive number", [](double v) { return std::isfinite(v) && v > 0; });
+}
+
+std::function<void(double)> non_negative(const std::string& option) {
+  return check<double>(option, "a number >= 0", [](double v) { return std::isfinite(v) && v >= 0; });
+}
+
+std::function<void(double)> below_one(const std::string& option) {
+  return check<double>(option, "in [0, 1)", [](double v) { return v >= 0 && v < 1; });
+}
+
+std::function<void(long)> at_least(const std::string& option, long minimum) {
+  return [option, minimum](long value) {
+    if (value < minimum)
+      throw Error("--" + option + " must be at least " + std::to_string(minimum) + ", not " + std::to_string(value));
+  };
+}
+
+po::options_description model_option_group(DecodeArgs& args, const std::string& unit) {
+  po::options_description group("model and batching");
+  group.add_options()
+      ("model,m", po::value(&args.model_dir)->required(), "model directory (uses model.best.npz when present)")
+      ("batch-size", po::value(&args.batch_size)->default_value(32)->notifier(at_least("batch-size", 1)),
+       (unit + " decoded together").c_str())
+      ("threads", po::value(&args.threads)->default_value(1)->notifier(at_least("threads", 0)),
+       "batches decoded in parallel (0 = all cores)");
+  return group;
+}
+
+po::options_description output_option_group(DecodeArgs& args) {
+  po::options_description group("output");
+  group.add_options()
+      ("alignment", po::value(&args.alignment)->default_value("none"),
+       "append ' ||| ' and the attention: none, soft (matrix rows of target tokens incl. </s>, "
+       "comma-separated weights over source tokens incl. </s>) or hard (Pharaoh src-tgt pairs)")
+      ("format", po::value(&args.format)->default_value("text"), "text, or json: one JSON object per line")
+      ("heatmaps", po::value(&args.heatmaps), "write attention heatmaps (SVG) and index.html into DIR")
+      ("heatmaps-limit", po::value(&args.heatmaps_limit)->default_value(100)->notifier(at_least("heatmaps-limit", 0)),
+       "heatmaps for at most this many sentences");
+  return group;
+}
+
+OutputOptions output_options(const DecodeArgs& args) {
+  OutputOptions options;
+  options.alignment = parse_alignment_format(args.alignment);
+  options.json = parse_format_is_json(args.format);
+  return options;
+}
+
+OutputFile::OutputFile(const std::string& path) : path_(path) {
+  if (path == "-") return;
+  file_.open(path, std::ios::binary);
+  if (!file_) throw Error(located(path, 0, "cannot open for writing"));
+}
+
+void OutputFile::flush() {
+  if (!stream().flush()) throw Error(located(path_ == "-" ? "stdout" : path_, 0, "write failed"));
 }
 
 }  // namespace rnnsearch::cli

@@ -1,4 +1,3 @@
-#include <fstream>
 #include <iostream>
 
 #include "commands.h"
@@ -25,17 +24,10 @@ int tokenize_command(const Args& args) {
   TokenizerOptions tokenizer;
   tokenizer.lowercase = !no_lowercase;
   LineReader reader(input);
-  std::ofstream file;
-  if (output != "-") {
-    file.open(output);
-    if (!file) throw Error(located(output, 0, "cannot write"));
-  }
-  std::ostream& out = output == "-" ? std::cout : file;
+  OutputFile out(output);
   std::string line;
-  while (next_valid_line(reader, line)) {
-    out << join_tokens(tokenize(line, tokenizer)) << '\n';
-  }
-  if (!out.flush()) throw Error(located(output, 0, "write failed"));
+  while (next_valid_line(reader, line)) out.stream() << join_tokens(tokenize(line, tokenizer)) << '\n';
+  out.flush();
   return 0;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Beam search over the RNNsearch decoder (DESIGN.md §1), for several sentences at once. Per
+// Beam search over the RNNsearch decoder (docs/design.md §1), for several sentences at once. Per
 // sentence it is the PyTorch reference's beam():
 //
 //   Each live hypothesis h (log-probability σ_h so far) is one row of a decoder step; its
@@ -18,7 +18,7 @@
 // runs once per batch. <pad> and <s> are never proposed: they are never training targets.
 #include <vector>
 
-#include "rnnsearch/eval/alignment.h"
+#include "rnnsearch/decode/hypothesis.h"
 #include "rnnsearch/model/decoder_step.h"
 
 namespace rnnsearch {
@@ -36,17 +36,6 @@ void check_beam_options(const BeamOptions& options);
 
 // The reference's limit: 2·S + 10 output tokens, S = source length including </s>.
 int max_output_length(int source_length);
-
-struct Hypothesis {
-  std::vector<int> tokens;  // target ids, without </s>
-  bool finished = false;    // ended with </s>; false: cut at the maximum output length
-  double log_prob = 0;      // Σ log p(y_i | y_<i, x) over the tokens and </s> if finished
-  double score = 0;         // log_prob / length^normalize
-  // (tokens + 1) × (source length with </s>): row i is the attention of output step i. The
-  // last row is that of </s>; for a hypothesis cut at the length limit, the attention of
-  // the step that would have come next.
-  Alignment alignment;
-};
 
 template <class T>
 class BeamSearch {

@@ -6,13 +6,10 @@
 //   holds sentences of similar length (little padding, beams that end together)
 //   batches decoded in parallel, one BeamSearch (its own workspaces) per thread
 //   results returned in input order, one per line
-//
-// Also the output pieces `translate` and `score` share: alignment text and heatmaps.
 #include <string>
 #include <vector>
 
 #include "rnnsearch/decode/beam_search.h"
-#include "rnnsearch/eval/alignment.h"
 #include "rnnsearch/model/model_io.h"
 
 namespace rnnsearch {
@@ -47,30 +44,6 @@ class Translator {
   const Model& model_;
   TranslatorOptions options_;
   std::vector<BeamSearch<float>> searches_;  // one per thread
-};
-
-TranslationRecord make_record(const LineTranslation& translation, const Hypothesis& hypothesis,
-                              const Vocab& target_vocab);
-
-// --alignment none|soft|hard
-enum class AlignmentFormat { none, soft, hard };
-AlignmentFormat parse_alignment_format(const std::string& name);  // throws rnnsearch::Error
-// soft: soft_alignment_text; hard: pharaoh_alignment (</s> row excluded); none: "".
-std::string alignment_text(const Alignment& alignment, AlignmentFormat format);
-
-// The records of --heatmaps: the first `limit` sentences offered, so that translating a
-// large file leaves a heatmap directory of bounded size.
-class HeatmapCollector {
- public:
-  explicit HeatmapCollector(size_t limit) : limit_(limit) {}
-  bool full() const { return records_.size() >= limit_; }  // no need to build more records
-  void offer(const TranslationRecord& record);
-  // write_heatmaps into dir; returns the path of index.html.
-  std::string write(const std::string& dir) const;
-
- private:
-  size_t limit_;
-  std::vector<TranslationRecord> records_;
 };
 
 }  // namespace rnnsearch

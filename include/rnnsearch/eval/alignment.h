@@ -3,15 +3,9 @@
 #include <string>
 #include <vector>
 
-namespace rnnsearch {
+#include "rnnsearch/decode/hypothesis.h"
 
-// Soft alignment: rows = target tokens including </s>, columns = source tokens including
-// </s>; row i is the attention distribution of output step i (sums to 1).
-struct Alignment {
-  int rows = 0, cols = 0;
-  std::vector<float> weights;  // rows*cols, row-major
-  float at(int i, int j) const { return weights[static_cast<size_t>(i) * cols + j]; }
-};
+namespace rnnsearch {
 
 struct TranslationRecord {
   size_t line = 0;                      // 0-based input line number

@@ -1,0 +1,29 @@
+#pragma once
+// What decoding returns for one sentence: its hypotheses, each with the attention matrix
+// that produced it. Plain data, shared by the decoders (beam search, forced decoding) and
+// the output printer (eval/output.h).
+#include <cstddef>
+#include <vector>
+
+namespace rnnsearch {
+
+// Soft alignment: rows = target tokens including </s>, columns = source tokens including
+// </s>; row i is the attention distribution of output step i (sums to 1).
+struct Alignment {
+  int rows = 0, cols = 0;
+  std::vector<float> weights;  // rows*cols, row-major
+  float at(int i, int j) const { return weights[static_cast<size_t>(i) * cols + j]; }
+};
+
+struct Hypothesis {
+  std::vector<int> tokens;  // target ids, without </s>
+  bool finished = false;    // ended with </s>; false: cut at the maximum output length
+  double log_prob = 0;      // Σ log p(y_i | y_<i, x) over the tokens and </s> if finished
+  double score = 0;         // log_prob / length^normalize
+  // (tokens + 1) × (source length with </s>): row i is the attention of output step i. The
+  // last row is that of </s>; for a hypothesis cut at the length limit, the attention of
+  // the step that would have come next.
+  Alignment alignment;
+};
+
+}  // namespace rnnsearch

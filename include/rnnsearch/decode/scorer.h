@@ -1,0 +1,56 @@
+#pragma once
+// Forced decoding of given sentence pairs (what `rnnsearch score` runs): teacher forcing
+// through the training computation with dropout off, giving per pair
+//
+//   log p(y | x) = Σ_i log p(y_i | y_<i, x)   over the target tokens and </s>
+//
+// and, on request, the attention matrix of every target step. Pairs are batched by length
+// and batches run in parallel as in Translator.
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "rnnsearch/decode/hypothesis.h"
+#include "rnnsearch/model/model_io.h"
+#include "rnnsearch/model/rnnsearch.h"
+
+namespace rnnsearch {
+
+struct ScorerOptions {
+  int batch_size = 32;    // pairs per batch
+  int max_length = 200;   // pairs with a longer side are skipped, not cut
+  int threads = 1;        // batches scored at once
+  bool alignment = false; // keep each pair's attention matrix
+};
+
+// The result for one pair of lines. A pair that is not scored (empty side, not UTF-8, too
+// long) has no ids, a warning, and a NaN log_prob.
+struct ScoredPair {
+  size_t line = 0;                            // 0-based input line number
+  std::vector<std::string> source, target;    // tokens
+  std::vector<int> src_ids, tgt_ids;          // with </s>; empty: not scored
+  std::string warning;                        // why it was not scored; "" if fine
+  double log_prob = std::numeric_limits<double>::quiet_NaN();
+  Alignment alignment;                        // (target+1) × (source+1) when requested
+  bool scored() const { return !src_ids.empty(); }
+};
+
+class Scorer {
+ public:
+  // Keeps a reference to the model. Throws rnnsearch::Error on invalid options.
+  Scorer(const Model& model, const ScorerOptions& options);
+
+  // src_lines[k] and tgt_lines[k] (same count) are input line first_line + k.
+  std::vector<ScoredPair> score(const std::vector<std::string>& src_lines, const std::vector<std::string>& tgt_lines,
+                                size_t first_line);
+
+ private:
+  ScoredPair prepare(const std::string& src_line, const std::string& tgt_line, size_t line) const;
+  void score_batch(const std::vector<size_t>& members, std::vector<ScoredPair>& pairs, ModelWorkspace<float>& ws);
+
+  const Model& model_;
+  ScorerOptions options_;
+  std::vector<ModelWorkspace<float>> workspaces_;  // one per thread
+};
+
+}  // namespace rnnsearch

@@ -1,0 +1,89 @@
+#include "rnnsearch/decode/scorer.h"
+
+#include <algorithm>
+
+#include "rnnsearch/decode/parallel_batches.h"
+#include "rnnsearch/error.h"
+#include "rnnsearch/text/tokenizer.h"
+
+namespace rnnsearch {
+
+Scorer::Scorer(const Model& model, const ScorerOptions& options)
+    : model_(model), options_(options), workspaces_(std::max(1, options.threads)) {
+  if (options.batch_size < 1) throw Error("--batch-size must be at least 1");
+  if (options.max_length < 1) throw Error("--max-length must be at least 1");
+}
+
+// Tokens and ids of one pair, or the reason it is not scored. A pair that is too long is
+// skipped rather than cut: the score of a cut pair would belong to a different sentence.
+ScoredPair Scorer::prepare(const std::string& src_line, const std::string& tgt_line, size_t line) const {
+  ScoredPair pair;
+  pair.line = line;
+  if (!is_valid_utf8(src_line) || !is_valid_utf8(tgt_line)) {
+    pair.warning = std::string("invalid UTF-8 in the ") + (is_valid_utf8(src_line) ? "target" : "source");
+    return pair;
+  }
+  pair.source = tokenize(src_line, model_.tokenizer);
+  pair.target = tokenize(tgt_line, model_.tokenizer);
+  const size_t max_length = static_cast<size_t>(options_.max_length);
+  if (pair.source.empty() || pair.target.empty()) {
+    pair.warning = std::string("empty ") + (pair.source.empty() ? "source" : "target");
+  } else if (std::max(pair.source.size(), pair.target.size()) > max_length) {
+    pair.warning = "longer than " + std::to_string(max_length) + " tokens (--max-length)";
+  } else {
+    pair.src_ids = model_.src_vocab.encode(pair.source);
+    pair.tgt_ids = model_.tgt_vocab.encode(pair.target);
+    return pair;
+  }
+  pair.warning += "; not scored, its output line is empty";
+  return pair;
+}
+
+// rnnsearch_forward leaves −log p of every non-padding target position in token_nll
+// (time-major row i*B + b in out_rows) and the attention of step i of sentence b in alpha
+// row i*B + b.
+void Scorer::score_batch(const std::vector<size_t>& members, std::vector<ScoredPair>& pairs,
+                         ModelWorkspace<float>& ws) {
+  std::vector<std::vector<int>> src, tgt;
+  std::vector<uint32_t> ids;
+  for (size_t k : members) {
+    src.push_back(pairs[k].src_ids);
+    tgt.push_back(pairs[k].tgt_ids);
+    ids.push_back(static_cast<uint32_t>(k));
+  }
+  const Batch batch = pad_batch(src, tgt, ids);
+  rnnsearch_forward<float>(model_.params, batch, DropoutOptions{}, ws);
+  const int B = batch.size;
+  std::vector<double> log_probs(B, 0.0);
+  for (size_t k = 0; k < ws.out_rows.size(); ++k) log_probs[ws.out_rows[k] % B] -= ws.token_nll[k];
+  for (int b = 0; b < B; ++b) {
+    ScoredPair& pair = pairs[members[b]];
+    pair.log_prob = log_probs[b];
+    if (!options_.alignment) continue;
+    pair.alignment.rows = batch.tgt_lengths[b];
+    pair.alignment.cols = batch.src_lengths[b];
+    for (int i = 0; i < batch.tgt_lengths[b]; ++i) {
+      const auto row = ws.alpha.row(static_cast<Index>(i) * B + b).head(batch.src_lengths[b]);
+      pair.alignment.weights.insert(pair.alignment.weights.end(), row.data(), row.data() + row.size());
+    }
+  }
+}
+
+std::vector<ScoredPair> Scorer::score(const std::vector<std::string>& src_lines,
+                                      const std::vector<std::string>& tgt_lines, size_t first_line) {
+  std::vector<ScoredPair> pairs;
+  std::vector<size_t> order;  // the pairs to score, longest first
+  for (size_t k = 0; k < src_lines.size(); ++k) {
+    pairs.push_back(prepare(src_lines[k], tgt_lines[k], first_line + k));
+    if (pairs.back().scored()) order.push_back(k);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::make_pair(pairs[a].src_ids.size(), pairs[a].tgt_ids.size()) >
+           std::make_pair(pairs[b].src_ids.size(), pairs[b].tgt_ids.size());
+  });
+  run_batches(order, static_cast<size_t>(options_.batch_size), static_cast<int>(workspaces_.size()),
+              [&](const std::vector<size_t>& members, int thread) { score_batch(members, pairs, workspaces_[thread]); });
+  return pairs;
+}
+
+}  // namespace rnnsearch
