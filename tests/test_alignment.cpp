@@ -170,6 +170,45 @@ TEST(Heatmap, LongSentenceGetsEveryCell) {
   EXPECT_EQ(count_occurrences(heatmap_svg(record), "<rect class=\"cell\""), 49u * 56u);
 }
 
+// The x of the grid's first cell: the target labels' column is as wide as the widest one.
+int grid_x(const std::string& svg) {
+  const std::string key = "<rect class=\"cell\" x=\"";
+  const size_t at = svg.find(key);
+  return at == std::string::npos ? -1 : std::stoi(svg.substr(at + key.size()));
+}
+
+TEST(Heatmap, WideCharactersReserveAFullEm) {
+  // Four narrow characters are 4 × 0.62 em, about as wide as the </s> label (30px at 12px);
+  // four wide ones (East Asian Width W or F) take 4 em = 48px: the grid starts 18px later.
+  TranslationRecord record = small_record();
+  record.target = {"abcd", "ab"};
+  const int narrow = grid_x(heatmap_svg(record));
+  EXPECT_EQ(narrow, 12 + 30 + 6);  // margin + widest label + gap
+  for (const char* wide : {"日本語文", "한국어문", "ＡＢＣＤ", "〇〆〜ぁ", "🐕🐕🐕🐕"}) {
+    record.target = {wide, "ab"};
+    EXPECT_EQ(grid_x(heatmap_svg(record)), narrow + 18) << wide;
+  }
+  for (const char* not_wide : {"ｱｲｳｴ", "Ωжéß"}) {  // half-width katakana, other scripts
+    record.target = {not_wide, "ab"};
+    EXPECT_EQ(grid_x(heatmap_svg(record)), narrow) << not_wide;
+  }
+}
+
+TEST(Heatmap, LongTokensAreShortenedAtACharacterBoundary) {
+  TranslationRecord record = small_record();
+  const std::string latin(30, 'x'), twenty(20, 'y');
+  std::string cjk;
+  for (int k = 0; k < 25; ++k) cjk += "語";
+  record.source = {latin, twenty, cjk};
+  const std::string svg = heatmap_svg(record);
+  // 19 characters and "…", with the whole token as the tooltip; 20 characters still fit.
+  EXPECT_NE(svg.find("<title>" + latin + "</title>" + latin.substr(0, 19) + "\u2026</text>"),
+            std::string::npos);
+  EXPECT_NE(svg.find(">" + twenty + "</text>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>" + cjk + "</title>" + cjk.substr(0, 19 * 3) + "\u2026</text>"),
+            std::string::npos);
+}
+
 TEST(Heatmap, WriteHeatmapsWritesEverySvgAndAnIndex) {
   const fs::path dir = fs::temp_directory_path() /
                        ("rnnsearch_heatmaps_" + std::to_string(std::random_device{}())) / "nested";

@@ -13,6 +13,7 @@
 #include "rnnsearch/error.h"
 #include "rnnsearch/model/rnnsearch.h"
 #include "rnnsearch/text/vocab.h"
+#include "fixtures.h"
 
 namespace rnnsearch {
 namespace {
@@ -21,21 +22,10 @@ constexpr int kEos = Vocab::kEos;
 // The tokens a hypothesis may contain: <pad> and <s> are never proposed.
 const std::vector<int> kWords = {Vocab::kUnk, 4, 5};
 
-ModelConfig tiny_config(OutputKind output) {
-  ModelConfig c;
-  c.src_vocab = 7;
-  c.tgt_vocab = 6;
-  c.emb = 4;
-  c.hidden = 5;
-  c.maxout = 3;
-  c.output = output;
-  return c;
-}
-
 // Large weights make the output distributions peaked, so scores are far apart.
 template <class T>
 Parameters<T> tiny_model(OutputKind output, uint64_t seed) {
-  Parameters<T> params(tiny_config(output));
+  Parameters<T> params(test::tiny_config(/*src_vocab=*/7, /*tgt_vocab=*/6, output));
   params.init_uniform(1.0, seed);
   return params;
 }

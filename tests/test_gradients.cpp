@@ -7,6 +7,7 @@
 #include <cmath>
 #include <random>
 
+#include "fixtures.h"
 #include "rnnsearch/model/attention.h"
 #include "rnnsearch/model/decoder_step.h"
 #include "rnnsearch/model/gru.h"
@@ -40,17 +41,6 @@ double numeric_derivative(double* value, Loss loss) {
   return d;
 }
 
-ModelConfig tiny_config(OutputKind output) {
-  ModelConfig c;
-  c.src_vocab = 11;
-  c.tgt_vocab = 11;
-  c.emb = 4;
-  c.hidden = 5;
-  c.maxout = 3;
-  c.output = output;
-  return c;
-}
-
 // Three sentence pairs of different lengths (ids 4..10 are words, 3 is </s>).
 Batch tiny_batch(bool padded) {
   if (!padded) return pad_batch({{4, 5, 3}, {6, 7, 3}, {8, 9, 3}}, {{5, 6, 7, 3}, {8, 9, 4, 3}, {10, 5, 6, 3}},
@@ -71,7 +61,7 @@ class ModelGradient : public ::testing::TestWithParam<Case> {};
 // ids, so the embedding tables are the input gradients).
 TEST_P(ModelGradient, MatchesCentralDifferences) {
   const Case c = GetParam();
-  Parameters<double> params(tiny_config(c.output));
+  Parameters<double> params(test::tiny_config(11, 11, c.output));
   params.init_uniform(0.5, 7);  // larger than the default 0.1 so that every path matters
   const Batch batch = tiny_batch(c.padded);
   const DropoutOptions dropout{c.dropout, 99};  // a fixed seed gives the same masks every call
@@ -172,7 +162,7 @@ TEST(AttentionGradient, QueryKeysAnnotationsAndV) {
 // reads both.
 TEST(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
   std::mt19937_64 rng(5);
-  Parameters<double> params(tiny_config(OutputKind::maxout));
+  Parameters<double> params(test::tiny_config(11, 11, OutputKind::maxout));
   params.init_uniform(0.5, 5);
   const Index Bs = 2, S = 4, R = 3, n = params.config().hidden;
   Mat<double> s_prev = random_matrix(R, n, rng), g_E = random_matrix(R, 3 * n, rng),
@@ -212,7 +202,7 @@ TEST(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
 TEST(OutputLayerGradient, InputsOfBothKinds) {
   for (OutputKind kind : {OutputKind::maxout, OutputKind::linear}) {
     std::mt19937_64 rng(3);
-    Parameters<double> params(tiny_config(kind));
+    Parameters<double> params(test::tiny_config(11, 11, kind));
     params.init_uniform(0.5, 3);
     const Index N = 4, din = params.config().output_input();
     Mat<double> X = random_matrix(N, din, rng);
@@ -238,7 +228,7 @@ TEST(OutputLayerGradient, InputsOfBothKinds) {
 TEST(OutputLayerCost, ChunkedEqualsAllRowsAtOnce) {
   for (OutputKind kind : {OutputKind::maxout, OutputKind::linear}) {
     std::mt19937_64 rng(4);
-    Parameters<double> params(tiny_config(kind));
+    Parameters<double> params(test::tiny_config(11, 11, kind));
     params.init_uniform(0.5, 4);
     const Index N = 2 * kOutputChunkRows + 88, din = params.config().output_input();
     const Mat<double> X = random_matrix(N, din, rng);
@@ -276,7 +266,7 @@ TEST(OutputLayerCost, ChunkedEqualsAllRowsAtOnce) {
 
 // The float model (what training uses) computes the same cost and gradient as the double one.
 TEST(FloatPrecision, AgreesWithDouble) {
-  Parameters<double> pd(tiny_config(OutputKind::maxout));
+  Parameters<double> pd(test::tiny_config(11, 11, OutputKind::maxout));
   pd.init_uniform(0.5, 11);
   Parameters<float> pf(pd.config());
   for (size_t k = 0; k < pd.values().size(); ++k) pf.values()[k] = static_cast<float>(pd.values()[k]);
@@ -299,7 +289,7 @@ TEST(FloatPrecision, AgreesWithDouble) {
 }
 
 // ---------------------------------------------------------------------------------------
-// A plain implementation of DESIGN.md §1 for one sentence at a time, written from the
+// A plain implementation of docs/design.md §1 for one sentence at a time, written from the
 // equations with vectors and loops (no batching, no masks, no caches), to check the batched
 // forward against.
 using Vec = Eigen::VectorXd;
@@ -390,7 +380,7 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
 
 TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
   for (OutputKind kind : {OutputKind::maxout, OutputKind::linear}) {
-    Parameters<double> params(tiny_config(kind));
+    Parameters<double> params(test::tiny_config(11, 11, kind));
     params.init_uniform(0.5, 5);
     const std::vector<std::vector<int>> src = {{4, 5, 6, 7, 3}, {8, 3}, {9, 10, 4, 3}};
     const std::vector<std::vector<int>> tgt = {{5, 6, 3}, {7, 8, 9, 10, 4, 3}, {6, 3}};

@@ -6,20 +6,15 @@
 #include "rnnsearch/io/npz.h"
 #include "rnnsearch/model/model_io.h"
 #include "error_of.h"
+#include "fixtures.h"
 #include "temp_dir.h"
 
 namespace rnnsearch {
 namespace {
 
+// Vocabularies of 9 and 7, e=3, n=4, l=2: the shapes below are written out for these sizes.
 ModelConfig small_config(OutputKind output = OutputKind::maxout) {
-  ModelConfig c;
-  c.src_vocab = 9;
-  c.tgt_vocab = 7;
-  c.emb = 3;
-  c.hidden = 4;
-  c.maxout = 2;
-  c.output = output;
-  return c;
+  return test::tiny_config(9, 7, output, /*emb=*/3, /*hidden=*/4, /*maxout=*/2);
 }
 
 TEST(Weights, ArraysHaveTheDesignNamesAndShapes) {

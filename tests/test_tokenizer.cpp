@@ -106,6 +106,14 @@ TEST(Utf8, AcceptsWellFormedText) {
   EXPECT_TRUE(is_valid_utf8("\xF4\x8F\xBF\xBF"));       // U+10FFFF, the largest code point
 }
 
+TEST(Utf8, AcceptsNoncharacters) {
+  // Noncharacters are well-formed (only their interchange is discouraged).
+  EXPECT_TRUE(is_valid_utf8("\xEF\xBF\xBE"));      // U+FFFE
+  EXPECT_TRUE(is_valid_utf8("\xEF\xBF\xBF"));      // U+FFFF
+  EXPECT_TRUE(is_valid_utf8("\xEF\xB7\x90"));      // U+FDD0
+  EXPECT_TRUE(is_valid_utf8("\xF0\x9F\xBF\xBE"));  // U+1FFFE
+}
+
 TEST(Utf8, RejectsMalformedText) {
   EXPECT_FALSE(is_valid_utf8("\xFF"));
   EXPECT_FALSE(is_valid_utf8("Stra\xDF" "e"));            // Latin-1, not UTF-8
@@ -119,6 +127,8 @@ TEST(Utf8, RejectsMalformedText) {
   EXPECT_FALSE(is_valid_utf8("ab\xE2\x82"));              // truncated €
   EXPECT_FALSE(is_valid_utf8("\xE2\x82 x"));              // truncated € before more text
   EXPECT_FALSE(is_valid_utf8("\xF0\x9F\x90"));            // truncated 🐕
+  EXPECT_FALSE(is_valid_utf8("\xED\xA0\xBD\xED\xB0\x95"));  // 🐕 as a surrogate pair (CESU-8)
+  EXPECT_FALSE(is_valid_utf8("\xC3\xA9\xA9"));            // é and a stray continuation byte
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/text/tokenizer.h"
+#include "fixtures.h"
 #include "temp_dir.h"
 
 namespace rnnsearch {
@@ -67,12 +68,8 @@ class Cli : public ::testing::Test {
     std::filesystem::create_directories(model);
     const Vocab src = Vocab::build({{"a", "b", "c", "d", "e", "f"}}, 1);
     const Vocab tgt = Vocab::build({{"x", "y", "z", "w", "v"}}, 1);
-    ModelConfig config;
-    config.src_vocab = static_cast<int>(src.size());
-    config.tgt_vocab = static_cast<int>(tgt.size());
-    config.emb = 8;
-    config.hidden = 6;
-    config.maxout = 4;
+    const ModelConfig config = test::tiny_config(static_cast<int>(src.size()), static_cast<int>(tgt.size()),
+                                                 OutputKind::maxout, /*emb=*/8, /*hidden=*/6, /*maxout=*/4);
     Parameters<float> params(config);
     params.init_uniform(0.5, 17);
     params.vec(out_bo)(Vocab::kUnk) -= 30.0f;

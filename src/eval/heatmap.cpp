@@ -1,5 +1,8 @@
 #include "rnnsearch/eval/heatmap.h"
 
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +18,48 @@ namespace rnnsearch {
 
 namespace {
 
+// ---- Layout constants (px unless noted) ------------------------------------------------
+
+// Labels are drawn at 12px; a token longer than this many characters is shortened with
+// "…" (the full token stays in a tooltip) so one URL cannot push the grid off the page.
+constexpr int kFontSize = 12;
+constexpr size_t kMaxLabelChars = 20;
+// Estimated advance of one character, in em: CJK ideographs, kana, Hangul and full-width
+// forms take a full em, most other scripts about 0.6 em in DejaVu Sans; the "…" that ends
+// a shortened label is counted as a full em. Only used to reserve label space, so erring
+// wide is fine.
+constexpr double kWideCharEm = 1.0;
+constexpr double kNarrowCharEm = 0.62;
+constexpr double kEllipsisEm = 1.0;
+
+// 20px cells keep a 50-token sentence about 1000px wide; source labels are slanted 60°
+// so neighbouring labels are 17px apart (perpendicular) and long words still fit.
+constexpr int kCell = 20;                              // side of one (square) cell
+constexpr int kMargin = 12;                            // blank border around the picture
+constexpr int kMinWidth = 360;                         // least width (plus kMargin): the title fits
+constexpr int kTitleHeight = 34;                       // band at the top reserved for the title
+constexpr int kTitleBaseline = 22;                     // y of the title's baseline
+constexpr int kTitleFontSize = 15;                     // the title's font size (bold)
+constexpr int kNoWeightsBaseline = kTitleHeight + 16;  // y of "(no attention weights)"
+constexpr double kLabelAngle = 60.0, kPi = 3.14159265358979323846;  // source label slant, degrees
+constexpr int kLabelGap = 6;                           // between a label and the grid
+// Room for the height of the slanted source labels' glyphs: above the tallest label, and
+// right of where the last label's baseline is estimated to end.
+constexpr int kSlantedLabelTop = kFontSize / 2;
+constexpr int kSlantedLabelRight = kFontSize;
+// A slanted label starts this far right of its column's centre, so that its rotated glyphs
+// (not just its baseline) sit over the column.
+constexpr int kSourceLabelShift = kFontSize / 3;
+// Baseline offset that centres a label vertically on its row (dominant-baseline would do
+// it too, but not in every SVG renderer).
+constexpr int kTextMiddle = kFontSize * 35 / 100;  // 0.35 em
+// Colour bar right of the grid: its gap to the grid, width, room for its tick labels and
+// least height (it is as tall as the grid when that is taller).
+constexpr int kLegendGap = 24, kLegendWidth = 14, kLegendLabelWidth = 40, kMinLegendHeight = 120;
+constexpr int kLegendTicks = 4;          // intervals between ticks: 0, 0.25, 0.5, 0.75, 1
+constexpr int kLegendTickLength = 4;     // tick marks, right of the bar
+constexpr int kLegendTickLabelGap = 7;   // from the bar's right edge to a tick label
+
 // ---- Colour -------------------------------------------------------------------------
 
 // matplotlib's viridis (CC0) at t = k/15, k = 0..15: every 17th entry of its 256-entry
@@ -26,11 +71,6 @@ constexpr unsigned kViridis[] = {0x440154, 0x481a6c, 0x472f7d, 0x414487, 0x39568
 constexpr int kViridisStops = sizeof kViridis / sizeof kViridis[0];
 
 // ---- Text ---------------------------------------------------------------------------
-
-// Labels are drawn at 12px; a token longer than this many characters is shortened with
-// "…" (the full token stays in a tooltip) so one URL cannot push the grid off the page.
-constexpr int kFontSize = 12;
-constexpr size_t kMaxLabelChars = 20;
 
 // Fonts tried in order: DejaVu/Noto cover Latin, Greek, Cyrillic and more; the CJK
 // entries cover Chinese, Japanese and Korean on Linux, macOS and Windows.
@@ -71,30 +111,11 @@ std::string escape_xml(std::string_view text) {
   return out;
 }
 
-// Byte length of the UTF-8 sequence that starts with `lead` (1 for a stray byte, so
-// malformed text still advances).
-size_t utf8_length(unsigned char lead) {
-  if (lead >= 0xF0) return 4;
-  if (lead >= 0xE0) return 3;
-  if (lead >= 0xC0) return 2;
-  return 1;
-}
-
-char32_t decode_utf8(std::string_view text, size_t pos, size_t length) {
-  static constexpr unsigned char kLeadMask[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
-  char32_t code = static_cast<unsigned char>(text[pos]) & kLeadMask[length];
-  for (size_t k = 1; k < length && pos + k < text.size(); ++k)
-    code = (code << 6) | (static_cast<unsigned char>(text[pos + k]) & 0x3F);
-  return code;
-}
-
-// CJK ideographs, kana, Hangul and full-width forms take a full em; most other scripts
-// about 0.6 em in DejaVu Sans. Only used to reserve label space, so erring wide is fine.
-bool is_wide(char32_t code) {
-  return (code >= 0x1100 && code <= 0x115F) || (code >= 0x2E80 && code <= 0xA4CF) ||
-         (code >= 0xAC00 && code <= 0xD7A3) || (code >= 0xF900 && code <= 0xFAFF) ||
-         (code >= 0xFE30 && code <= 0xFE4F) || (code >= 0xFF00 && code <= 0xFF60) ||
-         (code >= 0xFFE0 && code <= 0xFFE6) || (code >= 0x20000 && code <= 0x3FFFD);
+// Wide or full-width in Unicode's East Asian Width property (UAX #11): CJK ideographs,
+// kana, Hangul, full-width forms, most emoji.
+bool is_wide(UChar32 c) {
+  const int width = u_getIntPropertyValue(c, UCHAR_EAST_ASIAN_WIDTH);
+  return width == U_EA_WIDE || width == U_EA_FULLWIDTH;
 }
 
 // Token k of a sentence, where k == tokens.size() is the </s> the alignment adds.
@@ -111,17 +132,19 @@ struct Label {
 
 Label make_label(const std::string& token) {
   Label label;
-  size_t chars = 0, pos = 0;
-  while (pos < token.size()) {
-    const size_t length = utf8_length(static_cast<unsigned char>(token[pos]));
-    if (chars == kMaxLabelChars - 1 && pos + length < token.size()) {
+  size_t chars = 0;
+  // Tokens are valid UTF-8; were one not, each ill-formed piece would count as one U+FFFD.
+  const size_t size = token.size();
+  for (size_t pos = 0, next = 0; pos < size; pos = next) {
+    UChar32 c;
+    U8_NEXT_OR_FFFD(token.data(), next, size, c);
+    if (chars == kMaxLabelChars - 1 && next < size) {
       label.shown = token.substr(0, pos) + "\u2026";
       label.shortened = true;
-      label.width += kFontSize;
+      label.width += kFontSize * kEllipsisEm;
       return label;
     }
-    label.width += kFontSize * (is_wide(decode_utf8(token, pos, length)) ? 1.0 : 0.62);
-    pos += length;
+    label.width += kFontSize * (is_wide(c) ? kWideCharEm : kNarrowCharEm);
     ++chars;
   }
   label.shown = token;
@@ -157,18 +180,6 @@ std::string format_number(const char* format, double value) {
 
 // ---- Layout -------------------------------------------------------------------------
 
-// 20px cells keep a 50-token sentence about 1000px wide; source labels are slanted 60°
-// so neighbouring labels are 17px apart (perpendicular) and long words still fit.
-constexpr int kCell = 20;
-constexpr int kMargin = 12;
-constexpr int kTitleHeight = 34;
-constexpr double kLabelAngle = 60.0, kPi = 3.14159265358979323846;
-constexpr int kLabelGap = 6;  // between a label and the grid
-// Baseline offset that centres a label vertically on its row (dominant-baseline would do
-// it too, but not in every SVG renderer).
-constexpr int kTextMiddle = kFontSize * 35 / 100;
-constexpr int kLegendGap = 24, kLegendWidth = 14, kLegendLabelWidth = 40, kMinLegendHeight = 120;
-
 struct Layout {
   int grid_x, grid_y, grid_w, grid_h;
   int legend_x, legend_h;
@@ -184,16 +195,16 @@ Layout compute_layout(const std::vector<Label>& source, const std::vector<Label>
   layout.grid_h = rows * kCell;
   layout.grid_x = kMargin + static_cast<int>(std::ceil(widest(target))) + kLabelGap;
   layout.grid_y = kTitleHeight + static_cast<int>(std::ceil(source_width * std::sin(radians))) +
-                  kLabelGap + kFontSize / 2;
+                  kLabelGap + kSlantedLabelTop;
   layout.legend_x = layout.grid_x + layout.grid_w + kLegendGap;
   layout.legend_h = std::max(layout.grid_h, kMinLegendHeight);
   // The slanted labels of the last columns reach right of the grid, possibly past the
   // legend; the picture must be wide enough for whichever ends further right.
   const int labels_right = layout.grid_x + layout.grid_w - kCell / 2 +
                            static_cast<int>(std::ceil(source_width * std::cos(radians))) +
-                           kFontSize;
+                           kSlantedLabelRight;
   const int legend_right = layout.legend_x + kLegendWidth + kLegendLabelWidth;
-  layout.width = std::max({labels_right, legend_right, 360}) + kMargin;
+  layout.width = std::max({labels_right, legend_right, kMinWidth}) + kMargin;
   layout.height = layout.grid_y + std::max(layout.grid_h, layout.legend_h) + kMargin;
   return layout;
 }
@@ -201,8 +212,8 @@ Layout compute_layout(const std::vector<Label>& source, const std::vector<Label>
 // ---- SVG parts ----------------------------------------------------------------------
 
 std::string svg_title(const TranslationRecord& record) {
-  return "<text x=\"" + std::to_string(kMargin) +
-         "\" y=\"22\" font-size=\"15\" font-weight=\"bold\">" + "Line " +
+  return "<text x=\"" + std::to_string(kMargin) + "\" y=\"" + std::to_string(kTitleBaseline) +
+         "\" font-size=\"" + std::to_string(kTitleFontSize) + "\" font-weight=\"bold\">" + "Line " +
          std::to_string(record.line + 1) + " \u00b7 score " + format_number("%.4f", record.score) +
          "</text>\n";
 }
@@ -212,7 +223,7 @@ std::string svg_source_labels(const TranslationRecord& record, const std::vector
   std::string out = "<g text-anchor=\"start\">\n";
   const int y = layout.grid_y - kLabelGap;
   for (size_t j = 0; j < labels.size(); ++j) {
-    const int x = layout.grid_x + static_cast<int>(j) * kCell + kCell / 2 + kFontSize / 3;
+    const int x = layout.grid_x + static_cast<int>(j) * kCell + kCell / 2 + kSourceLabelShift;
     const std::string sx = std::to_string(x), sy = std::to_string(y);
     out += text_element(labels[j], token_at(record.source, j),
                         "x=\"" + sx + "\" y=\"" + sy + "\" transform=\"rotate(-" +
@@ -271,13 +282,13 @@ std::string svg_legend(const Layout& layout) {
   out += "<rect x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(top) + "\" width=\"" +
          std::to_string(kLegendWidth) + "\" height=\"" + std::to_string(h) +
          "\" fill=\"url(#viridis)\" stroke=\"#999\" stroke-width=\"1\"/>\n";
-  for (int k = 0; k <= 4; ++k) {
-    const double value = k / 4.0;
+  for (int k = 0; k <= kLegendTicks; ++k) {
+    const double value = static_cast<double>(k) / kLegendTicks;
     const int y = top + static_cast<int>(std::lround(h * (1.0 - value)));
     out += "<line x1=\"" + std::to_string(x + kLegendWidth) + "\" y1=\"" + std::to_string(y) +
-           "\" x2=\"" + std::to_string(x + kLegendWidth + 4) + "\" y2=\"" + std::to_string(y) +
-           "\" stroke=\"#444\"/>\n";
-    out += "<text x=\"" + std::to_string(x + kLegendWidth + 7) + "\" y=\"" +
+           "\" x2=\"" + std::to_string(x + kLegendWidth + kLegendTickLength) + "\" y2=\"" +
+           std::to_string(y) + "\" stroke=\"#444\"/>\n";
+    out += "<text x=\"" + std::to_string(x + kLegendWidth + kLegendTickLabelGap) + "\" y=\"" +
            std::to_string(y + kTextMiddle) + "\">" + format_number("%g", value) + "</text>\n";
   }
   return out;
@@ -368,7 +379,7 @@ std::string heatmap_svg(const TranslationRecord& record) {
   svg += "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";  // readable on dark viewers
   svg += svg_title(record);
   if (alignment.rows == 0) {
-    svg += "<text x=\"" + std::to_string(kMargin) + "\" y=\"" + std::to_string(kTitleHeight + 16) +
+    svg += "<text x=\"" + std::to_string(kMargin) + "\" y=\"" + std::to_string(kNoWeightsBaseline) +
            "\">(no attention weights)</text>\n";
   } else {
     svg += svg_source_labels(record, source, layout);

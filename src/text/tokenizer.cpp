@@ -100,36 +100,15 @@ std::string detokenize(const std::vector<std::string>& tokens) {
   return text;
 }
 
-// Well-formed UTF-8 as Unicode Table 3-7 defines it: no overlong forms, no surrogates
-// (U+D800..U+DFFF), nothing above U+10FFFF, no truncated sequences.
+// U8_NEXT accepts exactly the well-formed sequences of Unicode Table 3-7 and yields a
+// negative code point for anything else (see the header). It is a macro, so a size_t index
+// serves texts of any length.
 bool is_valid_utf8(std::string_view text) {
-  size_t i = 0;
-  const size_t n = text.size();
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  auto continuation = [&](size_t k, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
-    return k < n && byte(k) >= lo && byte(k) <= hi;
-  };
-  while (i < n) {
-    unsigned char b = byte(i);
-    if (b < 0x80) {
-      i += 1;
-    } else if (b >= 0xC2 && b <= 0xDF) {
-      if (!continuation(i + 1)) return false;
-      i += 2;
-    } else if (b >= 0xE0 && b <= 0xEF) {
-      // E0 needs A0.. (else overlong); ED needs ..9F (else a surrogate).
-      unsigned char lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;
-      if (!continuation(i + 1, lo, hi) || !continuation(i + 2)) return false;
-      i += 3;
-    } else if (b >= 0xF0 && b <= 0xF4) {
-      // F0 needs 90.. (else overlong); F4 needs ..8F (else above U+10FFFF).
-      unsigned char lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;
-      if (!continuation(i + 1, lo, hi) || !continuation(i + 2) || !continuation(i + 3))
-        return false;
-      i += 4;
-    } else {
-      return false;  // a stray continuation byte, C0/C1 (overlong) or F5..FF
-    }
+  const size_t size = text.size();
+  for (size_t i = 0; i < size;) {
+    UChar32 c;
+    U8_NEXT(text.data(), i, size, c);
+    if (c < 0) return false;
   }
   return true;
 }

@@ -25,6 +25,9 @@ std::string detokenize(const std::vector<std::string>& tokens);
 // Tokens separated by single spaces: tokenized text, the form `rnnsearch bleu` reads.
 std::string join_tokens(const std::vector<std::string>& tokens);
 
+// Is `text` well-formed UTF-8 as Unicode Table 3-7 defines it: no overlong forms, no
+// surrogates (U+D800..U+DFFF), nothing above U+10FFFF, no truncated sequences or stray
+// continuation bytes? Noncharacters (U+FFFE, U+FDD0, ...) and NUL are well-formed.
 bool is_valid_utf8(std::string_view text);
 
 }  // namespace rnnsearch
