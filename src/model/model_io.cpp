@@ -68,28 +68,35 @@ nlohmann::json model_config_json(const ModelConfig& config, const TokenizerOptio
   return {{"model", config}, {"tokenizer", {{"lowercase", tokenizer.lowercase}}}, {"training", training}};
 }
 
-Model load_model(const std::string& dir) {
-  const std::string config_path = model_file(dir, "config.json");
+ModelDefinition load_model_definition(const std::string& dir) {
+  const std::string config_path = model_file(dir, model_files::kConfig);
   if (!std::filesystem::is_directory(dir)) throw Error(located(dir, 0, "no such model directory"));
   const nlohmann::json j = read_json_file(config_path);
-  ModelConfig config;
-  TokenizerOptions tokenizer;
+  ModelDefinition model;
   try {
-    config = j.at("model").get<ModelConfig>();
-    tokenizer.lowercase = j.at("tokenizer").value("lowercase", true);
+    model.config = j.at("model").get<ModelConfig>();
+    model.tokenizer.lowercase = j.at("tokenizer").value("lowercase", true);
   } catch (const std::exception& e) {
     throw Error(located(config_path, 0, e.what()));
   }
-  Vocab src = Vocab::load(model_file(dir, "vocab.src"));
-  Vocab tgt = Vocab::load(model_file(dir, "vocab.tgt"));
-  if (static_cast<int>(src.size()) != config.src_vocab || static_cast<int>(tgt.size()) != config.tgt_vocab)
+  model.src_vocab = Vocab::load(model_file(dir, model_files::kSrcVocab));
+  model.tgt_vocab = Vocab::load(model_file(dir, model_files::kTgtVocab));
+  const ModelConfig& config = model.config;
+  if (static_cast<int>(model.src_vocab.size()) != config.src_vocab ||
+      static_cast<int>(model.tgt_vocab.size()) != config.tgt_vocab)
     throw Error(located(config_path, 0,
                         "vocabulary sizes " + std::to_string(config.src_vocab) + "/" + std::to_string(config.tgt_vocab) +
-                            " do not match vocab.src/vocab.tgt (" + std::to_string(src.size()) + "/" +
-                            std::to_string(tgt.size()) + ")"));
-  const std::string best = model_file(dir, "model.best.npz");
-  const std::string weights = std::filesystem::exists(best) ? best : model_file(dir, "model.npz");
-  Model model{config, tokenizer, std::move(src), std::move(tgt), Parameters<float>(config), weights};
+                            " do not match vocab.src/vocab.tgt (" + std::to_string(model.src_vocab.size()) + "/" +
+                            std::to_string(model.tgt_vocab.size()) + ")"));
+  return model;
+}
+
+Model load_model(const std::string& dir) {
+  ModelDefinition definition = load_model_definition(dir);
+  const std::string best = model_file(dir, model_files::kBestWeights);
+  const std::string weights = std::filesystem::exists(best) ? best : model_file(dir, model_files::kWeights);
+  Parameters<float> params(definition.config);
+  Model model{std::move(definition), std::move(params), weights};
   load_weights(weights, model.params);
   return model;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// The model directory of DESIGN.md §2: model.npz / model.best.npz, config.json, vocab.src,
+// The model directory of docs/design.md §2: model.npz / model.best.npz, config.json, vocab.src,
 // vocab.tgt. Loading checks every array's name, shape and size against config.json.
 #include <string>
 
@@ -11,15 +11,36 @@
 
 namespace rnnsearch {
 
-struct Model {
+// What a model directory defines besides its weights.
+struct ModelDefinition {
   ModelConfig config;
   TokenizerOptions tokenizer;
   Vocab src_vocab, tgt_vocab;
+};
+
+struct Model : ModelDefinition {
   Parameters<float> params;
   std::string weights_path;  // the .npz the weights came from
 };
 
+// The files of a model directory, named here once. Translation reads the first five;
+// training also keeps what resuming needs.
+namespace model_files {
+constexpr const char* kWeights = "model.npz";            // the latest weights
+constexpr const char* kBestWeights = "model.best.npz";   // the best by validation
+constexpr const char* kConfig = "config.json";
+constexpr const char* kSrcVocab = "vocab.src";
+constexpr const char* kTgtVocab = "vocab.tgt";
+constexpr const char* kOptimizer = "optimizer.npz";      // optimizer state of model.npz
+constexpr const char* kProgress = "progress.json";       // where training stands
+constexpr const char* kTrainLog = "train.log";
+}  // namespace model_files
+
 std::string model_file(const std::string& dir, const std::string& name);  // dir + "/" + name
+
+// Reads config.json and the vocabularies, checked against each other. Throws
+// rnnsearch::Error naming the file at fault.
+ModelDefinition load_model_definition(const std::string& dir);
 
 // Reads config.json, the vocabularies and the weights: model.best.npz when present (the best
 // by validation cost), else model.npz. Throws rnnsearch::Error naming the file at fault.

@@ -1,0 +1,62 @@
+#pragma once
+// What training tells its user: log lines on stderr and in DIR/train.log, a live progress
+// line on a terminal, and the throughput window of --bench-seconds.
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "rnnsearch/text/corpus.h"
+#include "rnnsearch/train/checkpoint.h"
+
+namespace rnnsearch {
+
+// "H:MM:SS"
+std::string clock_text(double seconds);
+
+// Training cost and time since the last progress line.
+struct CostWindow {
+  double cost = 0, seconds = 0;  // Σ −log p, training seconds
+  long tokens = 0;               // target tokens
+};
+
+// "update U epoch E cost C ppl P tgt_tok/s T elapsed H:MM:SS[ eta H:MM:SS]", the ETA
+// against the tighter of the two budgets (0 = none).
+std::string progress_line(const Progress& progress, const CostWindow& window, double max_seconds, long max_updates);
+
+// "valid [(end of epoch E) ]update U cost C ppl P (new best, saved ...|best ...) train_time ..."
+std::string validation_line(const Progress& progress, double cost, bool improved, bool epoch_end);
+
+// Log lines go to stderr and the log file; on a terminal the progress is one live line.
+class TrainLog {
+ public:
+  explicit TrainLog(const std::string& path);
+  void line(const std::string& text);
+  // Every update on a terminal; a plain line every `every` updates otherwise.
+  void progress(const std::string& text, long update, long every);
+
+ private:
+  std::ofstream file_;
+  bool tty_;
+  bool live_ = false;
+};
+
+// --bench-seconds: after `warmup` updates, a throughput window of `seconds` of wall-clock
+// time, counted like the PyTorch reference's train.py (and the --profile phases of just
+// that window).
+class Benchmark {
+ public:
+  Benchmark(double seconds, long warmup) : seconds_(seconds), warmup_(warmup) {}
+  // Call after each update; returns the BENCH report once the window is full, else "".
+  std::string after_update(long update, const std::vector<uint32_t>& batch, const ParallelCorpus& corpus);
+
+ private:
+  double seconds_;
+  long warmup_;
+  bool started_ = false;
+  std::chrono::steady_clock::time_point start_;
+  long updates_ = 0, sentences_ = 0, src_tokens_ = 0, tgt_tokens_ = 0;
+};
+
+}  // namespace rnnsearch

@@ -1,0 +1,99 @@
+#include "rnnsearch/train/train_log.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "rnnsearch/model/model_io.h"
+#include "rnnsearch/util/profile.h"
+
+namespace rnnsearch {
+
+std::string clock_text(double seconds) {
+  const long s = std::lround(std::max(0.0, seconds));
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  return buffer;
+}
+
+std::string progress_line(const Progress& progress, const CostWindow& window, double max_seconds, long max_updates) {
+  const double cost = window.cost / std::max(1L, window.tokens);
+  double eta = -1;
+  if (max_seconds > 0) eta = max_seconds - progress.train_seconds;
+  if (max_updates > 0 && progress.update > 0) {
+    const double by_updates = (max_updates - progress.update) * progress.train_seconds / progress.update;
+    eta = eta < 0 ? by_updates : std::min(eta, by_updates);
+  }
+  char buffer[256];
+  std::snprintf(buffer, sizeof buffer, "update %ld epoch %d cost %.3f ppl %.2f tgt_tok/s %.0f elapsed %s%s%s",
+                progress.update, progress.epoch, cost, std::exp(cost), window.tokens / std::max(1e-9, window.seconds),
+                clock_text(progress.train_seconds).c_str(), eta >= 0 ? " eta " : "",
+                eta >= 0 ? clock_text(eta).c_str() : "");
+  return buffer;
+}
+
+std::string validation_line(const Progress& progress, double cost, bool improved, bool epoch_end) {
+  std::ostringstream line;
+  line.precision(4);
+  line << "valid " << (epoch_end ? "(end of epoch " + std::to_string(progress.epoch - 1) + ") " : "") << "update "
+       << progress.update << " cost " << cost << " ppl " << std::exp(cost)
+       << (improved ? " (new best, saved " + std::string(model_files::kBestWeights) + ")"
+                    : " (best " + std::to_string(std::exp(progress.best_valid_cost)) + " at update " +
+                          std::to_string(progress.best_update) + ")")
+       << " train_time " << clock_text(progress.train_seconds);
+  return line.str();
+}
+
+TrainLog::TrainLog(const std::string& path) : file_(path, std::ios::app), tty_(::isatty(2)) {}
+
+void TrainLog::line(const std::string& text) {
+  if (live_) std::cerr << "\r\033[K";
+  live_ = false;
+  std::cerr << text << std::endl;
+  file_ << text << std::endl;
+}
+
+void TrainLog::progress(const std::string& text, long update, long every) {
+  if (tty_) {
+    std::cerr << "\r\033[K" << text << std::flush;
+    live_ = true;
+  } else if (update % every == 0) {
+    line(text);
+  } else {
+    return;
+  }
+  if (tty_ && update % every == 0) file_ << text << std::endl;
+}
+
+std::string Benchmark::after_update(long update, const std::vector<uint32_t>& batch, const ParallelCorpus& corpus) {
+  if (!started_) {
+    if (update >= warmup_) {
+      started_ = true;
+      start_ = std::chrono::steady_clock::now();
+      profile::reset();
+    }
+    return "";
+  }
+  ++updates_;
+  sentences_ += static_cast<long>(batch.size());
+  for (uint32_t id : batch) {
+    src_tokens_ += static_cast<long>(corpus.src[id].size());
+    tgt_tokens_ += static_cast<long>(corpus.tgt[id].size());
+  }
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (elapsed < seconds_) return "";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "BENCH updates=%ld sents=%ld src_tok=%ld tgt_tok=%ld seconds=%.2f tgt_tok/s=%.1f "
+                "src+tgt_tok/s=%.1f sents/s=%.1f updates/s=%.3f",
+                updates_, sentences_, src_tokens_, tgt_tokens_, elapsed, tgt_tokens_ / elapsed,
+                (src_tokens_ + tgt_tokens_) / elapsed, sentences_ / elapsed, updates_ / elapsed);
+  std::string report = line;
+  if (profile::enabled()) report += "\n" + profile::report(updates_);
+  return report;
+}
+
+}  // namespace rnnsearch
