@@ -378,5 +378,26 @@ TEST_F(Cli, MissingModelIsOneLineError) {
   EXPECT_EQ(r.err.size(), 1u) << r.err_text;
 }
 
+// Every numeric option is checked before any work starts: one line naming the option and
+// the value, prefixed once, and a non-zero exit.
+TEST_F(Cli, InvalidNumericOptionsAreOneLineErrors) {
+  const std::string train = "train --train-src a --train-tgt b --valid-src c --valid-tgt d -m " + dir_->path("m") + " ";
+  const std::string translate = "translate -m " + dir_->path("no-such-model") + " ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {train + "--lr -1", "--lr must be"},          {train + "--dropout 1.5", "--dropout must be"},
+      {train + "--dropout nan", "--dropout must be"}, {train + "--clip-norm -1", "--clip-norm must be"},
+      {train + "--batch-size 0", "--batch-size must be"}, {train + "--emb -1", "--emb must be"},
+      {train + "--max-updates -5", "--max-updates must be"}, {train + "--patience -1", "--patience must be"},
+      {translate + "--beam-size 0", "--beam-size must be"}, {translate + "--n-best -1", "--n-best must be"},
+      {translate + "--batch-size 0", "--batch-size must be"}, {translate + "--normalize nan", "--normalize must be"}};
+  for (const auto& [command, message] : cases) {
+    const Result r = run(command, "");
+    EXPECT_EQ(r.status, 1) << command;
+    ASSERT_EQ(r.err.size(), 1u) << command << ": " << r.err_text;
+    EXPECT_NE(r.err[0].find(message), std::string::npos) << r.err[0];
+    EXPECT_EQ(r.err[0].find("rnnsearch"), r.err[0].rfind("rnnsearch")) << "prefixed twice: " << r.err[0];
+  }
+}
+
 }  // namespace
 }  // namespace rnnsearch

@@ -14,7 +14,7 @@ struct Preset {
   int emb, hidden, maxout, batch;
 };
 
-// DESIGN.md §1: the same sizes as the PyTorch reference.
+// docs/design.md §1: the same sizes as the PyTorch reference.
 Preset preset_sizes(const std::string& name) {
   if (name == "small") return {128, 256, 256, 64};
   if (name == "base") return {256, 512, 500, 80};
@@ -36,34 +36,34 @@ int train_command(const Args& args) {
       ("valid-tgt", po::value(&o.valid_tgt)->required(), "validation target text")
       ("model,m", po::value(&o.model_dir)->required(), "model directory (created; an existing run there resumes)")
       ("preset", po::value(&preset)->default_value("small"), "sizes: small (e128 n256 l256 batch 64) or base (e256 n512 l500 batch 80)")
-      ("emb", po::value(&emb), "embedding size e (overrides the preset)")
-      ("hidden", po::value(&hidden), "hidden size n (overrides the preset)")
-      ("maxout", po::value(&maxout), "maxout units l (overrides the preset)")
+      ("emb", po::value(&emb)->notifier(at_least("emb", 1)), "embedding size e (overrides the preset)")
+      ("hidden", po::value(&hidden)->notifier(at_least("hidden", 1)), "hidden size n (overrides the preset)")
+      ("maxout", po::value(&maxout)->notifier(at_least("maxout", 1)), "maxout units l (overrides the preset)")
       ("output-layer", po::value(&output_layer)->default_value("maxout"), "maxout (the paper's deep output) or linear")
-      ("batch-size", po::value(&batch), "sentences per batch (overrides the preset)")
+      ("batch-size", po::value(&batch)->notifier(at_least("batch-size", 1)), "sentences per batch (overrides the preset)")
       ("optimizer", po::value(&optimizer)->default_value("adam"), "adam or sgd")
-      ("lr", po::value(&o.optimizer.lr)->default_value(1e-3), "learning rate")
-      ("clip-norm", po::value(&o.clip_norm)->default_value(1.0), "global gradient-norm clipping (0 = off)")
-      ("dropout", po::value(&o.dropout)->default_value(0.0), "dropout on embeddings and the output layer input")
-      ("max-minutes", po::value(&o.max_minutes)->default_value(0), "training-time budget in minutes (0 = none)")
-      ("max-epochs", po::value(&o.max_epochs)->default_value(0), "epochs (0 = no limit)")
-      ("max-updates", po::value(&o.max_updates)->default_value(0), "updates (0 = no limit)")
-      ("valid-freq", po::value(&o.valid_freq)->default_value(0), "validate and save every N updates (0 = at epoch ends only)")
-      ("patience", po::value(&o.patience)->default_value(0), "stop after N validations without improvement (0 = off)")
+      ("lr", po::value(&o.optimizer.lr)->default_value(1e-3)->notifier(positive("lr")), "learning rate")
+      ("clip-norm", po::value(&o.clip_norm)->default_value(1.0)->notifier(non_negative("clip-norm")), "global gradient-norm clipping (0 = off)")
+      ("dropout", po::value(&o.dropout)->default_value(0.0)->notifier(below_one("dropout")), "dropout on embeddings and the output layer input")
+      ("max-minutes", po::value(&o.max_minutes)->default_value(0)->notifier(non_negative("max-minutes")), "training-time budget in minutes (0 = none)")
+      ("max-epochs", po::value(&o.max_epochs)->default_value(0)->notifier(at_least("max-epochs", 0)), "epochs (0 = no limit)")
+      ("max-updates", po::value(&o.max_updates)->default_value(0)->notifier(at_least("max-updates", 0)), "updates (0 = no limit)")
+      ("valid-freq", po::value(&o.valid_freq)->default_value(0)->notifier(at_least("valid-freq", 0)), "validate and save every N updates (0 = at epoch ends only)")
+      ("patience", po::value(&o.patience)->default_value(0)->notifier(at_least("patience", 0)), "stop after N validations without improvement (0 = off)")
       ("seed", po::value(&o.seed)->default_value(1), "random seed (initialisation, data order, dropout)")
       ("no-shuffle", po::bool_switch(&no_shuffle), "train in corpus order")
-      ("threads", po::value(&threads)->default_value(0), "threads (0 = all cores)")
+      ("threads", po::value(&threads)->default_value(0)->notifier(at_least("threads", 0)), "threads (0 = all cores)")
       ("vocab-src", po::value(&o.vocab_src), "use this source vocabulary instead of building one")
       ("vocab-tgt", po::value(&o.vocab_tgt), "use this target vocabulary instead of building one")
-      ("min-count", po::value(&o.min_count)->default_value(2), "vocabulary: keep tokens seen this often")
+      ("min-count", po::value(&o.min_count)->default_value(2)->notifier(at_least("min-count", 1)), "vocabulary: keep tokens seen this often")
       ("init-from", po::value(&o.init_from), "start from the weights of this model.npz (shapes must match)")
-      ("max-length", po::value(&o.max_length)->default_value(100), "skip training pairs longer than this (tokens)")
-      ("log-freq", po::value(&o.log_freq)->default_value(100), "log line every N updates")
+      ("max-length", po::value(&o.max_length)->default_value(100)->notifier(at_least("max-length", 1)), "skip training pairs longer than this (tokens)")
+      ("log-freq", po::value(&o.log_freq)->default_value(100)->notifier(at_least("log-freq", 1)), "log line every N updates")
       ("resume", po::bool_switch(&o.require_resume), "require an existing run in --model to resume")
       ("no-lowercase", po::bool_switch(&no_lowercase), "keep case when tokenizing")
-      ("bench-seconds", po::value(&o.bench_seconds)->default_value(0),
+      ("bench-seconds", po::value(&o.bench_seconds)->default_value(0)->notifier(non_negative("bench-seconds")),
        "benchmark: after --bench-warmup updates, train this many seconds, print tgt_tok/s, exit without saving")
-      ("bench-warmup", po::value(&o.bench_warmup)->default_value(20), "benchmark warm-up updates")
+      ("bench-warmup", po::value(&o.bench_warmup)->default_value(20)->notifier(at_least("bench-warmup", 0)), "benchmark warm-up updates")
       ("profile", po::bool_switch(&profile_phases), "report the time spent in each phase (encoder, attention, ...)");
   po::variables_map vm;
   if (parse_options("train", "--train-src F --train-tgt F --valid-src F --valid-tgt F --model DIR [options]",
@@ -79,8 +79,6 @@ int train_command(const Args& args) {
   o.shuffle = !no_shuffle;
   o.tokenizer.lowercase = !no_lowercase;
   o.threads = set_threads(threads);
-  if (o.dropout < 0 || o.dropout >= 1) throw Error("--dropout must be in [0, 1)");
-  if (o.log_freq < 1) throw Error("--log-freq must be at least 1");
   profile::enable(profile_phases);
   return train(o);
 }
