@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Speed as DESIGN.md §5 measures it, rnnsearch and the PyTorch reference side by side in one
+# Speed as docs/design.md §5 measures it, rnnsearch and the PyTorch reference side by side in one
 # run on this machine (2 threads), then the ratios.
 #
 #   training:  target tokens/s, presets small and base, 20 warm-up updates, BENCH_SECONDS (60)
@@ -8,7 +8,7 @@
 #   decoding:  test_2016_flickr (1000 sentences), beam 5 and greedy with batches of 64
 #
 #   MODEL=models/en-de-small   trained model to decode with (scripts/quickstart.sh makes it)
-#   REF=../shared/reference/pytorch, REF_CKPT=<reference checkpoint to decode with>; without
+#   REF=<directory of the PyTorch reference implementation>, REF_CKPT=<reference checkpoint to decode with>; without
 #   one the reference is trained for REF_MINUTES (6) first. The reference runs only if
 #   /usr/bin/python3 can import torch (apt-get install python3-torch libopenblas0-pthread).
 set -euo pipefail
@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 BENCH_SECONDS=${BENCH_SECONDS:-60}
 MODEL=${MODEL:-models/en-de-small}
-REF=${REF:-$root/../shared/reference/pytorch}
+REF=${REF:-}  # the PyTorch reference is not part of this repository
 REF_MINUTES=${REF_MINUTES:-6}
 data=$root/corpora/multi30k
 bin=$root/build/rnnsearch
@@ -56,7 +56,7 @@ for mode in "beam 5 1" "beam_batched 5 32" "greedy 1 64"; do
   r[decode_$1]=$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)
 done
 
-if /usr/bin/python3 -c "import torch" 2>/dev/null; then
+if [ -n "$REF" ] && [ -f "$REF/train.py" ] && /usr/bin/python3 -c "import torch" 2>/dev/null; then
   cd "$REF"
   for run in "small" "base"; do
     out=$(watch /usr/bin/python3 train.py --config "$run" --bench-seconds "$BENCH_SECONDS" --threads 2 2>/dev/null)
@@ -89,5 +89,5 @@ if /usr/bin/python3 -c "import torch" 2>/dev/null; then
   echo "| peak memory training small, MB | ${r[rss_small_2]} | ${r[ref_rss_small]} | $(ratio "${r[rss_small_2]}" "${r[ref_rss_small]}") |"
   echo "| training small 2 threads / 1 thread | $(ratio "${r[train_small_2]}" "${r[train_small_1]}") | | |"
 else
-  echo "reference: /usr/bin/python3 cannot import torch; install python3-torch libopenblas0-pthread for the side-by-side run"
+  echo "reference: skipped; set REF to the PyTorch reference's directory and install python3-torch libopenblas0-pthread for the side-by-side run"
 fi

@@ -3,7 +3,7 @@
 # small) on the shipped Multi30k en→de, translate test_2016_flickr with beam 5, print BLEU,
 # and write attention heatmaps of the first sentences.
 #
-#   MINUTES=25   training-time budget (DESIGN.md §5 measures quality after 25 minutes)
+#   MINUTES=25   training-time budget (docs/design.md §5 measures quality after 25 minutes)
 #   DROPOUT=0.2  without dropout this small corpus overfits after ~4 epochs (~5 minutes)
 #   THREADS=0    threads for training and translation (0 = all cores)
 #   MODEL=models/en-de-small

@@ -1,4 +1,4 @@
-// Model directory I/O: weights round trip with DESIGN.md's names and shapes, and refusal
+// Model directory I/O: weights round trip with docs/design.md's names and shapes, and refusal
 // (with the file and the problem named) of weights that do not match config.json.
 #include <gtest/gtest.h>
 

@@ -130,7 +130,7 @@ TEST(Vocab, LoadAcceptsCrLfLines) {
   EXPECT_EQ(vocab.id("dog"), 4);
 }
 
-// The sizes DESIGN.md §3 promises, the same as the PyTorch reference's on Multi30k.
+// The sizes docs/design.md §3 promises, the same as the PyTorch reference's on Multi30k.
 TEST(Vocab, Multi30kTrainSizesMatchTheReference) {
   const std::string dir = std::string(RNNSEARCH_SOURCE_DIR) + "/corpora/multi30k/";
   EXPECT_EQ(Vocab::build(read_tokenized(dir + "train.en.gz", {}), 2).size(), 5898u);

@@ -1,5 +1,5 @@
 // rnnsearch: neural machine translation with Bahdanau attention (RNNsearch).
-// One binary with subcommands, as in DESIGN.md §4.
+// One binary with subcommands, as in docs/design.md §4.
 #include <cstring>
 #include <iostream>
 #include <map>

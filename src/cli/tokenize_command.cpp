@@ -9,7 +9,7 @@ namespace po = boost::program_options;
 
 namespace rnnsearch::cli {
 
-// Tokenizes text exactly as training and translation do (DESIGN.md §3), one output line per
+// Tokenizes text exactly as training and translation do (docs/design.md §3), one output line per
 // input line: what references must go through before `rnnsearch bleu`.
 int tokenize_command(const Args& args) {
   std::string input = "-", output = "-";

@@ -11,7 +11,7 @@
 namespace rnnsearch {
 namespace {
 
-// Word characters of DESIGN.md §3: letters, marks, numbers, connector punctuation. Python's
+// Word characters of docs/design.md §3: letters, marks, numbers, connector punctuation. Python's
 // \w (the reference) leaves out marks and connectors other than '_'; neither occurs in
 // Multi30k, where both tokenizers agree on every line.
 bool is_word_char(UChar32 c) {

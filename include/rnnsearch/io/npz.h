@@ -1,5 +1,5 @@
 #pragma once
-// numpy's .npz: a zip archive of .npy arrays, here float32 in C order (DESIGN.md §2).
+// numpy's .npz: a zip archive of .npy arrays, here float32 in C order (docs/design.md §2).
 // Written through libzip (stored, uncompressed: models load faster and barely compress) to
 // a temporary file renamed into place; read back with every header field validated.
 #include <map>

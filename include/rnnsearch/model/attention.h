@@ -1,5 +1,5 @@
 #pragma once
-// Additive attention of DESIGN.md §1 for R decoder rows at one step:
+// Additive attention of docs/design.md §1 for R decoder rows at one step:
 //
 //   e_ij = att_v · tanh(q_i + K_j)        q_i = s_{i-1} att_W (the caller's GEMM)
 //   α_i  = softmax over the row's source positions j < length (padding gets 0)

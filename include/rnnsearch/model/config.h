@@ -1,5 +1,5 @@
 #pragma once
-// Model sizes and the parameter layout of DESIGN.md §1-§2: the names, shapes and order of
+// Model sizes and the parameter layout of docs/design.md §1-§2: the names, shapes and order of
 // every tensor. All parameters live in one contiguous buffer (see parameters.h), in the
 // order of the Param enum, so the optimizer, clipping and checkpoints see one flat vector.
 #include <cstddef>

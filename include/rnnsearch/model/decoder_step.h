@@ -1,6 +1,6 @@
 #pragma once
 // One decoder step for inference, on R rows at once: the live hypotheses of one or several
-// sentences (row r belongs to encoded sentence row_sentence[r]). DESIGN.md §1:
+// sentences (row r belongs to encoded sentence row_sentence[r]). docs/design.md §1:
 //
 //   E = tgt_emb[y_prev]                     q = s_prev att_W
 //   α, c = attention(q, K, a)               g = E dec_W + dec_b + c dec_C

@@ -1,5 +1,5 @@
 #pragma once
-// The source side of RNNsearch (DESIGN.md §1) for a batch of B sentences:
+// The source side of RNNsearch (docs/design.md §1) for a batch of B sentences:
 //
 //   x_j  = src_emb[w_j]                                  (dropout on x, when training)
 //   h→_j = GRU_fw(x_j, h→_{j-1}),  h←_j = GRU_bw(x_j, h←_{j+1})   h→_0 = h←_{len+1} = 0

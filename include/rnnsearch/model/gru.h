@@ -1,5 +1,5 @@
 #pragma once
-// One step of a GRU for a batch of B rows, the form of DESIGN.md §1 shared by the encoder
+// One step of a GRU for a batch of B rows, the form of docs/design.md §1 shared by the encoder
 // (input-side pre-activations a = x W + b) and the decoder (g = E dec_W + dec_b + c dec_C):
 //
 //   r  = σ(g_r + h_prev U_r)

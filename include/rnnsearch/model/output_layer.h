@@ -1,5 +1,5 @@
 #pragma once
-// The output layer of DESIGN.md §1 on N rows X = [s, E, c] (N × (n+e+2n)), assembled by
+// The output layer of docs/design.md §1 on N rows X = [s, E, c] (N × (n+e+2n)), assembled by
 // the caller (s is s_{i-1} for maxout, s_i for linear):
 //
 //   maxout: t̃ = X out_W + out_b (N×2l),  t[k] = max(t̃[2k], t̃[2k+1]),

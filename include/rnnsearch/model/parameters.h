@@ -36,7 +36,7 @@ class Parameters {
 
   void set_zero() { std::fill(values_.begin(), values_.end(), T(0)); }
 
-  // DESIGN.md §1: every parameter uniform in [-scale, scale].
+  // docs/design.md §1: every parameter uniform in [-scale, scale].
   void init_uniform(double scale, uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> uniform(-scale, scale);

@@ -1,5 +1,5 @@
 #pragma once
-// RNNsearch training computation (DESIGN.md §1) on one batch: the encoder, the decoder run
+// RNNsearch training computation (docs/design.md §1) on one batch: the encoder, the decoder run
 // with teacher forcing, the output layer on every non-padding target position, and the cost
 //
 //   cost = Σ_{b, i < len_b} −log p(y_i | y_<i, x)

@@ -1,5 +1,5 @@
 #pragma once
-// Tokenizer of DESIGN.md §3, the same as the PyTorch reference's
+// Tokenizer of docs/design.md §3, the same as the PyTorch reference's
 // re.findall(r"\w+|[^\w\s]", line.lower()):
 //   Unicode lowercasing (optional, on by default), then tokens are maximal runs of word
 //   characters (letters, marks, digits/numbers, connector punctuation) or any single other

@@ -1,5 +1,5 @@
 #pragma once
-// Vocabulary of DESIGN.md §2/§3: one token per line, line k is id k, ids 0..3 are
+// Vocabulary of docs/design.md §2/§3: one token per line, line k is id k, ids 0..3 are
 // <pad> <unk> <s> </s>; then training tokens seen at least min_count times, most frequent
 // first, ties in code-point (= UTF-8 byte) order.
 #include <cstddef>

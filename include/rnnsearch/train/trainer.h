@@ -1,12 +1,12 @@
 #pragma once
-// `rnnsearch train` (DESIGN.md §4): the training loop.
+// `rnnsearch train` (docs/design.md §4): the training loop.
 //
 // Each update: a length-bucketed batch is split into one shard per thread; every thread
 // runs forward and backward on its shard with its own workspace and gradient buffer
 // (data parallelism: each GEMM stays single-threaded and large enough to be efficient);
 // the gradients are summed, clipped by global norm, and the optimizer takes a step.
 //
-// The model directory holds everything needed to resume (DESIGN.md §2); each file is
+// The model directory holds everything needed to resume (docs/design.md §2); each file is
 // written atomically, in the order model.npz, optimizer.npz, progress.json, and
 // progress.json is the commit point: it records the CRC-32 of the other two, so a set left
 // by a crash between two writes is refused instead of resumed. Running the same command
@@ -42,7 +42,7 @@ struct TrainOptions {
   size_t max_length = 100;     // training pairs longer than this are skipped
   long log_freq = 100;         // plain log line every N updates (when stderr is not a terminal)
   bool require_resume = false; // --resume: fail unless there is a run to resume
-  // Throughput benchmark (DESIGN.md §5): after bench_warmup updates, train for bench_seconds
+  // Throughput benchmark (docs/design.md §5): after bench_warmup updates, train for bench_seconds
   // of wall-clock time, print one BENCH line, and exit without validating or saving.
   double bench_seconds = 0;    // 0 = a normal run
   long bench_warmup = 20;
