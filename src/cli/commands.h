@@ -34,7 +34,6 @@ int set_threads(int requested);
 
 // Validators for numeric options, attached with ->notifier(...): each throws a one-line
 // rnnsearch::Error naming the option and the value. NaN fails every check.
-std::function<void(double)> positive(const std::string& option);      // finite, > 0
 std::function<void(double)> non_negative(const std::string& option);  // finite, >= 0
 std::function<void(double)> below_one(const std::string& option);     // in [0, 1)
 std::function<void(long)> at_least(const std::string& option, long minimum);

@@ -56,10 +56,6 @@ std::function<void(T)> check(const std::string& option, const std::string& requi
 
 }  // namespace
 
-std::function<void(double)> positive(const std::string& option) {
-  return check<double>(option, "a positive number", [](double v) { return std::isfinite(v) && v > 0; });
-}
-
 std::function<void(double)> non_negative(const std::string& option) {
   return check<double>(option, "a number >= 0", [](double v) { return std::isfinite(v) && v >= 0; });
 }

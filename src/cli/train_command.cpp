@@ -42,7 +42,7 @@ int train_command(const Args& args) {
       ("output-layer", po::value(&output_layer)->default_value("maxout"), "maxout (the paper's deep output) or linear")
       ("batch-size", po::value(&batch)->notifier(at_least("batch-size", 1)), "sentences per batch (overrides the preset)")
       ("optimizer", po::value(&optimizer)->default_value("adam"), "adam or sgd")
-      ("lr", po::value(&o.optimizer.lr)->default_value(1e-3)->notifier(positive("lr")), "learning rate")
+      ("lr", po::value(&o.optimizer.lr)->default_value(1e-3)->notifier(non_negative("lr")), "learning rate")
       ("clip-norm", po::value(&o.clip_norm)->default_value(1.0)->notifier(non_negative("clip-norm")), "global gradient-norm clipping (0 = off)")
       ("dropout", po::value(&o.dropout)->default_value(0.0)->notifier(below_one("dropout")), "dropout on embeddings and the output layer input")
       ("max-minutes", po::value(&o.max_minutes)->default_value(0)->notifier(non_negative("max-minutes")), "training-time budget in minutes (0 = none)")

@@ -8,13 +8,12 @@
 #include <iostream>
 #include <optional>
 
-#include <nlohmann/json.hpp>
-
 #include "rnnsearch/error.h"
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/text/batcher.h"
 #include "rnnsearch/text/corpus.h"
 #include "rnnsearch/train/checkpoint.h"
+#include "rnnsearch/train/model_setup.h"
 #include "rnnsearch/train/sharded_model.h"
 #include "rnnsearch/train/train_log.h"
 #include "rnnsearch/util/profile.h"
@@ -33,22 +32,6 @@ void request_stop(int signal) { g_stop_signal = signal; }
 const std::string& created_directory(const std::string& dir) {
   std::filesystem::create_directories(dir);
   return dir;
-}
-
-nlohmann::json training_json(const TrainOptions& o) {
-  return {{"train_src", o.train_src},
-          {"train_tgt", o.train_tgt},
-          {"valid_src", o.valid_src},
-          {"valid_tgt", o.valid_tgt},
-          {"batch_size", o.batch_size},
-          {"optimizer", o.optimizer.kind == OptimizerKind::adam ? "adam" : "sgd"},
-          {"lr", o.optimizer.lr},
-          {"clip_norm", o.clip_norm},
-          {"dropout", o.dropout},
-          {"seed", o.seed},
-          {"shuffle", o.shuffle},
-          {"min_count", o.min_count},
-          {"max_length", o.max_length}};
 }
 
 // The trainer's state and its steps; train() below is the loop that drives them.
@@ -95,18 +78,10 @@ void Trainer::set_up() {
     src_vocab_ = std::move(definition.src_vocab);
     tgt_vocab_ = std::move(definition.tgt_vocab);
   } else {
-    if (!o_.vocab_src.empty() != !o_.vocab_tgt.empty())
-      throw Error("--vocab-src and --vocab-tgt go together");
-    src_vocab_ = o_.vocab_src.empty() ? Vocab::build(read_tokenized(o_.train_src, o_.tokenizer), o_.min_count)
-                                      : Vocab::load(o_.vocab_src);
-    tgt_vocab_ = o_.vocab_tgt.empty() ? Vocab::build(read_tokenized(o_.train_tgt, o_.tokenizer), o_.min_count)
-                                      : Vocab::load(o_.vocab_tgt);
-    config_ = o_.model;
-    config_.src_vocab = static_cast<int>(src_vocab_.size());
-    config_.tgt_vocab = static_cast<int>(tgt_vocab_.size());
-    src_vocab_.save(path(model_files::kSrcVocab));
-    tgt_vocab_.save(path(model_files::kTgtVocab));
-    write_json_file(path(model_files::kConfig), model_config_json(config_, o_.tokenizer, training_json(o_)));
+    ModelDefinition definition = create_model_definition(o_, dir_);
+    config_ = definition.config;
+    src_vocab_ = std::move(definition.src_vocab);
+    tgt_vocab_ = std::move(definition.tgt_vocab);
   }
   train_ = read_parallel_corpus(o_.train_src, o_.train_tgt, src_vocab_, tgt_vocab_, o_.tokenizer, o_.max_length);
   valid_ = read_parallel_corpus(o_.valid_src, o_.valid_tgt, src_vocab_, tgt_vocab_, o_.tokenizer, 0);
