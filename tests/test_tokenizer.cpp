@@ -36,6 +36,14 @@ TEST(Tokenizer, PunctuationIsOneTokenPerCharacter) {
   EXPECT_EQ(tokenize("„Ja“…"), (Tokens{"„", "ja", "“", "…"}));
 }
 
+// <unk> in a translation stays one token, so score reads the sentence translate wrote.
+TEST(Tokenizer, UnknownWordTokenStaysWhole) {
+  EXPECT_EQ(tokenize("ein <unk> mit <UNK>."), (Tokens{"ein", "<unk>", "mit", "<unk>", "."}));
+  EXPECT_EQ(tokenize("x<unk>y"), (Tokens{"x", "<unk>", "y"}));
+  EXPECT_EQ(tokenize("<unknown> <unk"), (Tokens{"<", "unknown", ">", "<", "unk"}));
+  EXPECT_EQ(tokenize("<Unk>", TokenizerOptions{false}), (Tokens{"<", "Unk", ">"}));
+}
+
 TEST(Tokenizer, EmptyAndBlankLinesHaveNoTokens) {
   EXPECT_TRUE(tokenize("").empty());
   EXPECT_TRUE(tokenize("  \t \u00A0 ").empty());

@@ -64,7 +64,10 @@ class Cli : public ::testing::Test {
   // re-tokenizes to itself.
   static void SetUpTestSuite() {
     dir_ = new TempDir();
-    const std::string model = dir_->path("model");
+    write_model(model(), -30.0f);
+  }
+  // The test model with bias unk_bias added to <unk>'s output logit.
+  static void write_model(const std::string& model, float unk_bias) {
     std::filesystem::create_directories(model);
     const Vocab src = Vocab::build({{"a", "b", "c", "d", "e", "f"}}, 1);
     const Vocab tgt = Vocab::build({{"x", "y", "z", "w", "v"}}, 1);
@@ -72,7 +75,7 @@ class Cli : public ::testing::Test {
                                                  OutputKind::maxout, /*emb=*/8, /*hidden=*/6, /*maxout=*/4);
     Parameters<float> params(config);
     params.init_uniform(0.5, 17);
-    params.vec(out_bo)(Vocab::kUnk) -= 30.0f;
+    params.vec(out_bo)(Vocab::kUnk) += unk_bias;
     src.save(model_file(model, "vocab.src"));
     tgt.save(model_file(model, "vocab.tgt"));
     write_json_file(model_file(model, "config.json"),
@@ -301,6 +304,38 @@ TEST_F(Cli, ScoreOfATranslationIsItsLogProbability) {
     EXPECT_NEAR(log_prob, log_probs[k], 1e-3 * std::abs(log_probs[k]) + 1e-4);
     EXPECT_NEAR(perplexity, std::exp(-log_prob / static_cast<double>(target_tokens[k] + 1)), 1e-3 * perplexity);
   }
+}
+
+// A translation may contain <unk>; scored, it must give the log-probability translate gave
+// it, so <unk> has to come back from the tokenizer as the one token it was.
+TEST_F(Cli, TranslationWithUnkScoresAsTranslated) {
+  const std::string unk_model = dir_->path("unk_model");
+  write_model(unk_model, 3.0f);  // <unk> competes with the words
+  const std::string sources = write("unk.in", "a b c\nd e\nf a b c d\nc c\n");
+  const Result translated =
+      run("translate -m " + unk_model + " -i " + sources + " --beam-size 4 --n-best 4 --normalize 0");
+  ASSERT_EQ(translated.status, 0) << translated.err_text;
+  const std::vector<std::string> source_lines = lines_of(file_text(sources));
+  std::string pair_src, pair_tgt;
+  std::vector<double> log_probs;
+  for (const std::string& line : translated.out) {
+    const auto fields = split(line, " ||| ");
+    ASSERT_EQ(fields.size(), 3u);
+    const std::string& source = source_lines.at(std::stoul(fields[0]));
+    const size_t tokens = words(fields[1]).size();
+    if (fields[1].find("<unk>") == std::string::npos || tokens == 2 * (words(source).size() + 1) + 10) continue;
+    pair_src += source + "\n";
+    pair_tgt += fields[1] + "\n";
+    log_probs.push_back(std::stod(fields[2]));
+  }
+  ASSERT_GE(log_probs.size(), 1u) << "no translation with <unk>: " << translated.out_text;
+  const Result scored = run("score -m " + unk_model + " --src " + write("unk.src", pair_src) + " --tgt " +
+                            write("unk.tgt", pair_tgt));
+  ASSERT_EQ(scored.status, 0) << scored.err_text;
+  ASSERT_EQ(scored.out.size(), log_probs.size());
+  for (size_t k = 0; k < log_probs.size(); ++k)
+    EXPECT_NEAR(std::stod(words(scored.out[k]).at(0)), log_probs[k], 1e-3 * std::abs(log_probs[k]) + 1e-4)
+        << lines_of(pair_tgt)[k];
 }
 
 TEST_F(Cli, ScoreHandlesEmptyAndInvalidLinesAndJson) {

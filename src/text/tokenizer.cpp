@@ -63,6 +63,13 @@ bool glued(const std::vector<std::string>& tokens, size_t k) {
          connects(tokens, k - 1);
 }
 
+// The unknown-word token that translations may contain: kept whole so that scoring or
+// re-translating a translation reads the sentence that was written, not "< unk >".
+const icu::UnicodeString& unk_token() {
+  static const icu::UnicodeString token = icu::UnicodeString::fromUTF8("<unk>");
+  return token;
+}
+
 }  // namespace
 
 std::vector<std::string> tokenize(std::string_view line, const TokenizerOptions& options) {
@@ -83,6 +90,7 @@ std::vector<std::string> tokenize(std::string_view line, const TokenizerOptions&
     } else {
       if (word_start >= 0) emit(word_start, i);
       word_start = -1;
+      if (text.compare(i, unk_token().length(), unk_token()) == 0) next = i + unk_token().length();
       if (!u_isUWhiteSpace(c)) emit(i, next);
     }
     i = next;

@@ -4,6 +4,8 @@
 //   Unicode lowercasing (optional, on by default), then tokens are maximal runs of word
 //   characters (letters, marks, digits/numbers, connector punctuation) or any single other
 //   non-space character.  "T-shirt," -> t - shirt ,
+//   One exception: "<unk>" (after lowercasing), the unknown-word token translations may
+//   contain, stays one token.
 #include <string>
 #include <string_view>
 #include <vector>
