@@ -138,7 +138,7 @@ TEST(BeamSearchOracle, ForcedDecodingMatchesTrainingForward) {
   SingleRowDecoder<double> decoder(params, source);
   const Forced f = forced_decode(decoder, {5, 1, 4}, true);
   ModelWorkspace<double> ws;
-  const double cost = rnnsearch_forward<double>(params, pad_batch({source}, {target}, {0}), DropoutOptions{}, ws);
+  const double cost = rnnsearch_forward<double>(params, pad_batch({source}, {target}, {0}), Regularization{}, ws);
   EXPECT_NEAR(f.log_prob, -cost, 1e-12);
 }
 

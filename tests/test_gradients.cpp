@@ -52,7 +52,7 @@ Batch tiny_batch(bool padded) {
 struct Case {
   OutputKind output;
   bool padded;
-  double dropout;
+  double embedding_dropout, output_dropout, label_smoothing;
 };
 
 class ModelGradient : public ::testing::TestWithParam<Case> {};
@@ -64,14 +64,15 @@ TEST_P(ModelGradient, MatchesCentralDifferences) {
   Parameters<double> params(test::tiny_config(11, 11, c.output));
   params.init_uniform(0.5, 7);  // larger than the default 0.1 so that every path matters
   const Batch batch = tiny_batch(c.padded);
-  const DropoutOptions dropout{c.dropout, 99};  // a fixed seed gives the same masks every call
+  // a fixed seed gives the same masks every call
+  const Regularization regularization{c.embedding_dropout, c.output_dropout, c.label_smoothing, 99};
   const double tokens = static_cast<double>(batch.target_tokens());
   ModelWorkspace<double> ws;
 
-  auto cost = [&] { return rnnsearch_forward<double>(params, batch, dropout, ws) / tokens; };
+  auto cost = [&] { return rnnsearch_forward<double>(params, batch, regularization, ws) / tokens; };
   Parameters<double> grads(params.config());
   grads.set_zero();
-  const double fused_cost = rnnsearch_forward_backward<double>(params, batch, dropout, 1.0 / tokens, ws, grads);
+  const double fused_cost = rnnsearch_forward_backward<double>(params, batch, regularization, 1.0 / tokens, ws, grads);
   EXPECT_NEAR(fused_cost / tokens, cost(), 1e-12);
 
   for (int p = 0; p < kNumParams; ++p) {
@@ -89,9 +90,11 @@ TEST_P(ModelGradient, MatchesCentralDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
-                         ::testing::Values(Case{OutputKind::maxout, false, 0.0}, Case{OutputKind::maxout, true, 0.0},
-                                           Case{OutputKind::linear, false, 0.0}, Case{OutputKind::linear, true, 0.0},
-                                           Case{OutputKind::maxout, true, 0.3}, Case{OutputKind::linear, true, 0.3}));
+                         ::testing::Values(Case{OutputKind::maxout, false, 0, 0, 0}, Case{OutputKind::maxout, true, 0, 0, 0},
+                                           Case{OutputKind::linear, false, 0, 0, 0}, Case{OutputKind::linear, true, 0, 0, 0},
+                                           Case{OutputKind::maxout, true, 0.3, 0.3, 0}, Case{OutputKind::linear, true, 0.3, 0.3, 0},
+                                           Case{OutputKind::maxout, true, 0.2, 0.4, 0}, Case{OutputKind::maxout, true, 0, 0, 0.1},
+                                           Case{OutputKind::linear, true, 0.3, 0.1, 0.2}));
 
 // Layer-level checks: a loss L = Σ w ∘ output with fixed random weights w, differentiated
 // with respect to every input and parameter of the layer by central differences.
@@ -199,8 +202,9 @@ TEST(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
   }
 }
 
-TEST(OutputLayerGradient, InputsOfBothKinds) {
-  for (OutputKind kind : {OutputKind::maxout, OutputKind::linear}) {
+TEST(OutputLayerGradient, InputsOfBothKindsWithAndWithoutLabelSmoothing) {
+  for (OutputKind kind : {OutputKind::maxout, OutputKind::linear})
+  for (double smoothing : {0.0, 0.1}) {
     std::mt19937_64 rng(3);
     Parameters<double> params(test::tiny_config(11, 11, kind));
     params.init_uniform(0.5, 3);
@@ -211,16 +215,40 @@ TEST(OutputLayerGradient, InputsOfBothKinds) {
     Mat<double> logits(N, params.config().tgt_vocab);
     auto loss = [&] {
       output_forward<double>(params, X, cache, logits);
-      return softmax_cross_entropy<double>(logits, targets);
+      return softmax_cross_entropy<double>(logits, targets, smoothing);
     };
     loss();
-    softmax_cross_entropy_backward<double>(logits, targets, 1.0);
+    softmax_cross_entropy_backward<double>(logits, targets, smoothing, 1.0);
     Parameters<double> grads(params.config());
     grads.set_zero();
     Mat<double> dX(N, din);
     output_backward<double>(params, X, cache, logits, grads, dX);
     expect_gradient(X, dX, loss, "X");
   }
+}
+
+// The smoothed cost is the cross-entropy against q = (1−ε) onehot(y) + ε/V, written out
+// here term by term; token_nll keeps the unsmoothed −log p[y] that score and perplexity use.
+TEST(LabelSmoothing, IsCrossEntropyAgainstTheSmoothedTarget) {
+  std::mt19937_64 rng(6);
+  const Index N = 3, V = 7;
+  const double eps = 0.1;
+  const Mat<double> logits = random_matrix(N, V, rng, 3.0);
+  const int targets[N] = {0, 4, 6};
+  double expected = 0;
+  std::vector<double> expected_nll(N);
+  for (Index i = 0; i < N; ++i) {
+    const double log_sum = std::log(logits.row(i).array().exp().sum());
+    for (Index k = 0; k < V; ++k) {
+      const double q = (k == targets[i] ? 1 - eps : 0.0) + eps / V;
+      expected -= q * (logits(i, k) - log_sum);
+    }
+    expected_nll[i] = log_sum - logits(i, targets[i]);
+  }
+  Mat<double> work = logits;
+  std::vector<double> token_nll(N);
+  EXPECT_NEAR(softmax_cross_entropy<double>(work, targets, eps, token_nll.data()), expected, 1e-12);
+  for (Index i = 0; i < N; ++i) EXPECT_NEAR(token_nll[i], expected_nll[i], 1e-12);
 }
 
 // output_layer_cost works kOutputChunkRows rows at a time: across chunk boundaries it must
@@ -239,8 +267,8 @@ TEST(OutputLayerCost, ChunkedEqualsAllRowsAtOnce) {
     OutputCache<double> whole_cache;
     Mat<double> logits(N, params.config().tgt_vocab), whole_dX(N, din);
     output_forward<double>(params, X, whole_cache, logits);
-    const double whole_cost = softmax_cross_entropy<double>(logits, targets.data());
-    softmax_cross_entropy_backward<double>(logits, targets.data(), scale);
+    const double whole_cost = softmax_cross_entropy<double>(logits, targets.data(), 0.0);
+    softmax_cross_entropy_backward<double>(logits, targets.data(), 0.0, scale);
     Parameters<double> whole_grads(params.config());
     whole_grads.set_zero();
     output_backward<double>(params, X, whole_cache, logits, whole_grads, whole_dX);
@@ -251,7 +279,7 @@ TEST(OutputLayerCost, ChunkedEqualsAllRowsAtOnce) {
     Parameters<double> grads(params.config());
     grads.set_zero();
     const double cost =
-        output_layer_cost<double>(params, X, targets.data(), cache, token_nll.data(), scale, &grads, &dX);
+        output_layer_cost<double>(params, X, targets.data(), 0.0, cache, token_nll.data(), scale, &grads, &dX);
     EXPECT_NEAR(cost, whole_cost, 1e-10 * whole_cost);
     double token_sum = 0;
     for (double v : token_nll) token_sum += v;

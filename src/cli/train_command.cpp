@@ -27,6 +27,7 @@ int train_command(const Args& args) {
   TrainOptions o;
   std::string preset = "small", output_layer = "maxout", optimizer = "adam";
   int emb = 0, hidden = 0, maxout = 0, batch = 0, threads = 0;
+  double dropout = 0;
   bool no_shuffle = false, no_lowercase = false, profile_phases = false;
   po::options_description options("train options");
   options.add_options()
@@ -44,7 +45,15 @@ int train_command(const Args& args) {
       ("optimizer", po::value(&optimizer)->default_value("adam"), "adam or sgd")
       ("lr", po::value(&o.optimizer.lr)->default_value(1e-3)->notifier(non_negative("lr")), "learning rate")
       ("clip-norm", po::value(&o.clip_norm)->default_value(1.0)->notifier(non_negative("clip-norm")), "global gradient-norm clipping (0 = off)")
-      ("dropout", po::value(&o.dropout)->default_value(0.0)->notifier(below_one("dropout")), "dropout on embeddings and the output layer input")
+      ("dropout", po::value(&dropout)->default_value(0.0)->notifier(below_one("dropout")),
+       "dropout rate of both --dropout-embeddings and --dropout-output")
+      ("dropout-embeddings", po::value(&o.regularization.embedding_dropout)->notifier(below_one("dropout-embeddings")),
+       "dropout on the source and target embeddings where they enter the GRUs (default: --dropout)")
+      ("dropout-output", po::value(&o.regularization.output_dropout)->notifier(below_one("dropout-output")),
+       "dropout on the output layer's input [s, E, c] (default: --dropout)")
+      ("label-smoothing", po::value(&o.regularization.label_smoothing)->default_value(0.0)
+           ->notifier(below_one("label-smoothing")),
+       "ε: train against (1-ε)·one-hot + ε·uniform (validation perplexity stays unsmoothed)")
       ("max-minutes", po::value(&o.max_minutes)->default_value(0)->notifier(non_negative("max-minutes")), "training-time budget in minutes (0 = none)")
       ("max-epochs", po::value(&o.max_epochs)->default_value(0)->notifier(at_least("max-epochs", 0)), "epochs (0 = no limit)")
       ("max-updates", po::value(&o.max_updates)->default_value(0)->notifier(at_least("max-updates", 0)), "updates (0 = no limit)")
@@ -76,6 +85,8 @@ int train_command(const Args& args) {
   o.model.output = parse_output_kind(output_layer);
   o.batch_size = batch > 0 ? batch : sizes.batch;
   o.optimizer.kind = parse_optimizer_kind(optimizer);
+  if (!vm.count("dropout-embeddings")) o.regularization.embedding_dropout = dropout;
+  if (!vm.count("dropout-output")) o.regularization.output_dropout = dropout;
   o.shuffle = !no_shuffle;
   o.tokenizer.lowercase = !no_lowercase;
   o.threads = set_threads(threads);

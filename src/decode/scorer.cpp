@@ -52,7 +52,7 @@ void Scorer::score_batch(const std::vector<size_t>& members, std::vector<ScoredP
     ids.push_back(static_cast<uint32_t>(k));
   }
   const Batch batch = pad_batch(src, tgt, ids);
-  rnnsearch_forward<float>(model_.params, batch, DropoutOptions{}, ws);
+  rnnsearch_forward<float>(model_.params, batch, Regularization{}, ws);
   const int B = batch.size;
   std::vector<double> log_probs(B, 0.0);
   for (size_t k = 0; k < ws.out_rows.size(); ++k) log_probs[ws.out_rows[k] % B] -= ws.token_nll[k];

@@ -41,27 +41,34 @@ void log_softmax_rows(Eigen::Ref<Mat<T>> logits) {
 }
 
 template <class T>
-T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets, T* token_nll) {
+T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets, T label_smoothing, T* token_nll) {
   T total = 0;
   for (Index i = 0; i < logits.rows(); ++i) {
     auto row = logits.row(i);
     const T max = row.maxCoeff();
     const T target_logit = row(targets[i]) - max;
+    // mean_k (logit_k − max), read before the row turns into probabilities
+    const T mean_logit = label_smoothing != T(0) ? row.mean() - max : T(0);
     row = (row.array() - max).exp().matrix();
     const T sum = row.sum();
     // −log p[y] = log Σ_k exp(logit_k − max) − (logit_y − max)
-    const T nll = std::log(sum) - target_logit;
+    const T log_sum = std::log(sum);
+    const T nll = log_sum - target_logit;
     if (token_nll) token_nll[i] = nll;
-    total += nll;
+    total += label_smoothing != T(0) ? (1 - label_smoothing) * nll + label_smoothing * (log_sum - mean_logit) : nll;
     row /= sum;
   }
   return total;
 }
 
 template <class T>
-void softmax_cross_entropy_backward(Eigen::Ref<Mat<T>> probabilities, const int* targets, T scale) {
+void softmax_cross_entropy_backward(Eigen::Ref<Mat<T>> probabilities, const int* targets, T label_smoothing,
+                                    T scale) {
+  const T uniform = label_smoothing / static_cast<T>(probabilities.cols());
   for (Index i = 0; i < probabilities.rows(); ++i) {
-    probabilities(i, targets[i]) -= T(1);
+    // p − q, q = (1−ε) onehot(y) + ε/V
+    if (label_smoothing != T(0)) probabilities.row(i).array() -= uniform;
+    probabilities(i, targets[i]) -= T(1) - label_smoothing;
     probabilities.row(i) *= scale;
   }
 }
@@ -102,7 +109,8 @@ void output_backward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>
 
 template <class T>
 T output_layer_cost(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, const int* targets,
-                    OutputCache<T>& cache, T* token_nll, T scale, Parameters<T>* grads, Mat<T>* dX) {
+                    T label_smoothing, OutputCache<T>& cache, T* token_nll, T scale, Parameters<T>* grads,
+                    Mat<T>* dX) {
   const Index N = X.rows();
   T total = 0;
   for (Index start = 0; start < N; start += kOutputChunkRows) {
@@ -110,9 +118,10 @@ T output_layer_cost(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>&
     const auto X_chunk = X.middleRows(start, rows);
     auto logits = rows_of(cache.logits, rows, params.config().tgt_vocab);
     output_forward<T>(params, X_chunk, cache, logits);
-    total += softmax_cross_entropy<T>(logits, targets + start, token_nll ? token_nll + start : nullptr);
+    total += softmax_cross_entropy<T>(logits, targets + start, label_smoothing,
+                                      token_nll ? token_nll + start : nullptr);
     if (!grads) continue;
-    softmax_cross_entropy_backward<T>(logits, targets + start, scale);
+    softmax_cross_entropy_backward<T>(logits, targets + start, label_smoothing, scale);
     output_backward<T>(params, X_chunk, cache, logits, *grads, dX->middleRows(start, rows));
   }
   return total;
@@ -122,9 +131,9 @@ T output_layer_cost(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>&
   template void output_forward<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, OutputCache<T>&, \
                                   Eigen::Ref<Mat<T>>);                                               \
   template void log_softmax_rows<T>(Eigen::Ref<Mat<T>>);                                             \
-  template T softmax_cross_entropy<T>(Eigen::Ref<Mat<T>>, const int*, T*);                               \
-  template void softmax_cross_entropy_backward<T>(Eigen::Ref<Mat<T>>, const int*, T);                \
-  template T output_layer_cost<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, const int*,          \
+  template T softmax_cross_entropy<T>(Eigen::Ref<Mat<T>>, const int*, T, T*);                           \
+  template void softmax_cross_entropy_backward<T>(Eigen::Ref<Mat<T>>, const int*, T, T);             \
+  template T output_layer_cost<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, const int*, T,       \
                                   OutputCache<T>&, T*, T, Parameters<T>*, Mat<T>*);                      \
   template void output_backward<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, OutputCache<T>&, \
                                    const Eigen::Ref<const Mat<T>>&, Parameters<T>&, Eigen::Ref<Mat<T>>);

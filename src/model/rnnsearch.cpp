@@ -24,18 +24,20 @@ const int* identity_rows(Index B) {
 // The encoder and the decoder loop, up to the output layer's input X = [s, E, c] of the N
 // non-padding target positions (ws.X, ws.out_rows, ws.targets).
 template <class T>
-void forward_to_output_input(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
+void forward_to_output_input(const Parameters<T>& params, const Batch& batch, const Regularization& regularization,
                              ModelWorkspace<T>& ws) {
   const ModelConfig& cfg = params.config();
   const Index B = batch.size, S = batch.src_len, Tn = batch.tgt_len;
   const Index n = cfg.hidden, e = cfg.emb, din = cfg.output_input();
   ws.batch = B;
   ws.tgt_len = Tn;
-  ws.dropout = dropout.rate > 0;
+  ws.embedding_dropout = regularization.embedding_dropout > 0;
+  ws.output_dropout = regularization.output_dropout > 0;
+  ws.label_smoothing = static_cast<T>(regularization.label_smoothing);
   {
     profile::ScopedPhase phase(profile::Phase::encoder_forward);
-    encoder_forward<T>(params, batch.src.data(), batch.src_lengths.data(), B, S, dropout.rate, dropout.seed,
-                       ws.encoder);
+    encoder_forward<T>(params, batch.src.data(), batch.src_lengths.data(), B, S, regularization.embedding_dropout,
+                       regularization.seed, ws.encoder);
   }
 
   // Decoder inputs y_{i-1} and which rows move at step i.
@@ -51,9 +53,9 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   auto E = rows_of(ws.E, Tn * B, e);
   const auto tgt_embeddings = params.mat(tgt_emb);
   for (Index r = 0; r < Tn * B; ++r) E.row(r) = tgt_embeddings.row(ws.inputs[r]);
-  if (ws.dropout) {
+  if (ws.embedding_dropout) {
     auto mask = rows_of(ws.E_mask, Tn * B, e);
-    draw_dropout_mask<T>(mask, dropout.rate, dropout.seed + 1);
+    draw_dropout_mask<T>(mask, regularization.embedding_dropout, regularization.seed + 1);
     E.array() *= mask.array();
   }
   auto EW = rows_of(ws.EW, Tn * B, 3 * n);
@@ -74,7 +76,8 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
                           {step_rows(queries, i, B), step_rows(alpha, i, B), step_rows(contexts, i, B),
                            {step_rows(gates, i, B), step_rows(r_h, i, B)}, step_rows(states, i + 1, B)});
 
-  // The output layer runs once on the N non-padding positions: X = [s, E, c].
+  // The output layer runs once on the N non-padding positions: X = [s, E, c], where E is
+  // the embedding itself: the output layer's input has its own dropout mask, not E_mask too.
   ws.out_rows.clear();
   ws.targets.clear();
   for (Index i = 0; i < Tn; ++i)
@@ -88,12 +91,12 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   for (Index k = 0; k < N; ++k) {
     const Index i = ws.out_rows[k] / B, b = ws.out_rows[k] % B;
     X.row(k).head(n) = states.row(output_state_block(cfg.output, i) * B + b);
-    X.row(k).segment(n, e) = E.row(ws.out_rows[k]);
+    X.row(k).segment(n, e) = tgt_embeddings.row(ws.inputs[ws.out_rows[k]]);
     X.row(k).tail(2 * n) = contexts.row(ws.out_rows[k]);
   }
-  if (ws.dropout) {
+  if (ws.output_dropout) {
     auto mask = rows_of(ws.X_mask, N, din);
-    draw_dropout_mask<T>(mask, dropout.rate, dropout.seed + 2);
+    draw_dropout_mask<T>(mask, regularization.output_dropout, regularization.seed + 2);
     X.array() *= mask.array();
   }
   ws.token_nll.resize(N);
@@ -109,17 +112,16 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   const Index N = static_cast<Index>(ws.out_rows.size());
   auto dX = ws.dX.topRows(N);
 
-  // X = [s, E, c]: scatter back to the time-major gradients
+  // X = [s, tgt_emb[y_{i-1}], c]: scatter back to the time-major gradients and the embeddings
   auto dstates = rows_of(ws.dstates, (Tn + 1) * B, n);
-  auto dE = rows_of(ws.dE, Tn * B, e);
   auto dcontexts = rows_of(ws.dcontexts, Tn * B, 2 * n);
+  auto demb = grads.mat(tgt_emb);
   dstates.setZero();
-  dE.setZero();
   dcontexts.setZero();
   for (Index k = 0; k < N; ++k) {
     const Index i = ws.out_rows[k] / B, b = ws.out_rows[k] % B;
     dstates.row(output_state_block(cfg.output, i) * B + b) += dX.row(k).head(n);
-    dE.row(ws.out_rows[k]) = dX.row(k).segment(n, e);
+    demb.row(ws.inputs[ws.out_rows[k]]) += dX.row(k).segment(n, e);
     dcontexts.row(ws.out_rows[k]) = dX.row(k).tail(2 * n);
   }
 
@@ -145,10 +147,10 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   const auto E = ws.E.topRows(Tn * B);
   grads.mat(dec_W).noalias() += E.transpose() * dg;
   grads.vec(dec_b) += dg.colwise().sum();
-  dE.noalias() += dg * params.mat(dec_W).transpose();
+  auto dE = rows_of(ws.dE, Tn * B, e);
+  dE.noalias() = dg * params.mat(dec_W).transpose();
   // E_i = tgt_emb[y_{i-1}] (∘ mask)
-  if (ws.dropout) dE.array() *= ws.E_mask.topRows(Tn * B).array();
-  auto demb = grads.mat(tgt_emb);
+  if (ws.embedding_dropout) dE.array() *= ws.E_mask.topRows(Tn * B).array();
   for (Index r = 0; r < Tn * B; ++r)
     if (ws.moving[r] != T(0)) demb.row(ws.inputs[r]) += dE.row(r);
 
@@ -159,39 +161,39 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
 }  // namespace
 
 template <class T>
-T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
+T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Regularization& regularization,
                     ModelWorkspace<T>& ws) {
-  forward_to_output_input(params, batch, dropout, ws);
+  forward_to_output_input(params, batch, regularization, ws);
   profile::ScopedPhase phase(profile::Phase::output_forward);
-  return output_layer_cost<T>(params, ws.X.topRows(ws.targets.size()), ws.targets.data(), ws.output,
-                              ws.token_nll.data());
+  return output_layer_cost<T>(params, ws.X.topRows(ws.targets.size()), ws.targets.data(), ws.label_smoothing,
+                              ws.output, ws.token_nll.data());
 }
 
 template <class T>
-T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
+T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, const Regularization& regularization,
                              T scale, ModelWorkspace<T>& ws, Parameters<T>& grads) {
-  forward_to_output_input(params, batch, dropout, ws);
+  forward_to_output_input(params, batch, regularization, ws);
   const Index N = static_cast<Index>(ws.targets.size());
   T cost;
   {
     // The output layer's forward and backward, a chunk of rows at a time (see output_layer_cost)
     profile::ScopedPhase phase(profile::Phase::output_layer);
     rows_of(ws.dX, N, params.config().output_input());
-    cost = output_layer_cost<T>(params, ws.X.topRows(N), ws.targets.data(), ws.output, ws.token_nll.data(), scale,
-                                &grads, &ws.dX);
-    if (ws.dropout) ws.dX.topRows(N).array() *= ws.X_mask.topRows(N).array();
+    cost = output_layer_cost<T>(params, ws.X.topRows(N), ws.targets.data(), ws.label_smoothing, ws.output,
+                                ws.token_nll.data(), scale, &grads, &ws.dX);
+    if (ws.output_dropout) ws.dX.topRows(N).array() *= ws.X_mask.topRows(N).array();
   }
   backward_from_output_input(params, ws, grads);
   return cost;
 }
 
-template float rnnsearch_forward<float>(const Parameters<float>&, const Batch&, const DropoutOptions&,
+template float rnnsearch_forward<float>(const Parameters<float>&, const Batch&, const Regularization&,
                                         ModelWorkspace<float>&);
-template double rnnsearch_forward<double>(const Parameters<double>&, const Batch&, const DropoutOptions&,
+template double rnnsearch_forward<double>(const Parameters<double>&, const Batch&, const Regularization&,
                                           ModelWorkspace<double>&);
-template float rnnsearch_forward_backward<float>(const Parameters<float>&, const Batch&, const DropoutOptions&, float,
+template float rnnsearch_forward_backward<float>(const Parameters<float>&, const Batch&, const Regularization&, float,
                                                  ModelWorkspace<float>&, Parameters<float>&);
-template double rnnsearch_forward_backward<double>(const Parameters<double>&, const Batch&, const DropoutOptions&,
+template double rnnsearch_forward_backward<double>(const Parameters<double>&, const Batch&, const Regularization&,
                                                    double, ModelWorkspace<double>&, Parameters<double>&);
 
 }  // namespace rnnsearch

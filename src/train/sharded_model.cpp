@@ -13,7 +13,7 @@ ShardedModel::ShardedModel(const ModelConfig& config, int threads) {
 }
 
 double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& corpus,
-                         const std::vector<uint32_t>& ids, const DropoutOptions& dropout, Parameters<float>* grads) {
+                         const std::vector<uint32_t>& ids, const Regularization& regularization, Parameters<float>* grads) {
   const int count = static_cast<int>(std::min(shards_.size(), ids.size()));
   long tokens = 0;
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::batching);
@@ -34,15 +34,15 @@ double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& 
 #pragma omp parallel for num_threads(count) schedule(static, 1) reduction(+ : cost)
   for (int t = 0; t < count; ++t) {
     Shard& shard = *shards_[t];
-    DropoutOptions shard_dropout = dropout;
-    shard_dropout.seed = mix_seed(dropout.seed + static_cast<uint64_t>(t));
+    Regularization shard_regularization = regularization;
+    shard_regularization.seed = mix_seed(regularization.seed + static_cast<uint64_t>(t));
     if (grads) {
       Parameters<float>& g = t == 0 ? *grads : shard.grads;
       g.set_zero();
-      cost += rnnsearch_forward_backward<float>(params, shard.batch, shard_dropout, 1.0f / static_cast<float>(tokens),
+      cost += rnnsearch_forward_backward<float>(params, shard.batch, shard_regularization, 1.0f / static_cast<float>(tokens),
                                                 shard.workspace, g);
     } else {
-      cost += rnnsearch_forward<float>(params, shard.batch, shard_dropout, shard.workspace);
+      cost += rnnsearch_forward<float>(params, shard.batch, shard_regularization, shard.workspace);
     }
   }
   if (grads) sum_into(*grads, count);

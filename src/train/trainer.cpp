@@ -157,8 +157,9 @@ void Trainer::validate_and_save(bool epoch_end) {
 // leaves the weights alone) when the cost or the gradient is not finite.
 bool Trainer::train_update(const std::vector<uint32_t>& batch, long batch_index) {
   const auto start = Clock::now();
-  const DropoutOptions dropout{o_.dropout, mix_seed(progress_.seed ^ mix_seed(progress_.update))};
-  const double cost = model_->run(*params_, train_, batch, dropout, grads_.get());
+  Regularization regularization = o_.regularization;
+  regularization.seed = mix_seed(progress_.seed ^ mix_seed(progress_.update));
+  const double cost = model_->run(*params_, train_, batch, regularization, grads_.get());
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::optimizer);
   const double norm = clip_global_norm(grads_->values(), o_.clip_norm);
   const bool finite = std::isfinite(cost) && std::isfinite(norm);

@@ -12,11 +12,6 @@
 
 namespace rnnsearch {
 
-struct DropoutOptions {
-  double rate = 0;    // 0 = off (always off when translating or scoring)
-  uint64_t seed = 0;  // same seed, same masks
-};
-
 // Fills mask (any shape) with 0 (probability rate) or 1/(1-rate).
 template <class T>
 void draw_dropout_mask(Eigen::Ref<Mat<T>> mask, double rate, uint64_t seed);

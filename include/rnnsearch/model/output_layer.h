@@ -31,23 +31,29 @@ void output_forward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>&
 template <class T>
 void log_softmax_rows(Eigen::Ref<Mat<T>> logits);
 
-// logits (N×V) in, probabilities out; returns Σ_i −log p_i[targets[i]]. With token_nll,
-// also writes each row's −log p_i[targets[i]] there (exact even where p underflows).
+// logits (N×V) in, probabilities out; returns the cross-entropy against the targets
+// smoothed by ε (label_smoothing), q_i = (1−ε) onehot(targets[i]) + ε/V:
+//
+//   Σ_i −Σ_k q_ik log p_ik = Σ_i (1−ε)(−log p_i[y_i]) + ε (log Σ_k exp z_ik − mean_k z_ik)
+//
+// (ε = 0: Σ_i −log p_i[y_i]). With token_nll, also writes each row's unsmoothed
+// −log p_i[y_i] there (exact even where p underflows).
 template <class T>
-T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets, T* token_nll = nullptr);
+T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets, T label_smoothing, T* token_nll = nullptr);
 
-// probabilities in, dlogits = scale (p − onehot(target)) out, in place.
+// probabilities in, dlogits = scale (p − q) out, in place (q as above).
 template <class T>
-void softmax_cross_entropy_backward(Eigen::Ref<Mat<T>> probabilities, const int* targets, T scale);
+void softmax_cross_entropy_backward(Eigen::Ref<Mat<T>> probabilities, const int* targets, T label_smoothing,
+                                    T scale);
 
-// Σ_i −log softmax(output(X_i))[targets[i]] over the N rows of X, kOutputChunkRows at a time,
+// softmax_cross_entropy of output(X) over the N rows of X, kOutputChunkRows at a time,
 // with each row's −log p in token_nll (when given). With grads, also the backward of
 // scale × that sum, chunk by chunk right after its forward: d out_* are accumulated into
 // grads and dX (N × (n+e+2n)) is written.
 template <class T>
 T output_layer_cost(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, const int* targets,
-                    OutputCache<T>& cache, T* token_nll, T scale = T(0), Parameters<T>* grads = nullptr,
-                    Mat<T>* dX = nullptr);
+                    T label_smoothing, OutputCache<T>& cache, T* token_nll, T scale = T(0),
+                    Parameters<T>* grads = nullptr, Mat<T>* dX = nullptr);
 
 // Accumulates d out_* into grads and writes dX (N × (n+e+2n)).
 template <class T>

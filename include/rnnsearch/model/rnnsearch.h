@@ -4,6 +4,10 @@
 //
 //   cost = Σ_{b, i < len_b} −log p(y_i | y_<i, x)
 //
+// or, with label smoothing ε, the cross-entropy against (1−ε)·onehot(y_i) + ε/V:
+//
+//   cost = Σ (1−ε)·(−log p(y_i)) + ε·mean_k(−log p(k))
+//
 // rnnsearch_forward returns that sum (validation, scoring); rnnsearch_forward_backward also
 // accumulates scale × its gradient into grads (training: scale = 1 / target tokens of the
 // whole batch). Training always needs both, and fused the output layer runs forward and
@@ -22,13 +26,22 @@
 
 namespace rnnsearch {
 
+// Regularisation of one training batch (docs/design.md §1); all off when validating,
+// translating or scoring.
+struct Regularization {
+  double embedding_dropout = 0;  // on x_j (encoder input) and E_i where it enters dec_W
+  double output_dropout = 0;     // on the output layer's input X = [s, E, c], one mask of its own
+  double label_smoothing = 0;    // ε
+  uint64_t seed = 0;             // the masks are drawn from it: same seed, same masks
+};
+
 template <class T>
 struct ModelWorkspace {
   EncoderWorkspace<T> encoder;
   Index batch = 0, tgt_len = 0;     // B, T
   std::vector<int> inputs;          // T*B  y_{i-1}
   std::vector<T> moving;            // T*B  1 where i < len_b
-  Mat<T> E;                         // T*B × e  target embeddings (after dropout)
+  Mat<T> E;                         // T*B × e  target embeddings into dec_W (after dropout)
   Mat<T> E_mask;                    // T*B × e
   Mat<T> EW;                        // T*B × 3n E dec_W + dec_b
   Mat<T> g;                         // B × 3n   one step's gate input (scratch)
@@ -42,20 +55,21 @@ struct ModelWorkspace {
   std::vector<int> out_rows;        // N: the time-major row i*B + b of each
   std::vector<int> targets;         // N
   std::vector<T> token_nll;         // N  −log p of each target token (what `score` reports)
-  Mat<T> X;                         // N × (n+e+2n)  [s, E, c]
+  Mat<T> X;                         // N × (n+e+2n)  [s, E, c], E without the dec_W path's mask
   Mat<T> X_mask;                    // N × (n+e+2n)
   OutputCache<T> output;
-  bool dropout = false;
+  bool embedding_dropout = false, output_dropout = false;
+  T label_smoothing = 0;
   // backward
   Mat<T> dX, dstates, dE, dcontexts, dg, dqueries, dannotations, dkeys;
 };
 
 template <class T>
-T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
+T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Regularization& regularization,
                     ModelWorkspace<T>& ws);
 
 template <class T>
-T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, const DropoutOptions& dropout,
+T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, const Regularization& regularization,
                              T scale, ModelWorkspace<T>& ws, Parameters<T>& grads);
 
 }  // namespace rnnsearch

@@ -17,9 +17,9 @@ class ShardedModel {
 
   // Σ −log p over the target tokens of the pairs ids of corpus; with grads, also sets grads
   // to the gradient of the per-token cost (sum / target tokens). Shard t draws its dropout
-  // masks from a seed mixed from dropout.seed and t.
+  // masks from a seed mixed from regularization.seed and t.
   double run(const Parameters<float>& params, const ParallelCorpus& corpus, const std::vector<uint32_t>& ids,
-             const DropoutOptions& dropout, Parameters<float>* grads);
+             const Regularization& regularization, Parameters<float>* grads);
   long last_tokens() const { return last_tokens_; }  // target tokens of the last run
 
  private:

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "rnnsearch/model/config.h"
+#include "rnnsearch/model/rnnsearch.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/train/optimizer.h"
 
@@ -27,7 +28,7 @@ struct TrainOptions {
   int batch_size = 64;
   OptimizerOptions optimizer;
   double clip_norm = 1.0;      // 0 = off
-  double dropout = 0;
+  Regularization regularization;  // its seed is set per update
   double max_minutes = 0;      // training time (validation and saving excluded); 0 = no limit
   int max_epochs = 0;          // 0 = no limit
   long max_updates = 0;        // 0 = no limit
