@@ -11,6 +11,7 @@ packages=(
   libgtest-dev                           # tests
   libzip-dev zlib1g-dev                  # model.npz (zip of .npy) and .gz corpora
   nlohmann-json3-dev                     # config.json, progress.json, JSON output
+  libsentencepiece-dev                   # subword units (train --subwords)
   python3-numpy                          # the test that numpy.load reads our model.npz
 )
 

@@ -30,7 +30,7 @@ void write_gzip(const std::string& path, const std::string& content) {
 class Corpus : public ::testing::Test {
  protected:
   ParallelCorpus read(const std::string& src, const std::string& tgt, size_t max_length = 0) {
-    return read_parallel_corpus(src, tgt, src_vocab, tgt_vocab, {}, max_length);
+    return read_parallel_corpus(src, tgt, Subwords{}, Subwords{}, src_vocab, tgt_vocab, {}, max_length);
   }
 
   test::TempDir dir;

@@ -47,7 +47,7 @@ int score_command(const Args& args) {
                 " and " + std::to_string(tgt_lines.size()) + " lines");
   const Model model = load_model(decode.model_dir);
   Scorer scorer(model, sopts);
-  const OutputPrinter printer(oopts, model.tgt_vocab);
+  const OutputPrinter printer(oopts);
   OutputFile out("-");
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
   for (const ScoredPair& pair : scorer.score(src_lines, tgt_lines, 0)) {

@@ -28,6 +28,8 @@ int train_command(const Args& args) {
   std::string preset = "small", output_layer = "maxout", optimizer = "adam";
   int emb = 0, hidden = 0, maxout = 0, batch = 0, threads = 0;
   double dropout = 0;
+  std::string subword_type;
+  bool subwords_separate = false;
   bool no_shuffle = false, no_lowercase = false, profile_phases = false;
   po::options_description options("train options");
   options.add_options()
@@ -65,6 +67,11 @@ int train_command(const Args& args) {
       ("vocab-src", po::value(&o.vocab_src), "use this source vocabulary instead of building one")
       ("vocab-tgt", po::value(&o.vocab_tgt), "use this target vocabulary instead of building one")
       ("min-count", po::value(&o.min_count)->default_value(2)->notifier(at_least("min-count", 1)), "vocabulary: keep tokens seen this often")
+      ("subwords", po::value(&o.subwords)->default_value(0)->notifier(at_least("subwords", 0)),
+       "learn SentencePiece subword units, about N per model, on the tokenized training text (0 = whole words)")
+      ("subword-type", po::value(&subword_type)->default_value("bpe"), "bpe or unigram")
+      ("subwords-separate", po::bool_switch(&subwords_separate),
+       "one subword model per language instead of one joint model")
       ("init-from", po::value(&o.init_from), "start from the weights of this model.npz (shapes must match)")
       ("max-length", po::value(&o.max_length)->default_value(100)->notifier(at_least("max-length", 1)), "skip training pairs longer than this (tokens)")
       ("log-freq", po::value(&o.log_freq)->default_value(100)->notifier(at_least("log-freq", 1)), "log line every N updates")
@@ -87,6 +94,8 @@ int train_command(const Args& args) {
   o.optimizer.kind = parse_optimizer_kind(optimizer);
   if (!vm.count("dropout-embeddings")) o.regularization.embedding_dropout = dropout;
   if (!vm.count("dropout-output")) o.regularization.output_dropout = dropout;
+  o.subword_type = parse_subword_type(subword_type);
+  o.subwords_joint = !subwords_separate;
   o.shuffle = !no_shuffle;
   o.tokenizer.lowercase = !no_lowercase;
   o.threads = set_threads(threads);

@@ -61,7 +61,7 @@ int translate_command(const Args& args) {
 
   const Model model = load_model(decode.model_dir);
   Translator translator(model, topts);
-  const OutputPrinter printer(oopts, model.tgt_vocab);
+  const OutputPrinter printer(oopts);
   LineReader reader(input);
   OutputFile out(output);
   const std::string input_name = input == "-" ? "stdin" : input;
@@ -76,7 +76,7 @@ int translate_command(const Args& args) {
         std::cerr << "rnnsearch translate: " << located(input_name, t.line + 1, "warning: " + t.warning) << "\n";
       printer.print(out.stream(), t);
       if (!t.hypotheses.empty() && !heatmap_records.full())
-        heatmap_records.offer(printer.record(t, t.hypotheses.front()));
+        heatmap_records.offer(OutputPrinter::record(t, t.hypotheses.front()));
     }
     out.flush();
     lines_done += lines.size();

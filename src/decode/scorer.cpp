@@ -31,8 +31,8 @@ ScoredPair Scorer::prepare(const std::string& src_line, const std::string& tgt_l
   } else if (std::max(pair.source.size(), pair.target.size()) > max_length) {
     pair.warning = "longer than " + std::to_string(max_length) + " tokens (--max-length)";
   } else {
-    pair.src_ids = model_.src_vocab.encode(pair.source);
-    pair.tgt_ids = model_.tgt_vocab.encode(pair.target);
+    pair.src_ids = model_.src_vocab.encode(model_.src_subwords.encode(pair.source, &pair.source_word_of_piece));
+    pair.tgt_ids = model_.tgt_vocab.encode(model_.tgt_subwords.encode(pair.target, &pair.target_word_of_piece));
     return pair;
   }
   pair.warning += "; not scored, its output line is empty";
@@ -66,6 +66,9 @@ void Scorer::score_batch(const std::vector<size_t>& members, std::vector<ScoredP
       const auto row = ws.alpha.row(static_cast<Index>(i) * B + b).head(batch.src_lengths[b]);
       pair.alignment.weights.insert(pair.alignment.weights.end(), row.data(), row.data() + row.size());
     }
+    if (!model_.src_subwords.identity() || !model_.tgt_subwords.identity())
+      pair.alignment = word_alignment(pair.alignment, pair.target_word_of_piece, static_cast<int>(pair.target.size()),
+                                      pair.source_word_of_piece, static_cast<int>(pair.source.size()));
   }
 }
 

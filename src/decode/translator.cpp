@@ -33,8 +33,18 @@ LineTranslation Translator::prepare(const std::string& text, size_t line, std::v
                      std::to_string(max_length) + " (--max-length)";
     result.source.resize(max_length);
   }
-  if (!result.source.empty()) ids = model_.src_vocab.encode(result.source);
+  if (!result.source.empty())
+    ids = model_.src_vocab.encode(model_.src_subwords.encode(result.source, &result.source_word_of_piece));
   return result;
+}
+
+void Translator::to_words(const LineTranslation& translation, Hypothesis& h) const {
+  const bool identity = model_.tgt_subwords.identity();
+  std::vector<int> word_of_piece;
+  h.words = join_pieces(model_.tgt_vocab.decode(h.tokens), identity, &word_of_piece);
+  if (identity && model_.src_subwords.identity()) return;
+  h.alignment = word_alignment(h.alignment, word_of_piece, static_cast<int>(h.words.size()),
+                               translation.source_word_of_piece, static_cast<int>(translation.source.size()));
 }
 
 std::vector<LineTranslation> Translator::translate(const std::vector<std::string>& lines, size_t first_line) {
@@ -51,7 +61,11 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
                 std::vector<std::vector<int>> sources;
                 for (size_t k : members) sources.push_back(ids[k]);
                 auto hypotheses = searches_[thread].search(sources, options_.beam);
-                for (size_t i = 0; i < members.size(); ++i) results[members[i]].hypotheses = std::move(hypotheses[i]);
+                for (size_t i = 0; i < members.size(); ++i) {
+                  LineTranslation& result = results[members[i]];
+                  result.hypotheses = std::move(hypotheses[i]);
+                  for (Hypothesis& h : result.hypotheses) to_words(result, h);
+                }
               });
   return results;
 }

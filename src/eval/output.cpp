@@ -33,12 +33,10 @@ bool parse_format_is_json(const std::string& name) {
   return name == "json";
 }
 
-OutputPrinter::OutputPrinter(const OutputOptions& options, const Vocab& target_vocab)
-    : options_(options), target_vocab_(target_vocab) {}
+OutputPrinter::OutputPrinter(const OutputOptions& options) : options_(options) {}
 
-TranslationRecord OutputPrinter::record(const LineTranslation& translation, const Hypothesis& hypothesis) const {
-  return {translation.line, translation.source, target_vocab_.decode(hypothesis.tokens), hypothesis.score,
-          hypothesis.alignment};
+TranslationRecord OutputPrinter::record(const LineTranslation& translation, const Hypothesis& hypothesis) {
+  return {translation.line, translation.source, hypothesis.words, hypothesis.score, hypothesis.alignment};
 }
 
 TranslationRecord OutputPrinter::record(const ScoredPair& pair) {
@@ -47,8 +45,7 @@ TranslationRecord OutputPrinter::record(const ScoredPair& pair) {
 
 std::string OutputPrinter::hypothesis_line(const LineTranslation& t, const Hypothesis& h) const {
   if (options_.json) return record_json(record(t, h));
-  const std::vector<std::string> tokens = target_vocab_.decode(h.tokens);
-  std::string line = options_.detokenize ? detokenize(tokens) : join_tokens(tokens);
+  std::string line = options_.detokenize ? detokenize(h.words) : join_tokens(h.words);
   if (options_.alignment != AlignmentFormat::none && h.alignment.rows > 0)
     line += " ||| " + alignment_text(h.alignment, options_.alignment);
   if (options_.n_best > 0) {
@@ -72,7 +69,7 @@ void OutputPrinter::print(std::ostream& out, const ScoredPair& pair) const {
     return;
   }
   if (pair.scored()) {
-    out << pair.log_prob << ' ' << std::exp(-pair.log_prob / static_cast<double>(pair.tgt_ids.size()));
+    out << pair.log_prob << ' ' << std::exp(-pair.log_prob / static_cast<double>(pair.target.size() + 1));
     if (options_.alignment != AlignmentFormat::none) out << " ||| " << alignment_text(pair.alignment, options_.alignment);
   }
   out << '\n';

@@ -79,6 +79,9 @@ ModelDefinition load_model_definition(const std::string& dir) {
   } catch (const std::exception& e) {
     throw Error(located(config_path, 0, e.what()));
   }
+  for (auto [name, subwords] : {std::pair{model_files::kSrcSubwords, &model.src_subwords},
+                                {model_files::kTgtSubwords, &model.tgt_subwords}})
+    if (std::filesystem::exists(model_file(dir, name))) *subwords = Subwords::load(model_file(dir, name));
   model.src_vocab = Vocab::load(model_file(dir, model_files::kSrcVocab));
   model.tgt_vocab = Vocab::load(model_file(dir, model_files::kTgtVocab));
   const ModelConfig& config = model.config;

@@ -18,6 +18,7 @@ Error length_mismatch(const std::string& src_path, const std::string& tgt_path, 
 }  // namespace
 
 ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::string& tgt_path,
+                                    const Subwords& src_subwords, const Subwords& tgt_subwords,
                                     const Vocab& src_vocab, const Vocab& tgt_vocab,
                                     const TokenizerOptions& tokenizer, size_t max_length) {
   // Both files are streamed together so a huge corpus never sits in memory as text.
@@ -32,8 +33,8 @@ ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::stri
     if (!has_src) break;
     ++corpus.lines_read;
 
-    const auto src_tokens = tokenize(src_line, tokenizer);
-    const auto tgt_tokens = tokenize(tgt_line, tokenizer);
+    const auto src_tokens = src_subwords.encode(tokenize(src_line, tokenizer));
+    const auto tgt_tokens = tgt_subwords.encode(tokenize(tgt_line, tokenizer));
     if (src_tokens.empty() || tgt_tokens.empty()) {
       ++corpus.skipped_empty;
     } else if (max_length != 0 &&

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rnnsearch/error.h"
+#include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/text/corpus.h"
 
 namespace rnnsearch {
@@ -24,19 +25,55 @@ nlohmann::json training_json(const TrainOptions& o) {
           {"seed", o.seed},
           {"shuffle", o.shuffle},
           {"min_count", o.min_count},
-          {"max_length", o.max_length}};
+          {"max_length", o.max_length},
+          {"subwords", o.subwords},
+          {"subword_type", subword_type_name(o.subword_type)},
+          {"subwords_joint", o.subwords_joint}};
+}
+
+// Learns the subword model(s) on the tokenized training text, writes them into dir, and
+// returns the vocabularies of the pieces they cut the training text into.
+void learn_subwords(const TrainOptions& o, const std::string& dir, ModelDefinition& model) {
+  const auto src = read_tokenized(o.train_src, o.tokenizer), tgt = read_tokenized(o.train_tgt, o.tokenizer);
+  const std::string src_path = model_file(dir, model_files::kSrcSubwords);
+  const std::string tgt_path = model_file(dir, model_files::kTgtSubwords);
+  if (o.subwords_joint) {
+    std::vector<std::vector<std::string>> both = src;
+    both.insert(both.end(), tgt.begin(), tgt.end());
+    const std::string joint = Subwords::train(both, o.subwords, o.subword_type);
+    write_file_atomically(src_path, joint);
+    write_file_atomically(tgt_path, joint);
+  } else {
+    write_file_atomically(src_path, Subwords::train(src, o.subwords, o.subword_type));
+    write_file_atomically(tgt_path, Subwords::train(tgt, o.subwords, o.subword_type));
+  }
+  model.src_subwords = Subwords::load(src_path);
+  model.tgt_subwords = Subwords::load(tgt_path);
+  // Every piece the model learnt on this text gets an id: min_count does not apply.
+  auto pieces = [](const Subwords& subwords, const std::vector<std::vector<std::string>>& sentences) {
+    std::vector<std::vector<std::string>> result;
+    for (const auto& words : sentences) result.push_back(subwords.encode(words));
+    return Vocab::build(result, 1);
+  };
+  model.src_vocab = pieces(model.src_subwords, src);
+  model.tgt_vocab = pieces(model.tgt_subwords, tgt);
 }
 
 }  // namespace
 
 ModelDefinition create_model_definition(const TrainOptions& o, const std::string& dir) {
   if (!o.vocab_src.empty() != !o.vocab_tgt.empty()) throw Error("--vocab-src and --vocab-tgt go together");
+  if (o.subwords > 0 && !o.vocab_src.empty()) throw Error("--subwords learns its own vocabularies: drop --vocab-src/--vocab-tgt");
   ModelDefinition model;
   model.tokenizer = o.tokenizer;
-  model.src_vocab = o.vocab_src.empty() ? Vocab::build(read_tokenized(o.train_src, o.tokenizer), o.min_count)
-                                        : Vocab::load(o.vocab_src);
-  model.tgt_vocab = o.vocab_tgt.empty() ? Vocab::build(read_tokenized(o.train_tgt, o.tokenizer), o.min_count)
-                                        : Vocab::load(o.vocab_tgt);
+  if (o.subwords > 0) {
+    learn_subwords(o, dir, model);
+  } else {
+    model.src_vocab = o.vocab_src.empty() ? Vocab::build(read_tokenized(o.train_src, o.tokenizer), o.min_count)
+                                          : Vocab::load(o.vocab_src);
+    model.tgt_vocab = o.vocab_tgt.empty() ? Vocab::build(read_tokenized(o.train_tgt, o.tokenizer), o.min_count)
+                                          : Vocab::load(o.vocab_tgt);
+  }
   model.config = o.model;
   model.config.src_vocab = static_cast<int>(model.src_vocab.size());
   model.config.tgt_vocab = static_cast<int>(model.tgt_vocab.size());

@@ -55,8 +55,7 @@ class Trainer {
   std::string dir_;
   TrainLog log_;
   CheckpointSet checkpoints_;
-  ModelConfig config_;
-  Vocab src_vocab_, tgt_vocab_;
+  ModelDefinition model_def_;  // sizes, tokenizer, subword models, vocabularies
   ParallelCorpus train_, valid_;
   std::unique_ptr<Parameters<float>> params_, grads_;
   std::unique_ptr<Optimizer> optimizer_;
@@ -73,29 +72,26 @@ void Trainer::set_up() {
   const bool resume = checkpoints_.exists();
   if (o_.require_resume && !resume) throw Error(located(path(model_files::kProgress), 0, "--resume: no run to resume"));
   if (resume) {
-    ModelDefinition definition = load_model_definition(dir_);
-    config_ = definition.config;
-    src_vocab_ = std::move(definition.src_vocab);
-    tgt_vocab_ = std::move(definition.tgt_vocab);
+    model_def_ = load_model_definition(dir_);
   } else {
-    ModelDefinition definition = create_model_definition(o_, dir_);
-    config_ = definition.config;
-    src_vocab_ = std::move(definition.src_vocab);
-    tgt_vocab_ = std::move(definition.tgt_vocab);
+    model_def_ = create_model_definition(o_, dir_);
   }
-  train_ = read_parallel_corpus(o_.train_src, o_.train_tgt, src_vocab_, tgt_vocab_, o_.tokenizer, o_.max_length);
-  valid_ = read_parallel_corpus(o_.valid_src, o_.valid_tgt, src_vocab_, tgt_vocab_, o_.tokenizer, 0);
+  const ModelDefinition& d = model_def_;
+  train_ = read_parallel_corpus(o_.train_src, o_.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
+                                d.tokenizer, o_.max_length);
+  valid_ = read_parallel_corpus(o_.valid_src, o_.valid_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
+                                d.tokenizer, 0);
   if (train_.size() == 0) throw Error(located(o_.train_src, 0, "no usable training pairs"));
   if (valid_.size() == 0) throw Error(located(o_.valid_src, 0, "no usable validation pairs"));
   log_.line("train: " + std::to_string(train_.size()) + " pairs (" + std::to_string(train_.skipped_empty) +
             " empty and " + std::to_string(train_.skipped_too_long) + " longer than " +
             std::to_string(o_.max_length) + " tokens skipped); valid: " + std::to_string(valid_.size()) +
-            " pairs; vocabularies " + std::to_string(config_.src_vocab) + " / " + std::to_string(config_.tgt_vocab));
+            " pairs; vocabularies " + std::to_string(model_def_.config.src_vocab) + " / " + std::to_string(model_def_.config.tgt_vocab));
 
-  params_ = std::make_unique<Parameters<float>>(config_);
-  grads_ = std::make_unique<Parameters<float>>(config_);
+  params_ = std::make_unique<Parameters<float>>(model_def_.config);
+  grads_ = std::make_unique<Parameters<float>>(model_def_.config);
   optimizer_ = std::make_unique<Optimizer>(o_.optimizer, params_->values().size());
-  model_ = std::make_unique<ShardedModel>(config_, o_.threads);
+  model_ = std::make_unique<ShardedModel>(model_def_.config, o_.threads);
   if (resume) {
     progress_ = checkpoints_.load(*params_, *optimizer_);
     log_.line("resuming at update " + std::to_string(progress_.update) + ", epoch " + std::to_string(progress_.epoch) +
@@ -110,8 +106,8 @@ void Trainer::set_up() {
   }
   if (resume) saved_update_ = progress_.update;
   if (o_.bench_seconds > 0) bench_ = std::make_unique<Benchmark>(o_.bench_seconds, o_.bench_warmup);
-  log_.line("model: e=" + std::to_string(config_.emb) + " n=" + std::to_string(config_.hidden) +
-            " l=" + std::to_string(config_.maxout) + " output=" + output_kind_name(config_.output) + ", " +
+  log_.line("model: e=" + std::to_string(model_def_.config.emb) + " n=" + std::to_string(model_def_.config.hidden) +
+            " l=" + std::to_string(model_def_.config.maxout) + " output=" + output_kind_name(model_def_.config.output) + ", " +
             std::to_string(params_->values().size()) + " parameters; batch " + std::to_string(o_.batch_size) +
             ", " + std::to_string(o_.threads) + " thread(s)");
 }

@@ -3,6 +3,7 @@
 // that produced it. Plain data, shared by the decoders (beam search, forced decoding) and
 // the output printer (eval/output.h).
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace rnnsearch {
@@ -17,6 +18,7 @@ struct Alignment {
 
 struct Hypothesis {
   std::vector<int> tokens;  // target ids, without </s>
+  std::vector<std::string> words;  // the tokens as whole words (filled by Translator)
   bool finished = false;    // ended with </s>; false: cut at the maximum output length
   double log_prob = 0;      // Σ log p(y_i | y_<i, x) over the tokens and </s> if finished
   double score = 0;         // log_prob / length^normalize
@@ -25,5 +27,12 @@ struct Hypothesis {
   // the step that would have come next.
   Alignment alignment;
 };
+
+// The alignment of words from that of their subword pieces (docs/design.md §3): a source
+// word's column is the sum of its pieces' columns, a target word's row the mean of its
+// pieces' rows, so rows still sum to 1. The last row and column (</s>) stay as they are.
+// *_word_of_piece: each piece's word index (0 .. *_words-1).
+Alignment word_alignment(const Alignment& pieces, const std::vector<int>& target_word_of_piece, int target_words,
+                         const std::vector<int>& source_word_of_piece, int source_words);
 
 }  // namespace rnnsearch

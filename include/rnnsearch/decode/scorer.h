@@ -28,10 +28,11 @@ struct ScorerOptions {
 struct ScoredPair {
   size_t line = 0;                            // 0-based input line number
   std::vector<std::string> source, target;    // tokens
-  std::vector<int> src_ids, tgt_ids;          // with </s>; empty: not scored
+  std::vector<int> src_ids, tgt_ids;          // of the subword pieces, with </s>; empty: not scored
+  std::vector<int> source_word_of_piece, target_word_of_piece;  // each piece's token index
   std::string warning;                        // why it was not scored; "" if fine
   double log_prob = std::numeric_limits<double>::quiet_NaN();
-  Alignment alignment;                        // (target+1) × (source+1) when requested
+  Alignment alignment;                        // (target+1) × (source+1) tokens, when requested
   bool scored() const { return !src_ids.empty(); }
 };
 

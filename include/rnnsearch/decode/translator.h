@@ -5,7 +5,8 @@
 //   the chunk's sentences sorted by length and cut into batches of batch_size, so a batch
 //   holds sentences of similar length (little padding, beams that end together)
 //   batches decoded in parallel, one BeamSearch (its own workspaces) per thread
-//   results returned in input order, one per line
+//   results returned in input order, one per line, as whole words (subword models decode
+//   pieces; the Translator joins them and sums/averages their attention into words)
 #include <string>
 #include <vector>
 
@@ -26,7 +27,8 @@ struct TranslatorOptions {
 struct LineTranslation {
   size_t line = 0;                     // 0-based input line number
   std::vector<std::string> source;     // the source tokens translated (after a cut)
-  std::vector<Hypothesis> hypotheses;  // best first
+  std::vector<int> source_word_of_piece;  // each source subword piece's token index
+  std::vector<Hypothesis> hypotheses;  // best first, with words and word alignments
   std::string warning;                 // why the line was cut or left untranslated; "" if fine
 };
 
@@ -40,6 +42,8 @@ class Translator {
 
  private:
   LineTranslation prepare(const std::string& text, size_t line, std::vector<int>& ids) const;
+  // Fills h.words from h.tokens and turns a subword model's alignment into word alignment.
+  void to_words(const LineTranslation& translation, Hypothesis& h) const;
 
   const Model& model_;
   TranslatorOptions options_;

@@ -38,8 +38,7 @@ bool parse_format_is_json(const std::string& name);
 
 class OutputPrinter {
  public:
-  // Keeps a reference to the target vocabulary.
-  OutputPrinter(const OutputOptions& options, const Vocab& target_vocab);
+  explicit OutputPrinter(const OutputOptions& options);
 
   // One line per hypothesis (n-best) or the 1-best. A line that was not translated (empty
   // or not UTF-8) stands as one empty hypothesis of score 0, so every format keeps one
@@ -48,14 +47,13 @@ class OutputPrinter {
   void print(std::ostream& out, const ScoredPair& pair) const;
 
   // The record that JSON and heatmaps show.
-  TranslationRecord record(const LineTranslation& translation, const Hypothesis& hypothesis) const;
+  static TranslationRecord record(const LineTranslation& translation, const Hypothesis& hypothesis);
   static TranslationRecord record(const ScoredPair& pair);
 
  private:
   std::string hypothesis_line(const LineTranslation& translation, const Hypothesis& hypothesis) const;
 
   OutputOptions options_;
-  const Vocab& target_vocab_;
 };
 
 // The records of --heatmaps: the first `limit` sentences offered, so that translating a

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rnnsearch/model/parameters.h"
+#include "rnnsearch/text/subwords.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/text/vocab.h"
 
@@ -15,7 +16,8 @@ namespace rnnsearch {
 struct ModelDefinition {
   ModelConfig config;
   TokenizerOptions tokenizer;
-  Vocab src_vocab, tgt_vocab;
+  Subwords src_subwords, tgt_subwords;  // the identity for word-level models
+  Vocab src_vocab, tgt_vocab;           // of pieces (words, for word-level models)
 };
 
 struct Model : ModelDefinition {
@@ -31,6 +33,8 @@ constexpr const char* kBestWeights = "model.best.npz";   // the best by validati
 constexpr const char* kConfig = "config.json";
 constexpr const char* kSrcVocab = "vocab.src";
 constexpr const char* kTgtVocab = "vocab.tgt";
+constexpr const char* kSrcSubwords = "subwords.src.model";  // SentencePiece, subword models only
+constexpr const char* kTgtSubwords = "subwords.tgt.model";
 constexpr const char* kOptimizer = "optimizer.npz";      // optimizer state of model.npz
 constexpr const char* kProgress = "progress.json";       // where training stands
 constexpr const char* kTrainLog = "train.log";

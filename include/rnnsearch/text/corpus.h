@@ -1,11 +1,13 @@
 #pragma once
-// Parallel corpus: both sides read line by line, UTF-8 validated, tokenized and mapped to
-// ids (each sentence ends with </s>). Pairs with an empty side, or a side longer than
-// max_length tokens (</s> not counted), are skipped and counted.
+// Parallel corpus: both sides read line by line, UTF-8 validated, tokenized, cut into
+// subword pieces (subword models) and mapped to ids (each sentence ends with </s>). Pairs
+// with an empty side, or a side longer than max_length pieces (</s> not counted), are
+// skipped and counted.
 #include <cstddef>
 #include <string>
 #include <vector>
 
+#include "rnnsearch/text/subwords.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/text/vocab.h"
 
@@ -24,6 +26,7 @@ struct ParallelCorpus {
 // mismatch ("SRC and TGT differ in length: SRC has more lines than TGT (line N)").
 // max_length 0 = no limit.
 ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::string& tgt_path,
+                                    const Subwords& src_subwords, const Subwords& tgt_subwords,
                                     const Vocab& src_vocab, const Vocab& tgt_vocab,
                                     const TokenizerOptions& tokenizer, size_t max_length);
 

@@ -16,6 +16,7 @@
 
 #include "rnnsearch/model/config.h"
 #include "rnnsearch/model/rnnsearch.h"
+#include "rnnsearch/text/subwords.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/train/optimizer.h"
 
@@ -39,6 +40,9 @@ struct TrainOptions {
   int threads = 1;
   std::string vocab_src, vocab_tgt;  // given vocabularies, else built with min_count
   int min_count = 2;
+  int subwords = 0;            // SentencePiece pieces per model; 0 = word-level vocabularies
+  SubwordType subword_type = SubwordType::bpe;
+  bool subwords_joint = true;  // one subword model for both languages (else one each)
   std::string init_from;       // start from these weights (fine-tuning)
   size_t max_length = 100;     // training pairs longer than this are skipped
   long log_freq = 100;         // plain log line every N updates (when stderr is not a terminal)

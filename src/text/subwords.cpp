@@ -1,0 +1,122 @@
+#include "rnnsearch/text/subwords.h"
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <numeric>
+#include <unordered_map>
+
+#include "rnnsearch/error.h"
+#include "rnnsearch/text/tokenizer.h"
+
+namespace rnnsearch {
+namespace {
+
+constexpr const char* kWordStart = "\xE2\x96\x81";  // ▁ U+2581, SentencePiece's word boundary
+constexpr size_t kWordStartBytes = 3;
+
+bool starts_word(const std::string& piece) { return piece.compare(0, kWordStartBytes, kWordStart) == 0; }
+
+// Hands tokenized sentences to the SentencePiece trainer without a temporary file.
+class SentencesIterator : public sentencepiece::SentenceIterator {
+ public:
+  explicit SentencesIterator(const std::vector<std::vector<std::string>>& sentences) : sentences_(sentences) {
+    load();
+  }
+  bool done() const override { return next_ > sentences_.size(); }
+  void Next() override { load(); }
+  const std::string& value() const override { return value_; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+ private:
+  void load() {
+    if (next_ < sentences_.size()) value_ = join_tokens(sentences_[next_]);
+    ++next_;
+  }
+  const std::vector<std::vector<std::string>>& sentences_;
+  size_t next_ = 0;
+  std::string value_;
+};
+
+}  // namespace
+
+SubwordType parse_subword_type(const std::string& name) {
+  if (name == "bpe") return SubwordType::bpe;
+  if (name == "unigram") return SubwordType::unigram;
+  throw Error("--subword-type must be bpe or unigram, not '" + name + "'");
+}
+
+const char* subword_type_name(SubwordType type) { return type == SubwordType::bpe ? "bpe" : "unigram"; }
+
+Subwords::Subwords() = default;
+Subwords::~Subwords() = default;
+Subwords::Subwords(Subwords&&) noexcept = default;
+Subwords& Subwords::operator=(Subwords&&) noexcept = default;
+
+std::string Subwords::train(const std::vector<std::vector<std::string>>& sentences, int size, SubwordType type) {
+  // The text is tokenized already: no normalisation (pieces must join back into exactly the
+  // tokens), every character kept, and no special pieces besides <unk> (rnnsearch's own
+  // vocabulary adds <pad>, <s> and </s>).
+  const std::unordered_map<std::string, std::string> options = {
+      {"model_type", subword_type_name(type)},
+      {"vocab_size", std::to_string(size)},
+      {"hard_vocab_limit", "false"},
+      {"character_coverage", "1.0"},
+      {"normalization_rule_name", "identity"},
+      {"split_by_whitespace", "true"},
+      {"bos_id", "-1"},
+      {"eos_id", "-1"},
+      {"pad_id", "-1"},
+      {"unk_id", "0"},
+      {"num_threads", "1"},
+      {"minloglevel", "2"}};
+  SentencesIterator iterator(sentences);
+  std::string model;
+  const auto status = sentencepiece::SentencePieceTrainer::Train(options, &iterator, &model);
+  if (!status.ok()) throw Error("learning subword units: " + status.ToString());
+  return model;
+}
+
+Subwords Subwords::load(const std::string& path) {
+  Subwords subwords;
+  subwords.processor_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
+  const auto status = subwords.processor_->Load(path);
+  if (!status.ok()) throw Error(located(path, 0, "not a SentencePiece model: " + status.ToString()));
+  return subwords;
+}
+
+std::vector<std::string> Subwords::encode(const std::vector<std::string>& words,
+                                          std::vector<int>* word_of_piece) const {
+  if (identity()) {
+    if (word_of_piece) {
+      word_of_piece->resize(words.size());
+      std::iota(word_of_piece->begin(), word_of_piece->end(), 0);
+    }
+    return words;
+  }
+  std::vector<std::string> pieces;
+  const auto status = processor_->Encode(join_tokens(words), &pieces);
+  if (!status.ok()) throw Error("subword encoding: " + status.ToString());
+  if (word_of_piece) join_pieces(pieces, false, word_of_piece);
+  return pieces;
+}
+
+std::vector<std::string> join_pieces(const std::vector<std::string>& pieces, bool identity,
+                                     std::vector<int>* word_of_piece) {
+  std::vector<std::string> words;
+  if (word_of_piece) word_of_piece->clear();
+  for (const std::string& piece : pieces) {
+    const bool start = identity || starts_word(piece) || words.empty();
+    const std::string text = !identity && starts_word(piece) ? piece.substr(kWordStartBytes) : piece;
+    // A lone "▁" begins a word whose text comes with the next piece.
+    if (start && !(words.size() && words.back().empty())) words.emplace_back();
+    words.back() += text;
+    if (word_of_piece) word_of_piece->push_back(static_cast<int>(words.size()) - 1);
+  }
+  if (!words.empty() && words.back().empty()) words.pop_back();  // a trailing lone "▁"
+  if (word_of_piece)
+    for (int& w : *word_of_piece) w = std::min(w, std::max(0, static_cast<int>(words.size()) - 1));
+  return words;
+}
+
+}  // namespace rnnsearch

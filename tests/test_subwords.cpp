@@ -1,0 +1,126 @@
+// Subword units: pieces join back into exactly the words they came from, word alignments
+// are proper distributions built from the pieces' attention, and a model trained with
+// --subwords translates and scores in whole words.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "rnnsearch/decode/hypothesis.h"
+#include "rnnsearch/error.h"
+#include "rnnsearch/io/atomic_file.h"
+#include "rnnsearch/text/corpus.h"
+#include "rnnsearch/text/subwords.h"
+#include "temp_dir.h"
+
+namespace rnnsearch {
+namespace {
+
+using Words = std::vector<std::string>;
+const std::string kTiny = std::string(RNNSEARCH_SOURCE_DIR) + "/corpora/tiny/";
+
+TEST(JoinPieces, WordStartsBeginWords) {
+  std::vector<int> word_of_piece;
+  EXPECT_EQ(join_pieces({"▁ein", "▁klein", "es", "▁mädchen"}, false, &word_of_piece),
+            (Words{"ein", "kleines", "mädchen"}));
+  EXPECT_EQ(word_of_piece, (std::vector<int>{0, 1, 1, 2}));
+  // A lone ▁ begins the word its next piece spells; a first piece without ▁ still begins one.
+  EXPECT_EQ(join_pieces({"x", "▁", "ab", "c", "▁d"}, false, &word_of_piece), (Words{"x", "abc", "d"}));
+  EXPECT_EQ(word_of_piece, (std::vector<int>{0, 1, 1, 1, 2}));
+  // Word-level models: every token is a word, ▁ or not.
+  EXPECT_EQ(join_pieces({"a", "b"}, true, &word_of_piece), (Words{"a", "b"}));
+  EXPECT_EQ(word_of_piece, (std::vector<int>{0, 1}));
+}
+
+TEST(WordAlignment, SumsSourcePiecesAndAveragesTargetPieces) {
+  // 3 target pieces (words 0, 0, 1) + </s>; 3 source pieces (words 0, 1, 1) + </s>
+  Alignment pieces{4, 4, {0.1f, 0.2f, 0.3f, 0.4f,  //
+                          0.5f, 0.1f, 0.1f, 0.3f,  //
+                          0.0f, 0.6f, 0.4f, 0.0f,  //
+                          0.2f, 0.2f, 0.2f, 0.4f}};
+  const Alignment words = word_alignment(pieces, {0, 0, 1}, 2, {0, 1, 1}, 2);
+  ASSERT_EQ(words.rows, 3);
+  ASSERT_EQ(words.cols, 3);
+  EXPECT_FLOAT_EQ(words.at(0, 0), (0.1f + 0.5f) / 2);
+  EXPECT_FLOAT_EQ(words.at(0, 1), (0.2f + 0.3f + 0.1f + 0.1f) / 2);
+  EXPECT_FLOAT_EQ(words.at(1, 1), 1.0f);
+  EXPECT_FLOAT_EQ(words.at(2, 2), 0.4f);
+  for (int i = 0; i < words.rows; ++i) EXPECT_NEAR(words.at(i, 0) + words.at(i, 1) + words.at(i, 2), 1.0f, 1e-6);
+}
+
+TEST(Subwords, LearntPiecesJoinBackIntoTheWords) {
+  for (SubwordType type : {SubwordType::bpe, SubwordType::unigram}) {
+    const auto sentences = read_tokenized(kTiny + "train.de", {});
+    test::TempDir dir;
+    write_file_atomically(dir.path("m.model"), Subwords::train(sentences, 300, type));
+    const Subwords subwords = Subwords::load(dir.path("m.model"));
+    size_t pieces_total = 0, words_total = 0;
+    for (const auto& words : sentences) {
+      std::vector<int> word_of_piece;
+      const auto pieces = subwords.encode(words, &word_of_piece);
+      ASSERT_EQ(join_pieces(pieces, false), words) << subword_type_name(type);
+      ASSERT_EQ(word_of_piece.size(), pieces.size());
+      pieces_total += pieces.size();
+      words_total += words.size();
+    }
+    EXPECT_GT(pieces_total, words_total) << "300 pieces cannot hold every word of the text whole";
+  }
+}
+
+TEST(Subwords, CorruptModelFileIsNamed) {
+  test::TempDir dir;
+  const std::string path = dir.write("bad.model", "not a model");
+  try {
+    Subwords::load(path);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
+std::pair<int, std::string> run(const std::string& command, const std::string& out) {
+  const int status = std::system((command + " > " + out + " 2>/dev/null").c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out)};
+}
+
+// Trained with --subwords, translate and score speak whole words: no ▁ in the output, and
+// alignments of (target words + 1) × (source words + 1) whose rows sum to 1.
+TEST(Subwords, ModelTranslatesAndScoresInWholeWords) {
+  test::TempDir dir;
+  const std::string bin = RNNSEARCH_BINARY, model = dir.path("m");
+  const auto [trained, log] =
+      run(bin + " train --train-src " + kTiny + "train.en --train-tgt " + kTiny + "train.de --valid-src " + kTiny +
+              "val.en --valid-tgt " + kTiny + "val.de --model " + model +
+              " --emb 8 --hidden 12 --maxout 6 --batch-size 16 --threads 1 --max-updates 10 --subwords 200",
+          dir.path("train.out"));
+  ASSERT_EQ(trained, 0);
+  const auto [status, json] =
+      run(bin + " translate -m " + model + " -i " + kTiny + "val.en --format json", dir.path("out.json"));
+  ASSERT_EQ(status, 0);
+  std::istringstream lines(json);
+  std::string line;
+  int records = 0;
+  for (; std::getline(lines, line); ++records) {
+    const auto record = nlohmann::json::parse(line);
+    const auto source = record["source"].get<Words>(), target = record["target"].get<Words>();
+    for (const auto& word : target) EXPECT_EQ(word.find("▁"), std::string::npos) << line;
+    const auto alignment = record["alignment"].get<std::vector<std::vector<double>>>();
+    ASSERT_EQ(alignment.size(), target.size() + 1) << line;
+    for (const auto& row : alignment) {
+      ASSERT_EQ(row.size(), source.size() + 1) << line;
+      double sum = 0;
+      for (double w : row) sum += w;
+      EXPECT_NEAR(sum, 1.0, 1e-3) << line;
+    }
+  }
+  EXPECT_EQ(records, 50);
+  const auto [scored, scores] = run(bin + " score -m " + model + " --src " + kTiny + "val.en --tgt " + kTiny +
+                                        "val.de --alignment hard",
+                                    dir.path("scores.txt"));
+  ASSERT_EQ(scored, 0);
+  EXPECT_EQ(std::count(scores.begin(), scores.end(), '\n'), 50);
+}
+
+}  // namespace
+}  // namespace rnnsearch
