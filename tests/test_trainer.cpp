@@ -32,16 +32,44 @@ std::pair<int, std::string> run(const std::string& command, const test::TempDir&
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(err)};
 }
 
-TEST(Train, ResumedRunEqualsUninterruptedRun) {
+class ResumedRun : public ::testing::TestWithParam<std::string> {};
+
+// Also with every training feature that keeps state or draws random numbers: the weight
+// average lives in optimizer.npz, label smoothing and separate dropout rates in each update.
+TEST_P(ResumedRun, EqualsUninterruptedRun) {
   test::TempDir dir;
-  ASSERT_EQ(run(train_command(dir.path("straight"), "--max-updates 30"), dir).first, 0);
-  ASSERT_EQ(run(train_command(dir.path("resumed"), "--max-updates 12"), dir).first, 0);
-  const auto [status, err] = run(train_command(dir.path("resumed"), "--max-updates 30"), dir);
+  const std::string options = GetParam();
+  ASSERT_EQ(run(train_command(dir.path("straight"), "--max-updates 30 " + options), dir).first, 0);
+  ASSERT_EQ(run(train_command(dir.path("resumed"), "--max-updates 12 " + options), dir).first, 0);
+  const auto [status, err] = run(train_command(dir.path("resumed"), "--max-updates 30 " + options), dir);
   ASSERT_EQ(status, 0) << err;
   EXPECT_NE(err.find("resuming at update 12"), std::string::npos) << err;
   // (EXPECT_TRUE, not EXPECT_EQ: a failure must not print megabytes of binary)
   EXPECT_TRUE(read_file(dir.path("resumed/model.npz")) == read_file(dir.path("straight/model.npz")));
   EXPECT_TRUE(read_file(dir.path("resumed/optimizer.npz")) == read_file(dir.path("straight/optimizer.npz")));
+  EXPECT_TRUE(read_file(dir.path("resumed/model.best.npz")) == read_file(dir.path("straight/model.best.npz")));
+}
+
+INSTANTIATE_TEST_SUITE_P(Features, ResumedRun,
+                         ::testing::Values("", "--exponential-smoothing 0.05 --label-smoothing 0.1 "
+                                               "--dropout-embeddings 0.1 --dropout-output 0.3"));
+
+// --valid-metrics bleu,cross-entropy: both figures in every validation line, BLEU selects
+// model.best.npz, and with smoothing the best weights are the average, not the latest.
+TEST(Train, ValidBleuSelectsAndSmoothedWeightsAreSaved) {
+  test::TempDir dir;
+  const auto [status, err] = run(
+      train_command(dir.path("m"), "--max-updates 14 --valid-metrics bleu,cross-entropy --exponential-smoothing 0.2"),
+      dir);
+  ASSERT_EQ(status, 0) << err;
+  const std::string log = read_file(dir.path("m/train.log"));
+  EXPECT_NE(log.find(" ppl "), std::string::npos) << log;
+  EXPECT_NE(log.find(" bleu "), std::string::npos) << log;
+  EXPECT_NE(log.find("best validation BLEU"), std::string::npos) << log;
+  EXPECT_FALSE(read_file(dir.path("m/model.best.npz")) == read_file(dir.path("m/model.npz")));
+  const auto [bad, bad_err] = run(train_command(dir.path("x"), "--valid-metrics bleu,rouge"), dir);
+  EXPECT_EQ(bad, 1);
+  EXPECT_NE(bad_err.find("rouge"), std::string::npos) << bad_err;
 }
 
 TEST(Train, RefusesToResumeFromFilesOfDifferentCheckpoints) {

@@ -28,7 +28,7 @@ int train_command(const Args& args) {
   std::string preset = "small", output_layer = "maxout", optimizer = "adam";
   int emb = 0, hidden = 0, maxout = 0, batch = 0, threads = 0;
   double dropout = 0;
-  std::string subword_type;
+  std::string subword_type, valid_metrics;
   bool subwords_separate = false;
   bool no_shuffle = false, no_lowercase = false, profile_phases = false;
   po::options_description options("train options");
@@ -60,6 +60,15 @@ int train_command(const Args& args) {
       ("max-epochs", po::value(&o.max_epochs)->default_value(0)->notifier(at_least("max-epochs", 0)), "epochs (0 = no limit)")
       ("max-updates", po::value(&o.max_updates)->default_value(0)->notifier(at_least("max-updates", 0)), "updates (0 = no limit)")
       ("valid-freq", po::value(&o.valid_freq)->default_value(0)->notifier(at_least("valid-freq", 0)), "validate and save every N updates (0 = at epoch ends only)")
+      ("valid-metrics", po::value(&valid_metrics)->default_value("cross-entropy"),
+       "cross-entropy and/or bleu, comma-separated: each is logged, the first selects model.best.npz and drives "
+       "--patience")
+      ("valid-beam-size", po::value(&o.valid_beam_size)->default_value(5)->notifier(at_least("valid-beam-size", 1)),
+       "beam size of the translations validation BLEU scores")
+      ("exponential-smoothing", po::value(&o.optimizer.smoothing)->default_value(0.0)
+           ->notifier(below_one("exponential-smoothing")),
+       "α: validate and save as model.best.npz the moving average of the weights, θ̄ += α(θ − θ̄) after each "
+       "update (0 = off; 1e-3 suits a few thousand updates)")
       ("patience", po::value(&o.patience)->default_value(0)->notifier(at_least("patience", 0)), "stop after N validations without improvement (0 = off)")
       ("seed", po::value(&o.seed)->default_value(1), "random seed (initialisation, data order, dropout)")
       ("no-shuffle", po::bool_switch(&no_shuffle), "train in corpus order")
@@ -95,6 +104,7 @@ int train_command(const Args& args) {
   if (!vm.count("dropout-embeddings")) o.regularization.embedding_dropout = dropout;
   if (!vm.count("dropout-output")) o.regularization.output_dropout = dropout;
   o.subword_type = parse_subword_type(subword_type);
+  o.valid_metrics = parse_valid_metrics(valid_metrics);
   o.subwords_joint = !subwords_separate;
   o.shuffle = !no_shuffle;
   o.tokenizer.lowercase = !no_lowercase;

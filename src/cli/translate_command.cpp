@@ -60,7 +60,7 @@ int translate_command(const Args& args) {
   check_beam_options(topts.beam);  // before loading a model
 
   const Model model = load_model(decode.model_dir);
-  Translator translator(model, topts);
+  Translator translator(model, model.params, topts);
   const OutputPrinter printer(oopts);
   LineReader reader(input);
   OutputFile out(output);

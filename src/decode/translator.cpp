@@ -8,13 +8,14 @@
 
 namespace rnnsearch {
 
-Translator::Translator(const Model& model, const TranslatorOptions& options) : model_(model), options_(options) {
+Translator::Translator(const ModelDefinition& model, const Parameters<float>& params, const TranslatorOptions& options)
+    : model_(model), options_(options) {
   check_beam_options(options.beam);
   if (options.batch_size < 1) throw Error("--batch-size must be at least 1");
   if (options.max_length < 1) throw Error("--max-length must be at least 1");
   const int threads = std::max(1, options.threads);
   searches_.reserve(threads);
-  for (int t = 0; t < threads; ++t) searches_.emplace_back(model.params);
+  for (int t = 0; t < threads; ++t) searches_.emplace_back(params);
 }
 
 // Tokens and ids (</s> appended; unknown words become <unk>) of one line. Lines without

@@ -13,7 +13,8 @@ OptimizerKind parse_optimizer_kind(const std::string& name) {
   throw Error("unknown optimizer '" + name + "' (expected adam or sgd)");
 }
 
-Optimizer::Optimizer(const OptimizerOptions& options, size_t parameter_count) : options_(options) {
+Optimizer::Optimizer(const OptimizerOptions& options, size_t parameter_count)
+    : options_(options), parameter_count_(parameter_count) {
   if (options.kind == OptimizerKind::adam) {
     m_.assign(parameter_count, 0.f);
     v_.assign(parameter_count, 0.f);
@@ -21,6 +22,7 @@ Optimizer::Optimizer(const OptimizerOptions& options, size_t parameter_count) : 
 }
 
 void Optimizer::step(AlignedVector<float>& params, const AlignedVector<float>& grads) {
+  if (options_.smoothing > 0 && average_.empty()) average_ = params;
   ++steps_;
   const long size = static_cast<long>(params.size());
   float* p = params.data();
@@ -29,8 +31,21 @@ void Optimizer::step(AlignedVector<float>& params, const AlignedVector<float>& g
     const float lr = static_cast<float>(options_.lr);
 #pragma omp parallel for simd schedule(static)
     for (long k = 0; k < size; ++k) p[k] -= lr * g[k];
-    return;
+  } else {
+    adam_step(params, grads);
   }
+  if (average_.empty()) return;
+  // θ̄ += α (θ − θ̄)
+  const float alpha = static_cast<float>(options_.smoothing);
+  float* a = average_.data();
+#pragma omp parallel for simd schedule(static)
+  for (long k = 0; k < size; ++k) a[k] += alpha * (p[k] - a[k]);
+}
+
+void Optimizer::adam_step(AlignedVector<float>& params, const AlignedVector<float>& grads) {
+  const long size = static_cast<long>(params.size());
+  float* p = params.data();
+  const float* g = grads.data();
   const float beta1 = static_cast<float>(options_.beta1), beta2 = static_cast<float>(options_.beta2);
   // Bias corrections folded into the step size and epsilon:
   // lr m̂ / (sqrt(v̂) + ε) = (lr / c1) m / (sqrt(v) / sqrt(c2) + ε)
@@ -54,6 +69,7 @@ void Optimizer::save(const std::string& path) const {
     arrays.push_back({"adam_m", {static_cast<long>(m_.size())}, m_.data()});
     arrays.push_back({"adam_v", {static_cast<long>(v_.size())}, v_.data()});
   }
+  if (!average_.empty()) arrays.push_back({"average", {static_cast<long>(average_.size())}, average_.data()});
   save_npz(path, arrays);
 }
 
@@ -73,6 +89,11 @@ void Optimizer::load(const std::string& path) {
   if (options_.kind == OptimizerKind::adam) {
     take("adam_m", m_);
     take("adam_v", v_);
+  }
+  average_.clear();
+  if (options_.smoothing > 0 && steps_ > 0) {
+    average_.resize(parameter_count_);
+    take("average", average_);
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -35,13 +36,24 @@ std::string progress_line(const Progress& progress, const CostWindow& window, do
   return buffer;
 }
 
-std::string validation_line(const Progress& progress, double cost, bool improved, bool epoch_end) {
+std::string selection_text(double cost, ValidMetric metric) {
+  char text[64];
+  if (metric == ValidMetric::bleu)
+    std::snprintf(text, sizeof text, "BLEU %.2f", -cost);
+  else
+    std::snprintf(text, sizeof text, "perplexity %f", std::exp(cost));
+  return text;
+}
+
+std::string validation_line(const Progress& progress, const ValidationScores& scores, ValidMetric metric,
+                            bool improved, bool epoch_end) {
   std::ostringstream line;
   line.precision(4);
   line << "valid " << (epoch_end ? "(end of epoch " + std::to_string(progress.epoch - 1) + ") " : "") << "update "
-       << progress.update << " cost " << cost << " ppl " << std::exp(cost)
-       << (improved ? " (new best, saved " + std::string(model_files::kBestWeights) + ")"
-                    : " (best " + std::to_string(std::exp(progress.best_valid_cost)) + " at update " +
+       << progress.update << " cost " << scores.cross_entropy << " ppl " << std::exp(scores.cross_entropy);
+  if (!std::isnan(scores.bleu)) line << " bleu " << std::fixed << std::setprecision(2) << scores.bleu;
+  line << (improved ? " (new best, saved " + std::string(model_files::kBestWeights) + ")"
+                    : " (best " + selection_text(progress.best_valid_cost, metric) + " at update " +
                           std::to_string(progress.best_update) + ")")
        << " train_time " << clock_text(progress.train_seconds);
   return line.str();

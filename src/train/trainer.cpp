@@ -58,6 +58,8 @@ class Trainer {
   ModelDefinition model_def_;  // sizes, tokenizer, subword models, vocabularies
   ParallelCorpus train_, valid_;
   std::unique_ptr<Parameters<float>> params_, grads_;
+  std::unique_ptr<Parameters<float>> average_params_;  // --exponential-smoothing: what validates
+  std::unique_ptr<Validator> validator_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<ShardedModel> model_;
   Progress progress_;
@@ -88,7 +90,10 @@ void Trainer::set_up() {
             std::to_string(o_.max_length) + " tokens skipped); valid: " + std::to_string(valid_.size()) +
             " pairs; vocabularies " + std::to_string(model_def_.config.src_vocab) + " / " + std::to_string(model_def_.config.tgt_vocab));
 
+  validator_ = std::make_unique<Validator>(o_.valid_metrics, o_.valid_src, o_.valid_tgt, d.tokenizer, o_.valid_beam_size,
+                                           o_.batch_size, o_.threads, valid_);
   params_ = std::make_unique<Parameters<float>>(model_def_.config);
+  if (o_.optimizer.smoothing > 0) average_params_ = std::make_unique<Parameters<float>>(model_def_.config);
   grads_ = std::make_unique<Parameters<float>>(model_def_.config);
   optimizer_ = std::make_unique<Optimizer>(o_.optimizer, params_->values().size());
   model_ = std::make_unique<ShardedModel>(model_def_.config, o_.threads);
@@ -123,28 +128,27 @@ void Trainer::save_checkpoint() {
   saved_update_ = progress_.update;
 }
 
-// Per-token validation cost (perplexity = exp of it); saves the checkpoint, and
-// model.best.npz when the cost improved.
+// Validates the weights that translate (the average, with --exponential-smoothing); saves
+// the checkpoint, and those weights as model.best.npz when the selecting metric improved.
 void Trainer::validate_and_save(bool epoch_end) {
-  const auto batches = make_batches(valid_, o_.batch_size, false, 0);
-  double cost = 0;
-  long tokens = 0;
-  for (const auto& ids : batches) {
-    cost += model_->run(*params_, valid_, ids, {}, nullptr);
-    tokens += model_->last_tokens();
+  const Parameters<float>* weights = params_.get();
+  if (const AlignedVector<float>* average = optimizer_->average()) {
+    average_params_->values() = *average;
+    weights = average_params_.get();
   }
-  const double per_token = cost / static_cast<double>(tokens);
-  const bool improved = per_token < progress_.best_valid_cost;
+  const ValidationScores scores = validator_->run(model_def_, *weights, *model_);
+  const double cost = scores.cost(o_.valid_metrics.front());
+  const bool improved = cost < progress_.best_valid_cost;
   if (improved) {
-    progress_.best_valid_cost = per_token;
+    progress_.best_valid_cost = cost;
     progress_.best_update = progress_.update;
     progress_.validations_without_improvement = 0;
-    save_weights(path(model_files::kBestWeights), *params_);
+    save_weights(path(model_files::kBestWeights), *weights);
   } else if (++progress_.validations_without_improvement >= o_.patience && o_.patience > 0) {
     stop_for_patience_ = true;
   }
   save_checkpoint();
-  log_.line(validation_line(progress_, per_token, improved, epoch_end));
+  log_.line(validation_line(progress_, scores, o_.valid_metrics.front(), improved, epoch_end));
   if (stop_for_patience_)
     log_.line("early stopping: " + std::to_string(o_.patience) + " validations without improvement");
 }
@@ -231,7 +235,7 @@ int Trainer::run() {
   if (saved_update_ != progress_.update) validate_and_save(false);
   if (profile::enabled()) log_.line(profile::report(progress_.update));
   log_.line("done: " + std::to_string(progress_.update) + " updates, " + clock_text(progress_.train_seconds) +
-            " training time, best validation perplexity " + std::to_string(std::exp(progress_.best_valid_cost)) +
+            " training time, best validation " + selection_text(progress_.best_valid_cost, o_.valid_metrics.front()) +
             " at update " + std::to_string(progress_.best_update));
   return 0;
 }

@@ -34,8 +34,9 @@ struct LineTranslation {
 
 class Translator {
  public:
-  // Keeps a reference to the model.
-  Translator(const Model& model, const TranslatorOptions& options);
+  // Keeps references to the model's definition and weights (a Model is both; training
+  // validates with the weights it is training).
+  Translator(const ModelDefinition& model, const Parameters<float>& params, const TranslatorOptions& options);
 
   // lines[k] is input line first_line + k; returns one result per line, in order.
   std::vector<LineTranslation> translate(const std::vector<std::string>& lines, size_t first_line);
@@ -45,7 +46,7 @@ class Translator {
   // Fills h.words from h.tokens and turns a subword model's alignment into word alignment.
   void to_words(const LineTranslation& translation, Hypothesis& h) const;
 
-  const Model& model_;
+  const ModelDefinition& model_;
   TranslatorOptions options_;
   std::vector<BeamSearch<float>> searches_;  // one per thread
 };

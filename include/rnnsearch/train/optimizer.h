@@ -4,6 +4,11 @@
 //   adam (torch.optim.Adam):  m = β1 m + (1-β1) g,   v = β2 v + (1-β2) g²,
 //                             θ -= lr · (m / (1-β1^t)) / (sqrt(v / (1-β2^t)) + ε)
 //   sgd:                      θ -= lr · g
+//
+// With exponential smoothing α (Marian's --exponential-smoothing), the optimizer also keeps
+// a moving average of the weights after every step, θ̄ += α (θ − θ̄) (θ̄ starts as the
+// weights the first step started from). The average validates and translates: it is the
+// weights' trajectory with the noise of the last updates smoothed out.
 #include <string>
 #include <vector>
 
@@ -18,6 +23,7 @@ struct OptimizerOptions {
   OptimizerKind kind = OptimizerKind::adam;
   double lr = 1e-3;
   double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
+  double smoothing = 0;  // α of the weight average; 0 = no average
 };
 
 class Optimizer {
@@ -26,15 +32,22 @@ class Optimizer {
 
   void step(AlignedVector<float>& params, const AlignedVector<float>& grads);
   long steps() const { return steps_; }
+  // θ̄, or nullptr without smoothing or before the first step.
+  const AlignedVector<float>* average() const { return average_.empty() ? nullptr : &average_; }
 
-  // optimizer.npz: "adam_m", "adam_v" (Adam only) and "step" (a 1-element array).
+  // optimizer.npz: "adam_m", "adam_v" (Adam only), "average" (with smoothing, after the
+  // first step) and "step" (a 1-element array).
   void save(const std::string& path) const;
   void load(const std::string& path);  // throws rnnsearch::Error on a size mismatch
 
  private:
+  void adam_step(AlignedVector<float>& params, const AlignedVector<float>& grads);
+
   OptimizerOptions options_;
+  size_t parameter_count_;
   long steps_ = 0;
   AlignedVector<float> m_, v_;
+  AlignedVector<float> average_;
 };
 
 // ‖g‖₂ over all parameters.

@@ -9,6 +9,7 @@
 
 #include "rnnsearch/text/corpus.h"
 #include "rnnsearch/train/checkpoint.h"
+#include "rnnsearch/train/validation.h"
 
 namespace rnnsearch {
 
@@ -25,8 +26,13 @@ struct CostWindow {
 // against the tighter of the two budgets (0 = none).
 std::string progress_line(const Progress& progress, const CostWindow& window, double max_seconds, long max_updates);
 
-// "valid [(end of epoch E) ]update U cost C ppl P (new best, saved ...|best ...) train_time ..."
-std::string validation_line(const Progress& progress, double cost, bool improved, bool epoch_end);
+// "valid [(end of epoch E) ]update U cost C ppl P[ bleu B] (new best, saved ...|best ...)
+// train_time ..."; the best is that of the selecting metric.
+std::string validation_line(const Progress& progress, const ValidationScores& scores, ValidMetric metric,
+                            bool improved, bool epoch_end);
+
+// "perplexity 5.12" or "BLEU 35.10": a selection cost (ValidationScores::cost) as users read it.
+std::string selection_text(double cost, ValidMetric metric);
 
 // Log lines go to stderr and the log file; on a terminal the progress is one live line.
 class TrainLog {

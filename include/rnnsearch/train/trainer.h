@@ -19,6 +19,7 @@
 #include "rnnsearch/text/subwords.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/train/optimizer.h"
+#include "rnnsearch/train/validation.h"
 
 namespace rnnsearch {
 
@@ -34,6 +35,8 @@ struct TrainOptions {
   int max_epochs = 0;          // 0 = no limit
   long max_updates = 0;        // 0 = no limit
   long valid_freq = 0;         // validate every N updates (and at each epoch end); 0 = epoch ends only
+  std::vector<ValidMetric> valid_metrics = {ValidMetric::cross_entropy};  // the first selects
+  int valid_beam_size = 5;     // beam of the translations validation BLEU scores
   int patience = 0;            // stop after N validations without improvement; 0 = off
   uint64_t seed = 1;
   bool shuffle = true;

@@ -1,0 +1,63 @@
+#include "rnnsearch/train/validation.h"
+
+#include <sstream>
+
+#include "rnnsearch/decode/translator.h"
+#include "rnnsearch/error.h"
+#include "rnnsearch/eval/bleu.h"
+#include "rnnsearch/text/batcher.h"
+#include "rnnsearch/text/line_reader.h"
+
+namespace rnnsearch {
+
+std::vector<ValidMetric> parse_valid_metrics(const std::string& names) {
+  std::vector<ValidMetric> metrics;
+  std::istringstream list(names);
+  for (std::string name; std::getline(list, name, ',');) {
+    if (name == "cross-entropy")
+      metrics.push_back(ValidMetric::cross_entropy);
+    else if (name == "bleu")
+      metrics.push_back(ValidMetric::bleu);
+    else
+      throw Error("--valid-metrics: unknown metric '" + name + "' (expected cross-entropy and/or bleu)");
+  }
+  if (metrics.empty()) throw Error("--valid-metrics must name at least one metric");
+  return metrics;
+}
+
+Validator::Validator(const std::vector<ValidMetric>& metrics, const std::string& src_path,
+                     const std::string& tgt_path, const TokenizerOptions& tokenizer, int beam_size, int batch_size,
+                     int threads, const ParallelCorpus& corpus)
+    : beam_size_(beam_size), batch_size_(batch_size), threads_(threads), corpus_(corpus) {
+  for (ValidMetric metric : metrics) bleu_ |= metric == ValidMetric::bleu;
+  if (!bleu_) return;
+  sources_ = read_lines(src_path);
+  for (const std::string& line : read_lines(tgt_path)) references_.push_back(tokenize(line, tokenizer));
+}
+
+ValidationScores Validator::run(const ModelDefinition& model, const Parameters<float>& params,
+                                ShardedModel& shards) const {
+  ValidationScores scores;
+  double cost = 0;
+  long tokens = 0;
+  for (const auto& ids : make_batches(corpus_, batch_size_, false, 0)) {
+    cost += shards.run(params, corpus_, ids, {}, nullptr);
+    tokens += shards.last_tokens();
+  }
+  scores.cross_entropy = cost / static_cast<double>(tokens);
+  if (bleu_) scores.bleu = bleu(model, params);
+  return scores;
+}
+
+double Validator::bleu(const ModelDefinition& model, const Parameters<float>& params) const {
+  TranslatorOptions options;
+  options.beam.beam_size = beam_size_;
+  options.threads = threads_;
+  Translator translator(model, params, options);
+  std::vector<std::vector<std::string>> hypotheses;
+  for (const LineTranslation& t : translator.translate(sources_, 0))
+    hypotheses.push_back(t.hypotheses.empty() ? std::vector<std::string>{} : t.hypotheses.front().words);
+  return corpus_bleu(hypotheses, references_).bleu;
+}
+
+}  // namespace rnnsearch
