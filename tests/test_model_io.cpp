@@ -43,6 +43,26 @@ TEST(Weights, RoundTrip) {
   EXPECT_EQ(loaded.values(), params.values());
 }
 
+// rnnsearch average: the element-wise mean of checkpoints, refused across different models.
+TEST(Weights, AverageIsTheElementwiseMean) {
+  test::TempDir dir;
+  Parameters<float> a(small_config()), b(small_config());
+  a.init_uniform(0.1, 3);
+  b.init_uniform(0.1, 4);
+  save_weights(dir.path("a.npz"), a);
+  save_weights(dir.path("b.npz"), b);
+  average_weight_files({dir.path("a.npz"), dir.path("b.npz")}, dir.path("mean.npz"));
+  Parameters<float> mean(small_config());
+  load_weights(dir.path("mean.npz"), mean);
+  for (size_t k = 0; k < mean.values().size(); ++k)
+    EXPECT_FLOAT_EQ(mean.values()[k], (a.values()[k] + b.values()[k]) / 2) << k;
+  Parameters<float> linear(small_config(OutputKind::linear));
+  save_weights(dir.path("linear.npz"), linear);
+  const std::string message =
+      test::error_of([&] { average_weight_files({dir.path("a.npz"), dir.path("linear.npz")}, dir.path("x.npz")); });
+  EXPECT_NE(message.find("linear.npz"), std::string::npos) << message;
+}
+
 TEST(Weights, MismatchedShapesMissingAndExtraArraysAreRefused) {
   test::TempDir dir;
   Parameters<float> params(small_config());

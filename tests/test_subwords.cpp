@@ -8,10 +8,10 @@
 #include <sstream>
 
 #include "rnnsearch/decode/hypothesis.h"
-#include "rnnsearch/error.h"
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/text/corpus.h"
 #include "rnnsearch/text/subwords.h"
+#include "error_of.h"
 #include "temp_dir.h"
 
 namespace rnnsearch {
@@ -71,12 +71,8 @@ TEST(Subwords, LearntPiecesJoinBackIntoTheWords) {
 TEST(Subwords, CorruptModelFileIsNamed) {
   test::TempDir dir;
   const std::string path = dir.write("bad.model", "not a model");
-  try {
-    Subwords::load(path);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
-  }
+  const std::string message = test::error_of([&] { Subwords::load(path); });
+  EXPECT_NE(message.find(path), std::string::npos) << message;
 }
 
 std::pair<int, std::string> run(const std::string& command, const std::string& out) {

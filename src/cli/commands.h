@@ -21,6 +21,7 @@ int translate_command(const Args& args);
 int score_command(const Args& args);
 int bleu_command(const Args& args);
 int tokenize_command(const Args& args);
+int average_command(const Args& args);
 
 // Parses args into vm; handles --help (prints usage, returns true = "stop, exit 0") and
 // --config FILE (options from a "name = value" file; the command line wins). Validators

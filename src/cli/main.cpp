@@ -17,7 +17,8 @@ const char* kUsage =
     "  translate  translate sentences with beam search; attention alignments and heatmaps\n"
     "  score      force-decode given translations: log-probabilities and alignments\n"
     "  bleu       corpus BLEU of tokenized text, as multi-bleu.perl\n"
-    "  tokenize   tokenize text as training does (e.g. references for bleu)\n";
+    "  tokenize   tokenize text as training does (e.g. references for bleu)\n"
+    "  average    average the weights of several checkpoints of one model\n";
 
 }  // namespace
 
@@ -25,7 +26,8 @@ int main(int argc, char** argv) {
   using namespace rnnsearch::cli;
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"vocab", vocab_command}, {"train", train_command}, {"translate", translate_command},
-      {"score", score_command}, {"bleu", bleu_command}, {"tokenize", tokenize_command}};
+      {"score", score_command}, {"bleu", bleu_command}, {"tokenize", tokenize_command},
+      {"average", average_command}};
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::cout << kUsage;
     return argc < 2 ? 1 : 0;

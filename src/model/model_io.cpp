@@ -94,6 +94,29 @@ ModelDefinition load_model_definition(const std::string& dir) {
   return model;
 }
 
+void average_weight_files(const std::vector<std::string>& inputs, const std::string& output) {
+  if (inputs.empty()) throw Error("no weight files to average");
+  std::map<std::string, NpyArray> sum = load_npz(inputs.front());
+  for (size_t k = 1; k < inputs.size(); ++k) {
+    const std::map<std::string, NpyArray> next = load_npz(inputs[k]);
+    if (next.size() != sum.size())
+      throw Error(located(inputs[k], 0, "holds other arrays than " + inputs.front()));
+    for (auto& [name, array] : sum) {
+      const auto it = next.find(name);
+      if (it == next.end() || it->second.shape != array.shape)
+        throw Error(located(inputs[k], 0, "array '" + name + "' is missing or has another shape than in " +
+                                              inputs.front()));
+      for (size_t i = 0; i < array.data.size(); ++i) array.data[i] += it->second.data[i];
+    }
+  }
+  std::vector<NpyArrayView> views;
+  for (auto& [name, array] : sum) {
+    for (float& value : array.data) value /= static_cast<float>(inputs.size());
+    views.push_back({name, array.shape, array.data.data()});
+  }
+  save_npz(output, views);
+}
+
 Model load_model(const std::string& dir) {
   ModelDefinition definition = load_model_definition(dir);
   const std::string best = model_file(dir, model_files::kBestWeights);

@@ -54,6 +54,11 @@ void save_weights(const std::string& path, const Parameters<float>& params);
 // Every array of the layout must be present with exactly its shape; extra arrays are refused.
 void load_weights(const std::string& path, Parameters<float>& params);
 
+// The element-wise mean of the weight files `inputs` (checkpoint averaging), written to
+// output. Every file must hold the same arrays with the same shapes; throws rnnsearch::Error
+// naming the first file that differs.
+void average_weight_files(const std::vector<std::string>& inputs, const std::string& output);
+
 nlohmann::json read_json_file(const std::string& path);                  // throws rnnsearch::Error
 void write_json_file(const std::string& path, const nlohmann::json& j);  // atomic
 
