@@ -7,9 +7,12 @@
 #include <random>
 
 #include "rnnsearch/error.h"
+#include "rnnsearch/decode/unk_replacement.h"
 #include "rnnsearch/eval/alignment.h"
 #include "rnnsearch/eval/heatmap.h"
 #include "rnnsearch/io/atomic_file.h"
+#include "error_of.h"
+#include "temp_dir.h"
 
 namespace rnnsearch {
 namespace {
@@ -250,6 +253,26 @@ TEST(Heatmap, RepeatedLinesDoNotOverwriteEachOther) {
   EXPECT_TRUE(fs::exists(dir / "00007.svg"));
   EXPECT_TRUE(fs::exists(dir / "00007-2.svg"));
   fs::remove_all(dir);
+}
+
+// --replace-unk: an <unk> takes the source word of its row's largest weight (</s> never),
+// or that word's dictionary entry.
+TEST(UnkReplacement, TakesTheMostAttendedSourceWordOrItsTranslation) {
+  Hypothesis h;
+  h.words = {"<unk>", "sieht", "<unk>"};
+  // rows: 3 words + </s>; columns: source "anna sees bob" + </s>
+  h.alignment = {4, 4, {0.7f, 0.1f, 0.1f, 0.1f,  //
+                        0.1f, 0.8f, 0.1f, 0.0f,  //
+                        0.1f, 0.1f, 0.3f, 0.5f,  // </s> has the most, bob is the word
+                        0.0f, 0.0f, 0.0f, 1.0f}};
+  const std::vector<std::string> source = {"anna", "sees", "bob"};
+  Hypothesis copied = h;
+  UnkReplacement().apply(source, copied);
+  EXPECT_EQ(copied.words, (std::vector<std::string>{"anna", "sieht", "bob"}));
+  test::TempDir dir;
+  UnkReplacement::load(dir.write("dict", "bob robert\nanna anne\n")).apply(source, h);
+  EXPECT_EQ(h.words, (std::vector<std::string>{"anne", "sieht", "robert"}));
+  EXPECT_NE(test::error_of([&] { UnkReplacement::load(dir.write("bad", "bob\n")); }).find("bad:1"), std::string::npos);
 }
 
 }  // namespace

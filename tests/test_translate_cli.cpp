@@ -338,6 +338,35 @@ TEST_F(Cli, TranslationWithUnkScoresAsTranslated) {
         << lines_of(pair_tgt)[k];
 }
 
+// --replace-unk on a model that likes <unk>: no <unk> is left, each replacement is a
+// source word (or, with --unk-dictionary, its entry).
+TEST_F(Cli, ReplaceUnkLeavesNoUnk) {
+  const std::string unk_model = dir_->path("unk_model2");
+  write_model(unk_model, 3.0f);
+  const std::string sources = write("replace.in", "a b c\nd e\nf a b c d\n");
+  const Result plain = run("translate -m " + unk_model + " -i " + sources);
+  ASSERT_EQ(plain.status, 0) << plain.err_text;
+  ASSERT_NE(plain.out_text.find("<unk>"), std::string::npos) << "the test needs <unk> in the output";
+  const Result replaced = run("translate -m " + unk_model + " -i " + sources + " --replace-unk");
+  ASSERT_EQ(replaced.status, 0) << replaced.err_text;
+  ASSERT_EQ(replaced.out.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    const auto before = words(plain.out[k]), after = words(replaced.out[k]);
+    ASSERT_EQ(before.size(), after.size());
+    for (size_t i = 0; i < before.size(); ++i)
+      if (before[i] == "<unk>")
+        EXPECT_NE(std::string("abcdef").find(after[i]), std::string::npos) << replaced.out[k];
+      else
+        EXPECT_EQ(before[i], after[i]);
+  }
+  const std::string dictionary = write("unk.dict", "a A\nb B\nc C\nd D\ne E\nf F\n");
+  const Result translated =
+      run("translate -m " + unk_model + " -i " + sources + " --replace-unk --unk-dictionary " + dictionary);
+  ASSERT_EQ(translated.status, 0) << translated.err_text;
+  EXPECT_EQ(translated.out_text.find("<unk>"), std::string::npos);
+  EXPECT_NE(translated.out_text.find_first_of("ABCDEF"), std::string::npos) << translated.out_text;
+}
+
 TEST_F(Cli, ScoreHandlesEmptyAndInvalidLinesAndJson) {
   const std::string src = write("s.src", "a b\n\nc \xff\nd e f\n");
   const std::string tgt = write("s.tgt", "x y\nz\nw\nv x\n");

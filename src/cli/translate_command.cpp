@@ -29,6 +29,7 @@ int translate_command(const Args& args) {
   TranslatorOptions topts;
   int n_best = 0, maxi_batch = 10;
   bool detokenize = false;
+  std::string unk_dictionary;
   po::options_description options("translate options");
   options.add_options()
       ("input,i", po::value(&input)->default_value("-"),
@@ -45,7 +46,11 @@ int translate_command(const Args& args) {
        "batches read, length-sorted and translated before output is written and flushed")
       ("max-length", po::value(&topts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
        "source tokens per line; longer lines are cut with a warning")
-      ("detokenize", po::bool_switch(&detokenize), "join output tokens into readable text");
+      ("detokenize", po::bool_switch(&detokenize), "join output tokens into readable text")
+      ("replace-unk", po::bool_switch(&topts.replace_unk),
+       "replace each <unk> in the output with the source word it attends to most")
+      ("unk-dictionary", po::value(&unk_dictionary),
+       "with --replace-unk: lines 'source target' giving the replacement of a source word");
   options.add(model_option_group(decode, "sentences")).add(output_option_group(decode));
   po::variables_map vm;
   if (parse_options("translate", "--model DIR [--input FILE] [--output FILE] [options]", options, args, vm))
@@ -55,7 +60,11 @@ int translate_command(const Args& args) {
   oopts.detokenize = detokenize;
   topts.batch_size = decode.batch_size;
   topts.beam.n_best = std::max(n_best, 1);
-  topts.beam.alignment = oopts.needs_alignment() || vm.count("heatmaps");
+  topts.beam.alignment = oopts.needs_alignment() || vm.count("heatmaps") || topts.replace_unk;
+  if (vm.count("unk-dictionary")) {
+    if (!topts.replace_unk) throw Error("--unk-dictionary goes with --replace-unk");
+    topts.unk_replacement = UnkReplacement::load(unk_dictionary);
+  }
   topts.threads = set_threads(decode.threads);
   check_beam_options(topts.beam);  // before loading a model
 

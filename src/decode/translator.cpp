@@ -13,6 +13,7 @@ Translator::Translator(const ModelDefinition& model, const Parameters<float>& pa
   check_beam_options(options.beam);
   if (options.batch_size < 1) throw Error("--batch-size must be at least 1");
   if (options.max_length < 1) throw Error("--max-length must be at least 1");
+  if (options.replace_unk && !options.beam.alignment) throw Error("--replace-unk needs the attention (beam.alignment)");
   const int threads = std::max(1, options.threads);
   searches_.reserve(threads);
   for (int t = 0; t < threads; ++t) searches_.emplace_back(params);
@@ -65,7 +66,10 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
                 for (size_t i = 0; i < members.size(); ++i) {
                   LineTranslation& result = results[members[i]];
                   result.hypotheses = std::move(hypotheses[i]);
-                  for (Hypothesis& h : result.hypotheses) to_words(result, h);
+                  for (Hypothesis& h : result.hypotheses) {
+                    to_words(result, h);
+                    if (options_.replace_unk) options_.unk_replacement.apply(result.source, h);
+                  }
                 }
               });
   return results;

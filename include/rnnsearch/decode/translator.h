@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "rnnsearch/decode/beam_search.h"
+#include "rnnsearch/decode/unk_replacement.h"
 #include "rnnsearch/model/model_io.h"
 
 namespace rnnsearch {
@@ -20,6 +21,8 @@ struct TranslatorOptions {
   int batch_size = 32;   // sentences decoded together
   int max_length = 200;  // source tokens (</s> not counted); longer lines are cut
   int threads = 1;       // batches decoded at once
+  bool replace_unk = false;       // --replace-unk (needs beam.alignment)
+  UnkReplacement unk_replacement;
 };
 
 // The result for one input line. Empty lines and lines that are not UTF-8 have no source
