@@ -367,6 +367,47 @@ TEST_F(Cli, ReplaceUnkLeavesNoUnk) {
   EXPECT_NE(translated.out_text.find_first_of("ABCDEF"), std::string::npos) << translated.out_text;
 }
 
+// An ensemble scores a translation with the mean of its models' log-probabilities: what
+// translate -m A -m B reports is (log p_A + log p_B) / 2, each scored alone, and what score
+// -m A -m B reports too. Models with other vocabularies are refused.
+TEST_F(Cli, EnsembleAveragesLogProbabilities) {
+  const std::string other = dir_->path("ensemble_other");
+  write_model(other, 1.0f);
+  const std::string sources = write("ensemble.in", "a b c\nd e\nf a b c d\n");
+  const std::string ensemble = "-m " + model() + " -m " + other;
+  const Result translated = run("translate " + ensemble + " -i " + sources + " --n-best 2 --normalize 0");
+  ASSERT_EQ(translated.status, 0) << translated.err_text;
+  ASSERT_EQ(translated.out.size(), 6u);
+  const std::vector<std::string> source_lines = lines_of(file_text(sources));
+  std::string pair_src, pair_tgt;
+  std::vector<double> ensemble_log_probs;
+  for (const std::string& line : translated.out) {
+    const auto fields = split(line, " ||| ");
+    ASSERT_EQ(fields.size(), 3u) << line;
+    if (words(fields[1]).empty()) continue;  // score does not score empty translations
+    pair_src += source_lines.at(std::stoul(fields[0])) + "\n";
+    pair_tgt += fields[1] + "\n";
+    ensemble_log_probs.push_back(std::stod(fields[2]));
+  }
+  const size_t n = ensemble_log_probs.size();
+  ASSERT_GE(n, 2u) << translated.out_text;
+  const std::string src = write("ensemble.src", pair_src), tgt = write("ensemble.tgt", pair_tgt);
+  const Result a = run("score -m " + model() + " --src " + src + " --tgt " + tgt);
+  const Result b = run("score -m " + other + " --src " + src + " --tgt " + tgt);
+  const Result both = run("score " + ensemble + " --src " + src + " --tgt " + tgt);
+  ASSERT_EQ(a.out.size(), n);
+  ASSERT_EQ(b.out.size(), n);
+  ASSERT_EQ(both.out.size(), n);
+  for (size_t k = 0; k < n; ++k) {
+    const double mean = (std::stod(words(a.out[k]).at(0)) + std::stod(words(b.out[k]).at(0))) / 2;
+    EXPECT_NEAR(ensemble_log_probs[k], mean, 1e-3 * std::abs(mean) + 1e-4) << translated.out[k];
+    EXPECT_NEAR(std::stod(words(both.out[k]).at(0)), mean, 1e-4 * std::abs(mean) + 1e-5);
+  }
+  EXPECT_NE(std::stod(words(a.out[0]).at(0)), std::stod(words(b.out[0]).at(0))) << "the two models must differ";
+  const Result mismatched = run("translate -m " + model() + " -m " + dir_->path("no-such-model"), sources);
+  EXPECT_EQ(mismatched.status, 1);
+}
+
 TEST_F(Cli, ScoreHandlesEmptyAndInvalidLinesAndJson) {
   const std::string src = write("s.src", "a b\n\nc \xff\nd e f\n");
   const std::string tgt = write("s.tgt", "x y\nz\nw\nv x\n");

@@ -41,7 +41,7 @@ std::function<void(long)> at_least(const std::string& option, long minimum);
 
 // Option groups that translate and score share, so both spell and check them alike.
 struct DecodeArgs {
-  std::string model_dir;
+  std::vector<std::string> model_dirs;  // several: an ensemble
   int batch_size = 32, threads = 1;
   std::string alignment = "none", format = "text", heatmaps;
   int heatmaps_limit = 100;

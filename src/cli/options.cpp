@@ -74,7 +74,9 @@ std::function<void(long)> at_least(const std::string& option, long minimum) {
 po::options_description model_option_group(DecodeArgs& args, const std::string& unit) {
   po::options_description group("model and batching");
   group.add_options()
-      ("model,m", po::value(&args.model_dir)->required(), "model directory (uses model.best.npz when present)")
+      ("model,m", po::value(&args.model_dirs)->required()->composing(),
+       "model directory (uses model.best.npz when present); repeat for an ensemble, which averages the models' "
+       "log-probabilities")
       ("batch-size", po::value(&args.batch_size)->default_value(32)->notifier(at_least("batch-size", 1)),
        (unit + " decoded together").c_str())
       ("threads", po::value(&args.threads)->default_value(1)->notifier(at_least("threads", 0)),

@@ -45,8 +45,8 @@ int score_command(const Args& args) {
   if (src_lines.size() != tgt_lines.size())
     throw Error(src_path + " and " + tgt_path + " differ in length: " + std::to_string(src_lines.size()) +
                 " and " + std::to_string(tgt_lines.size()) + " lines");
-  const Model model = load_model(decode.model_dir);
-  Scorer scorer(model, sopts);
+  const std::vector<Model> models = load_ensemble(decode.model_dirs);
+  Scorer scorer(models.front(), ensemble_weights(models), sopts);
   const OutputPrinter printer(oopts);
   OutputFile out("-");
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);

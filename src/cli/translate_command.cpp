@@ -68,8 +68,9 @@ int translate_command(const Args& args) {
   topts.threads = set_threads(decode.threads);
   check_beam_options(topts.beam);  // before loading a model
 
-  const Model model = load_model(decode.model_dir);
-  Translator translator(model, model.params, topts);
+  const std::vector<Model> models = load_ensemble(decode.model_dirs);
+  const Model& model = models.front();
+  Translator translator(model, ensemble_weights(models), topts);
   const OutputPrinter printer(oopts);
   LineReader reader(input);
   OutputFile out(output);
@@ -94,7 +95,7 @@ int translate_command(const Args& args) {
   std::cerr << "rnnsearch translate: " << lines_done << " lines in " << seconds << " s ("
             << (seconds > 0 ? lines_done / seconds : 0.0) << " lines/s), beam " << topts.beam.beam_size
             << ", batch " << topts.batch_size << ", " << topts.threads << " thread(s), " << model.weights_path
-            << "\n";
+            << (models.size() > 1 ? " and " + std::to_string(models.size() - 1) + " more (ensemble)" : "") << "\n";
   if (vm.count("heatmaps"))
     std::cerr << "rnnsearch translate: heatmaps: " << heatmap_records.write(decode.heatmaps) << "\n";
   return 0;

@@ -22,6 +22,34 @@ void check_beam_options(const BeamOptions& options) {
 int max_output_length(int source_length) { return 2 * source_length + 10; }
 
 template <class T>
+BeamSearch<T>::BeamSearch(const std::vector<const Parameters<T>*>& models) {
+  if (models.empty()) throw Error("beam search needs a model");
+  for (const Parameters<T>* params : models) members_.push_back(Member{params, {}, {}, {}});
+}
+
+// Every model's decoder step on the same rows; a single model's results are used as they
+// are, an ensemble's are averaged.
+template <class T>
+void BeamSearch<T>::step(Index rows) {
+  for (Member& m : members_)
+    decoder_step<T>(*m.params, m.encoder, row_sentence_.data(), m.s_prev.topRows(rows), y_prev_.data(), m.step);
+  log_probs_ = &members_.front().step.log_probs;
+  alpha_ = &members_.front().step.alpha;
+  if (members_.size() == 1) return;
+  const T weight = T(1) / static_cast<T>(members_.size());
+  auto log_probs = rows_of(mean_log_probs_, rows, members_.front().step.log_probs.cols());
+  auto alpha = rows_of(mean_alpha_, rows, members_.front().step.alpha.cols());
+  log_probs.setZero();
+  alpha.setZero();
+  for (const Member& m : members_) {
+    log_probs += weight * m.step.log_probs.topRows(rows);
+    alpha += weight * m.step.alpha.topRows(rows);
+  }
+  log_probs_ = &mean_log_probs_;
+  alpha_ = &mean_alpha_;
+}
+
+template <class T>
 std::vector<std::vector<Hypothesis>> BeamSearch<T>::search(const std::vector<std::vector<int>>& sources,
                                                            const BeamOptions& options) {
   check_beam_options(options);
@@ -30,7 +58,7 @@ std::vector<std::vector<Hypothesis>> BeamSearch<T>::search(const std::vector<std
   encode(sources);
   start(sources);
   for (Index rows = static_cast<Index>(sources.size()); rows > 0; rows = gather_states()) {
-    decoder_step<T>(*params_, encoder_, row_sentence_.data(), s_prev_.topRows(rows), y_prev_.data(), step_);
+    step(rows);
     row_sentence_.clear();
     y_prev_.clear();
     parent_rows_.clear();
@@ -61,7 +89,7 @@ void BeamSearch<T>::encode(const std::vector<std::vector<int>>& sources) {
   src_.assign(S * B, Vocab::kPad);
   for (Index b = 0; b < B; ++b)
     for (Index j = 0; j < lengths_[b]; ++j) src_[j * B + b] = sources[b][j];
-  encoder_forward<T>(*params_, src_.data(), lengths_.data(), B, S, 0.0, 0, encoder_);
+  for (Member& m : members_) encoder_forward<T>(*m.params, src_.data(), lengths_.data(), B, S, 0.0, 0, m.encoder);
 }
 
 // One hypothesis per sentence, <s> with log-probability 0, from the state s_0.
@@ -84,7 +112,7 @@ void BeamSearch<T>::start(const std::vector<std::vector<int>>& sources) {
     row_sentence_.push_back(b);
     y_prev_.push_back(Vocab::kBos);
   }
-  rows_of(s_prev_, B, params_->config().hidden) = encoder_.s0.topRows(B);
+  for (Member& m : members_) rows_of(m.s_prev, B, m.params->config().hidden) = m.encoder.s0.topRows(B);
 }
 
 // Sentence b's live hypotheses are rows first_row.. of the step just taken.
@@ -134,12 +162,12 @@ void BeamSearch<T>::close(Sentence& s, int first_row) {
 template <class T>
 void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t count) {
   const auto worse = [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; };
-  const int V = params_->config().tgt_vocab;
+  const int V = members_.front().params->config().tgt_vocab;
   T threshold = -std::numeric_limits<T>::infinity();  // the heap's minimum once it is full
   heap_.clear();
   for (size_t i = 0; i < s.live.size(); ++i) {
     const int row = first_row + static_cast<int>(i);
-    const T* log_p = step_.log_probs.row(row).data();
+    const T* log_p = log_probs_->row(row).data();
     const T base = s.live[i].log_prob;
     for (int w = 0; w < V; ++w) {
       const T candidate = base + log_p[w];
@@ -165,7 +193,7 @@ template <class T>
 int BeamSearch<T>::add_node(Sentence& s, int parent, int token, int row) {
   s.nodes.push_back({parent, token});
   if (options_.alignment) {
-    const auto alpha = step_.alpha.row(row).head(s.source_length);
+    const auto alpha = alpha_->row(row).head(s.source_length);
     for (Index j = 0; j < alpha.size(); ++j) s.attention.push_back(static_cast<float>(alpha(j)));
   }
   return static_cast<int>(s.nodes.size()) - 1;
@@ -191,8 +219,10 @@ void BeamSearch<T>::queue_rows(int b) {
 template <class T>
 Index BeamSearch<T>::gather_states() {
   const Index rows = static_cast<Index>(parent_rows_.size());
-  auto s_prev = rows_of(s_prev_, rows, params_->config().hidden);
-  for (Index r = 0; r < rows; ++r) s_prev.row(r) = step_.states.row(parent_rows_[r]);
+  for (Member& m : members_) {
+    auto s_prev = rows_of(m.s_prev, rows, m.params->config().hidden);
+    for (Index r = 0; r < rows; ++r) s_prev.row(r) = m.step.states.row(parent_rows_[r]);
+  }
   return rows;
 }
 

@@ -8,8 +8,10 @@
 
 namespace rnnsearch {
 
-Scorer::Scorer(const Model& model, const ScorerOptions& options)
-    : model_(model), options_(options), workspaces_(std::max(1, options.threads)) {
+Scorer::Scorer(const ModelDefinition& model, const std::vector<const Parameters<float>*>& models,
+               const ScorerOptions& options)
+    : model_(model), models_(models), options_(options), workspaces_(std::max(1, options.threads)) {
+  if (models.empty()) throw Error("scoring needs a model");
   if (options.batch_size < 1) throw Error("--batch-size must be at least 1");
   if (options.max_length < 1) throw Error("--max-length must be at least 1");
 }
@@ -52,20 +54,31 @@ void Scorer::score_batch(const std::vector<size_t>& members, std::vector<ScoredP
     ids.push_back(static_cast<uint32_t>(k));
   }
   const Batch batch = pad_batch(src, tgt, ids);
-  rnnsearch_forward<float>(model_.params, batch, Regularization{}, ws);
   const int B = batch.size;
-  std::vector<double> log_probs(B, 0.0);
-  for (size_t k = 0; k < ws.out_rows.size(); ++k) log_probs[ws.out_rows[k] % B] -= ws.token_nll[k];
   for (int b = 0; b < B; ++b) {
     ScoredPair& pair = pairs[members[b]];
-    pair.log_prob = log_probs[b];
-    if (!options_.alignment) continue;
-    pair.alignment.rows = batch.tgt_lengths[b];
-    pair.alignment.cols = batch.src_lengths[b];
-    for (int i = 0; i < batch.tgt_lengths[b]; ++i) {
-      const auto row = ws.alpha.row(static_cast<Index>(i) * B + b).head(batch.src_lengths[b]);
-      pair.alignment.weights.insert(pair.alignment.weights.end(), row.data(), row.data() + row.size());
+    pair.log_prob = 0;
+    pair.alignment = {batch.tgt_lengths[b], batch.src_lengths[b], {}};
+    if (options_.alignment) pair.alignment.weights.assign(static_cast<size_t>(pair.alignment.rows) * pair.alignment.cols, 0);
+  }
+  // An ensemble's log-probability and attention are the means of its models'.
+  const double weight = 1.0 / static_cast<double>(models_.size());
+  for (const Parameters<float>* params : models_) {
+    rnnsearch_forward<float>(*params, batch, Regularization{}, ws);
+    std::vector<double> log_probs(B, 0.0);
+    for (size_t k = 0; k < ws.out_rows.size(); ++k) log_probs[ws.out_rows[k] % B] -= ws.token_nll[k];
+    for (int b = 0; b < B; ++b) {
+      ScoredPair& pair = pairs[members[b]];
+      pair.log_prob += weight * log_probs[b];
+      if (!options_.alignment) continue;
+      for (int i = 0; i < pair.alignment.rows; ++i)
+        for (int j = 0; j < pair.alignment.cols; ++j)
+          pair.alignment.weights[static_cast<size_t>(i) * pair.alignment.cols + j] +=
+              static_cast<float>(weight) * ws.alpha(static_cast<Index>(i) * B + b, j);
     }
+  }
+  for (int b = 0; b < B && options_.alignment; ++b) {
+    ScoredPair& pair = pairs[members[b]];
     if (!model_.src_subwords.identity() || !model_.tgt_subwords.identity())
       pair.alignment = word_alignment(pair.alignment, pair.target_word_of_piece, static_cast<int>(pair.target.size()),
                                       pair.source_word_of_piece, static_cast<int>(pair.source.size()));

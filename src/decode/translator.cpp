@@ -8,7 +8,8 @@
 
 namespace rnnsearch {
 
-Translator::Translator(const ModelDefinition& model, const Parameters<float>& params, const TranslatorOptions& options)
+Translator::Translator(const ModelDefinition& model, const std::vector<const Parameters<float>*>& models,
+                       const TranslatorOptions& options)
     : model_(model), options_(options) {
   check_beam_options(options.beam);
   if (options.batch_size < 1) throw Error("--batch-size must be at least 1");
@@ -16,7 +17,7 @@ Translator::Translator(const ModelDefinition& model, const Parameters<float>& pa
   if (options.replace_unk && !options.beam.alignment) throw Error("--replace-unk needs the attention (beam.alignment)");
   const int threads = std::max(1, options.threads);
   searches_.reserve(threads);
-  for (int t = 0; t < threads; ++t) searches_.emplace_back(params);
+  for (int t = 0; t < threads; ++t) searches_.emplace_back(models);
 }
 
 // Tokens and ids (</s> appended; unknown words become <unk>) of one line. Lines without

@@ -94,6 +94,31 @@ ModelDefinition load_model_definition(const std::string& dir) {
   return model;
 }
 
+std::vector<Model> load_ensemble(const std::vector<std::string>& dirs) {
+  std::vector<Model> models;
+  for (const std::string& dir : dirs) {
+    models.push_back(load_model(dir));
+    if (models.size() == 1) continue;
+    for (const char* name : {model_files::kSrcVocab, model_files::kTgtVocab, model_files::kSrcSubwords,
+                             model_files::kTgtSubwords}) {
+      const std::string first = model_file(dirs.front(), name), other = model_file(dir, name);
+      const bool exists = std::filesystem::exists(first);
+      if (exists != std::filesystem::exists(other) || (exists && read_file(first) != read_file(other)))
+        throw Error(located(other, 0, std::string("differs from ") + first + ": an ensemble's models must share " +
+                                          "their vocabularies and subword models"));
+    }
+    if (models.back().tokenizer.lowercase != models.front().tokenizer.lowercase)
+      throw Error(located(model_file(dir, model_files::kConfig), 0, "tokenizes differently from " + dirs.front()));
+  }
+  return models;
+}
+
+std::vector<const Parameters<float>*> ensemble_weights(const std::vector<Model>& models) {
+  std::vector<const Parameters<float>*> weights;
+  for (const Model& model : models) weights.push_back(&model.params);
+  return weights;
+}
+
 void average_weight_files(const std::vector<std::string>& inputs, const std::string& output) {
   if (inputs.empty()) throw Error("no weight files to average");
   std::map<std::string, NpyArray> sum = load_npz(inputs.front());

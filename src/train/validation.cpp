@@ -53,7 +53,7 @@ double Validator::bleu(const ModelDefinition& model, const Parameters<float>& pa
   TranslatorOptions options;
   options.beam.beam_size = beam_size_;
   options.threads = threads_;
-  Translator translator(model, params, options);
+  Translator translator(model, {&params}, options);
   std::vector<std::vector<std::string>> hypotheses;
   for (const LineTranslation& t : translator.translate(sources_, 0))
     hypotheses.push_back(t.hypotheses.empty() ? std::vector<std::string>{} : t.hypotheses.front().words);

@@ -13,6 +13,10 @@
 //
 // Beam size 1 is greedy decoding: the argmax at every step.
 //
+// Ensembles: with several models (same vocabularies, any sizes), every step runs each
+// model's decoder step on the same hypotheses and uses the mean of their log-probabilities,
+// log p(w | h) = (1/M) Σ_m log p_m(w | h); the attention returned is the mean attention.
+//
 // Batching: the live hypotheses of all sentences of a batch are the rows of one
 // decoder_step, each attending to its own sentence; the encoder (annotations, keys, s_0)
 // runs once per batch. <pad> and <s> are never proposed: they are never training targets.
@@ -40,7 +44,9 @@ int max_output_length(int source_length);
 template <class T>
 class BeamSearch {
  public:
-  explicit BeamSearch(const Parameters<T>& params) : params_(&params) {}
+  explicit BeamSearch(const Parameters<T>& params) : BeamSearch(std::vector<const Parameters<T>*>{&params}) {}
+  // An ensemble; the models must share their vocabularies.
+  explicit BeamSearch(const std::vector<const Parameters<T>*>& models);
 
   // sources: token ids, each ending in </s>. Returns for each source its best
   // min(n_best, found) hypotheses, best first (ties: the one found first).
@@ -88,13 +94,22 @@ class BeamSearch {
   Index gather_states();
   std::vector<Hypothesis> best_hypotheses(const Sentence& sentence) const;
 
-  const Parameters<T>* params_;
+  // One model of the ensemble and its state.
+  struct Member {
+    const Parameters<T>* params;
+    EncoderWorkspace<T> encoder;
+    DecoderStepWorkspace<T> step;
+    Mat<T> s_prev;  // R×n decoder states the next step continues
+  };
+  void step(Index rows);
+
+  std::vector<Member> members_;
   BeamOptions options_;
-  EncoderWorkspace<T> encoder_;
-  DecoderStepWorkspace<T> step_;
+  const Mat<T>* log_probs_ = nullptr;  // the last step's (mean) log-probabilities, R×V
+  const Mat<T>* alpha_ = nullptr;      // and (mean) attention, R×S
+  Mat<T> mean_log_probs_, mean_alpha_;
   std::vector<int> src_, lengths_;        // the padded time-major source batch
   std::vector<Sentence> sentences_;
-  Mat<T> s_prev_;                         // R×n decoder states the next step continues
   std::vector<int> row_sentence_, y_prev_, parent_rows_;  // per row of the next step
   std::vector<Candidate> heap_;
 };

@@ -38,8 +38,11 @@ struct ScoredPair {
 
 class Scorer {
  public:
-  // Keeps a reference to the model. Throws rnnsearch::Error on invalid options.
-  Scorer(const Model& model, const ScorerOptions& options);
+  // Keeps references to the model's definition and the weights of each model of the
+  // ensemble; an ensemble's log-probability and attention are the means of its models'.
+  // Throws rnnsearch::Error on invalid options.
+  Scorer(const ModelDefinition& model, const std::vector<const Parameters<float>*>& models,
+         const ScorerOptions& options);
 
   // src_lines[k] and tgt_lines[k] (same count) are input line first_line + k.
   std::vector<ScoredPair> score(const std::vector<std::string>& src_lines, const std::vector<std::string>& tgt_lines,
@@ -49,7 +52,8 @@ class Scorer {
   ScoredPair prepare(const std::string& src_line, const std::string& tgt_line, size_t line) const;
   void score_batch(const std::vector<size_t>& members, std::vector<ScoredPair>& pairs, ModelWorkspace<float>& ws);
 
-  const Model& model_;
+  const ModelDefinition& model_;
+  std::vector<const Parameters<float>*> models_;
   ScorerOptions options_;
   std::vector<ModelWorkspace<float>> workspaces_;  // one per thread
 };

@@ -37,9 +37,10 @@ struct LineTranslation {
 
 class Translator {
  public:
-  // Keeps references to the model's definition and weights (a Model is both; training
-  // validates with the weights it is training).
-  Translator(const ModelDefinition& model, const Parameters<float>& params, const TranslatorOptions& options);
+  // Keeps references to the model's definition and the weights of each model of the
+  // ensemble (one, usually; training validates with the weights it is training).
+  Translator(const ModelDefinition& model, const std::vector<const Parameters<float>*>& models,
+             const TranslatorOptions& options);
 
   // lines[k] is input line first_line + k; returns one result per line, in order.
   std::vector<LineTranslation> translate(const std::vector<std::string>& lines, size_t first_line);

@@ -50,6 +50,13 @@ ModelDefinition load_model_definition(const std::string& dir);
 // by validation cost), else model.npz. Throws rnnsearch::Error naming the file at fault.
 Model load_model(const std::string& dir);
 
+// The models of an ensemble (translate/score -m A -m B ...): each loaded as load_model does;
+// they may differ in sizes but must share tokenizer, subword models and vocabularies
+// (throws rnnsearch::Error naming the file that differs).
+std::vector<Model> load_ensemble(const std::vector<std::string>& dirs);
+// The weights of each model, for Translator and Scorer.
+std::vector<const Parameters<float>*> ensemble_weights(const std::vector<Model>& models);
+
 void save_weights(const std::string& path, const Parameters<float>& params);
 // Every array of the layout must be present with exactly its shape; extra arrays are refused.
 void load_weights(const std::string& path, Parameters<float>& params);
