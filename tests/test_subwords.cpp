@@ -111,6 +111,24 @@ TEST(Subwords, ModelTranslatesAndScoresInWholeWords) {
     }
   }
   EXPECT_EQ(records, 50);
+
+  // --alignment-units pieces: the raw matrix, labelled with the pieces.
+  const auto [piece_status, piece_json] = run(
+      bin + " translate -m " + model + " -i " + kTiny + "val.en --format json --alignment-units pieces",
+      dir.path("pieces.json"));
+  ASSERT_EQ(piece_status, 0);
+  std::istringstream piece_lines(piece_json);
+  size_t source_pieces = 0, source_words = 0;
+  for (std::string pieces_line; std::getline(piece_lines, pieces_line);) {
+    const auto record = nlohmann::json::parse(pieces_line);
+    const auto source = record["source"].get<Words>(), target = record["target"].get<Words>();
+    const auto alignment = record["alignment"].get<std::vector<std::vector<double>>>();
+    ASSERT_EQ(alignment.size(), target.size() + 1);
+    ASSERT_EQ(alignment.front().size(), source.size() + 1);
+    source_pieces += source.size();
+    source_words += join_pieces(source, false).size();
+  }
+  EXPECT_GT(source_pieces, source_words) << "200 pieces must split some words";
   const auto [scored, scores] = run(bin + " score -m " + model + " --src " + kTiny + "val.en --tgt " + kTiny +
                                         "val.de --alignment hard",
                                     dir.path("scores.txt"));

@@ -43,7 +43,7 @@ std::function<void(long)> at_least(const std::string& option, long minimum);
 struct DecodeArgs {
   std::vector<std::string> model_dirs;  // several: an ensemble
   int batch_size = 32, threads = 1;
-  std::string alignment = "none", format = "text", heatmaps;
+  std::string alignment = "none", format = "text", heatmaps, alignment_units = "words";
   int heatmaps_limit = 100;
 };
 // --model, --batch-size, --threads; `unit` names what a batch holds ("sentences", ...).
@@ -52,6 +52,7 @@ boost::program_options::options_description model_option_group(DecodeArgs& args,
 boost::program_options::options_description output_option_group(DecodeArgs& args);
 // The parsed output group (throws rnnsearch::Error on unknown names).
 OutputOptions output_options(const DecodeArgs& args);
+bool piece_alignments(const DecodeArgs& args);  // --alignment-units pieces
 
 // Standard output for "-", else a file opened for writing.
 class OutputFile {

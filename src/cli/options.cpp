@@ -91,10 +91,19 @@ po::options_description output_option_group(DecodeArgs& args) {
        "append ' ||| ' and the attention: none, soft (matrix rows of target tokens incl. </s>, "
        "comma-separated weights over source tokens incl. </s>) or hard (Pharaoh src-tgt pairs)")
       ("format", po::value(&args.format)->default_value("text"), "text, or json: one JSON object per line")
+      ("alignment-units", po::value(&args.alignment_units)->default_value("words"),
+       "words, or pieces: the raw attention matrix of a subword model's pieces (JSON and heatmaps label it "
+       "with the pieces)")
       ("heatmaps", po::value(&args.heatmaps), "write attention heatmaps (SVG) and index.html into DIR")
       ("heatmaps-limit", po::value(&args.heatmaps_limit)->default_value(100)->notifier(at_least("heatmaps-limit", 0)),
        "heatmaps for at most this many sentences");
   return group;
+}
+
+bool piece_alignments(const DecodeArgs& args) {
+  if (args.alignment_units != "words" && args.alignment_units != "pieces")
+    throw Error("--alignment-units must be words or pieces, not '" + args.alignment_units + "'");
+  return args.alignment_units == "pieces";
 }
 
 OutputOptions output_options(const DecodeArgs& args) {

@@ -37,6 +37,7 @@ int score_command(const Args& args) {
   if (parse_options("score", "--model DIR --src FILE --tgt FILE [options]", options, args, vm)) return 0;
   const OutputOptions oopts = output_options(decode);
   sopts.batch_size = decode.batch_size;
+  sopts.piece_alignments = piece_alignments(decode);
   sopts.threads = set_threads(decode.threads);
   sopts.alignment = oopts.needs_alignment() || vm.count("heatmaps");
 

@@ -59,6 +59,7 @@ int translate_command(const Args& args) {
   oopts.n_best = n_best;
   oopts.detokenize = detokenize;
   topts.batch_size = decode.batch_size;
+  topts.piece_alignments = piece_alignments(decode);
   topts.beam.n_best = std::max(n_best, 1);
   topts.beam.alignment = oopts.needs_alignment() || vm.count("heatmaps") || topts.replace_unk;
   if (vm.count("unk-dictionary")) {

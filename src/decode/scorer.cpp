@@ -33,8 +33,14 @@ ScoredPair Scorer::prepare(const std::string& src_line, const std::string& tgt_l
   } else if (std::max(pair.source.size(), pair.target.size()) > max_length) {
     pair.warning = "longer than " + std::to_string(max_length) + " tokens (--max-length)";
   } else {
-    pair.src_ids = model_.src_vocab.encode(model_.src_subwords.encode(pair.source, &pair.source_word_of_piece));
-    pair.tgt_ids = model_.tgt_vocab.encode(model_.tgt_subwords.encode(pair.target, &pair.target_word_of_piece));
+    std::vector<std::string> src_pieces = model_.src_subwords.encode(pair.source, &pair.source_word_of_piece);
+    std::vector<std::string> tgt_pieces = model_.tgt_subwords.encode(pair.target, &pair.target_word_of_piece);
+    pair.src_ids = model_.src_vocab.encode(src_pieces);
+    pair.tgt_ids = model_.tgt_vocab.encode(tgt_pieces);
+    if (options_.piece_alignments) {
+      pair.source_pieces = std::move(src_pieces);
+      pair.target_pieces = std::move(tgt_pieces);
+    }
     return pair;
   }
   pair.warning += "; not scored, its output line is empty";
@@ -79,7 +85,7 @@ void Scorer::score_batch(const std::vector<size_t>& members, std::vector<ScoredP
   }
   for (int b = 0; b < B && options_.alignment; ++b) {
     ScoredPair& pair = pairs[members[b]];
-    if (!model_.src_subwords.identity() || !model_.tgt_subwords.identity())
+    if (!options_.piece_alignments && (!model_.src_subwords.identity() || !model_.tgt_subwords.identity()))
       pair.alignment = word_alignment(pair.alignment, pair.target_word_of_piece, static_cast<int>(pair.target.size()),
                                       pair.source_word_of_piece, static_cast<int>(pair.source.size()));
   }

@@ -15,6 +15,8 @@ Translator::Translator(const ModelDefinition& model, const std::vector<const Par
   if (options.batch_size < 1) throw Error("--batch-size must be at least 1");
   if (options.max_length < 1) throw Error("--max-length must be at least 1");
   if (options.replace_unk && !options.beam.alignment) throw Error("--replace-unk needs the attention (beam.alignment)");
+  if (options.replace_unk && options.piece_alignments)
+    throw Error("--replace-unk works on word alignments: drop --alignment-units pieces");
   const int threads = std::max(1, options.threads);
   searches_.reserve(threads);
   for (int t = 0; t < threads; ++t) searches_.emplace_back(models);
@@ -36,16 +38,20 @@ LineTranslation Translator::prepare(const std::string& text, size_t line, std::v
                      std::to_string(max_length) + " (--max-length)";
     result.source.resize(max_length);
   }
-  if (!result.source.empty())
-    ids = model_.src_vocab.encode(model_.src_subwords.encode(result.source, &result.source_word_of_piece));
+  if (result.source.empty()) return result;
+  std::vector<std::string> pieces = model_.src_subwords.encode(result.source, &result.source_word_of_piece);
+  ids = model_.src_vocab.encode(pieces);
+  if (options_.piece_alignments) result.source_pieces = std::move(pieces);
   return result;
 }
 
 void Translator::to_words(const LineTranslation& translation, Hypothesis& h) const {
   const bool identity = model_.tgt_subwords.identity();
   std::vector<int> word_of_piece;
-  h.words = join_pieces(model_.tgt_vocab.decode(h.tokens), identity, &word_of_piece);
-  if (identity && model_.src_subwords.identity()) return;
+  std::vector<std::string> pieces = model_.tgt_vocab.decode(h.tokens);
+  h.words = join_pieces(pieces, identity, &word_of_piece);
+  if (options_.piece_alignments) h.target_pieces = std::move(pieces);
+  if ((identity && model_.src_subwords.identity()) || options_.piece_alignments) return;
   h.alignment = word_alignment(h.alignment, word_of_piece, static_cast<int>(h.words.size()),
                                translation.source_word_of_piece, static_cast<int>(translation.source.size()));
 }

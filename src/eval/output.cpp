@@ -36,11 +36,15 @@ bool parse_format_is_json(const std::string& name) {
 OutputPrinter::OutputPrinter(const OutputOptions& options) : options_(options) {}
 
 TranslationRecord OutputPrinter::record(const LineTranslation& translation, const Hypothesis& hypothesis) {
-  return {translation.line, translation.source, hypothesis.words, hypothesis.score, hypothesis.alignment};
+  // The labels of the alignment: pieces with --alignment-units pieces, else tokens.
+  return {translation.line, translation.source_pieces.empty() ? translation.source : translation.source_pieces,
+          hypothesis.target_pieces.empty() ? hypothesis.words : hypothesis.target_pieces, hypothesis.score,
+          hypothesis.alignment};
 }
 
 TranslationRecord OutputPrinter::record(const ScoredPair& pair) {
-  return {pair.line, pair.source, pair.target, pair.log_prob, pair.alignment};
+  return {pair.line, pair.source_pieces.empty() ? pair.source : pair.source_pieces,
+          pair.target_pieces.empty() ? pair.target : pair.target_pieces, pair.log_prob, pair.alignment};
 }
 
 std::string OutputPrinter::hypothesis_line(const LineTranslation& t, const Hypothesis& h) const {

@@ -19,6 +19,7 @@ struct Alignment {
 struct Hypothesis {
   std::vector<int> tokens;  // target ids, without </s>
   std::vector<std::string> words;  // the tokens as whole words (filled by Translator)
+  std::vector<std::string> target_pieces;  // with piece alignments: the alignment's rows
   bool finished = false;    // ended with </s>; false: cut at the maximum output length
   double log_prob = 0;      // Σ log p(y_i | y_<i, x) over the tokens and </s> if finished
   double score = 0;         // log_prob / length^normalize

@@ -21,6 +21,7 @@ struct ScorerOptions {
   int max_length = 200;   // pairs with a longer side are skipped, not cut
   int threads = 1;        // batches scored at once
   bool alignment = false; // keep each pair's attention matrix
+  bool piece_alignments = false;  // --alignment-units pieces: of the subword pieces, not words
 };
 
 // The result for one pair of lines. A pair that is not scored (empty side, not UTF-8, too
@@ -30,6 +31,7 @@ struct ScoredPair {
   std::vector<std::string> source, target;    // tokens
   std::vector<int> src_ids, tgt_ids;          // of the subword pieces, with </s>; empty: not scored
   std::vector<int> source_word_of_piece, target_word_of_piece;  // each piece's token index
+  std::vector<std::string> source_pieces, target_pieces;       // with piece alignments
   std::string warning;                        // why it was not scored; "" if fine
   double log_prob = std::numeric_limits<double>::quiet_NaN();
   Alignment alignment;                        // (target+1) × (source+1) tokens, when requested

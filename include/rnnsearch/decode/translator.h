@@ -22,6 +22,7 @@ struct TranslatorOptions {
   int max_length = 200;  // source tokens (</s> not counted); longer lines are cut
   int threads = 1;       // batches decoded at once
   bool replace_unk = false;       // --replace-unk (needs beam.alignment)
+  bool piece_alignments = false;  // --alignment-units pieces: keep the subword pieces' matrix
   UnkReplacement unk_replacement;
 };
 
@@ -31,6 +32,7 @@ struct LineTranslation {
   size_t line = 0;                     // 0-based input line number
   std::vector<std::string> source;     // the source tokens translated (after a cut)
   std::vector<int> source_word_of_piece;  // each source subword piece's token index
+  std::vector<std::string> source_pieces;  // with piece_alignments: the alignment's columns
   std::vector<Hypothesis> hypotheses;  // best first, with words and word alignments
   std::string warning;                 // why the line was cut or left untranslated; "" if fine
 };
