@@ -56,7 +56,7 @@ std::string encode_npy(const std::vector<long>& shape, const float* data) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  out.append(reinterpret_cast<const char*>(data), count * sizeof(float));
+  if (count > 0) out.append(reinterpret_cast<const char*>(data), count * sizeof(float));  // data may be null
   return out;
 }
 
@@ -106,7 +106,8 @@ NpyArray decode_npy(const std::string& bytes, const std::string& what) {
     throw fail("holds " + std::to_string(available) + " data bytes, shape " + shape_text(array.shape) +
                " needs " + std::to_string(expected) + " (truncated?)");
   array.data.resize(array.size());
-  std::memcpy(array.data.data(), bytes.data() + offset + header_len, expected);
+  // (memcpy from the null data() of an empty vector is undefined, even for 0 bytes)
+  if (expected > 0) std::memcpy(array.data.data(), bytes.data() + offset + header_len, expected);
   return array;
 }
 
