@@ -169,6 +169,20 @@ TEST(Train, BadInputFailsWithOneLineNamingTheFile) {
   EXPECT_NE(err2.find("bad.en:2"), std::string::npos) << err2;
 }
 
+// An update skipped for a non-finite gradient counts as an update but not as an optimizer
+// step; the checkpoint must still resume (it was refused: "optimizer.npz is at update 1
+// but progress.json at 3").
+TEST(Train, ResumesAfterSkippedUpdates) {
+  test::TempDir dir;
+  const std::string diverging = "--optimizer sgd --lr 1e30 --clip-norm 0 --max-updates ";
+  const auto [first, first_err] = run(train_command(dir.path("m"), diverging + "3"), dir);
+  ASSERT_EQ(first, 0) << first_err;
+  ASSERT_NE(first_err.find("update skipped"), std::string::npos) << first_err;
+  const auto [status, err] = run(train_command(dir.path("m"), diverging + "5"), dir);
+  EXPECT_EQ(status, 0) << err;
+  EXPECT_NE(err.find("resuming at update 3"), std::string::npos) << err;
+}
+
 TEST(Train, DivergenceStopsWithAClearMessage) {
   test::TempDir dir;
   const auto [status, err] =

@@ -23,6 +23,7 @@ uint32_t file_crc32(const std::string& path) {
 // it was saved with.
 nlohmann::json progress_json(const Progress& p, uint32_t model_crc, uint32_t optimizer_crc) {
   return {{"update", p.update},
+          {"skipped_updates", p.skipped_updates},
           {"epoch", p.epoch},
           {"batch_in_epoch", p.batch_in_epoch},
           {"train_seconds", p.train_seconds},
@@ -37,6 +38,7 @@ nlohmann::json progress_json(const Progress& p, uint32_t model_crc, uint32_t opt
 Progress progress_from_json(const nlohmann::json& j) {
   Progress p;
   p.update = j.at("update").get<long>();
+  p.skipped_updates = j.value("skipped_updates", 0L);  // absent in checkpoints of older versions
   p.epoch = j.at("epoch").get<int>();
   p.batch_in_epoch = j.at("batch_in_epoch").get<long>();
   p.train_seconds = j.at("train_seconds").get<double>();
@@ -81,10 +83,11 @@ Progress CheckpointSet::load(Parameters<float>& params, Optimizer& optimizer) co
                               model_files::kBestWeights + " holds the best weights, --init-from it to start again"));
   load_weights(path(model_files::kWeights), params);
   optimizer.load(path(model_files::kOptimizer));
-  if (optimizer.steps() != progress.update)
+  if (optimizer.steps() != progress.update - progress.skipped_updates)
     throw Error(located(path(model_files::kOptimizer), 0,
-                        "is at update " + std::to_string(optimizer.steps()) + " but " + model_files::kProgress +
-                            " at " + std::to_string(progress.update) + " (interrupted while saving?)"));
+                        "has taken " + std::to_string(optimizer.steps()) + " steps but " + model_files::kProgress +
+                            " counts " + std::to_string(progress.update - progress.skipped_updates) +
+                            " (interrupted while saving?)"));
   return progress;
 }
 

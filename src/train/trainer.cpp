@@ -163,7 +163,10 @@ bool Trainer::train_update(const std::vector<uint32_t>& batch, long batch_index)
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::optimizer);
   const double norm = clip_global_norm(grads_->values(), o_.clip_norm);
   const bool finite = std::isfinite(cost) && std::isfinite(norm);
-  if (finite) optimizer_->step(params_->values(), grads_->values());
+  if (finite)
+    optimizer_->step(params_->values(), grads_->values());
+  else
+    ++progress_.skipped_updates;
   phase.reset();
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   ++progress_.update;

@@ -16,6 +16,7 @@ namespace rnnsearch {
 // What resuming needs besides the weights and the optimizer moments.
 struct Progress {
   long update = 0;
+  long skipped_updates = 0;           // of them, skipped for a non-finite gradient: no optimizer step
   int epoch = 1;                      // 1-based, the epoch in progress
   long batch_in_epoch = 0;            // batches of this epoch already done
   double train_seconds = 0;
