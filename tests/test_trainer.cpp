@@ -183,6 +183,31 @@ TEST(Train, ResumesAfterSkippedUpdates) {
   EXPECT_NE(err.find("resuming at update 3"), std::string::npos) << err;
 }
 
+// A second trainer on a model directory in use is refused, with the directory named, and
+// leaves the first one's log alone.
+TEST(Train, SecondTrainerOnOneDirectoryIsRefused) {
+  test::TempDir dir;
+  const std::string first = train_command(dir.path("m"), "--max-updates 100000");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + first + " > /dev/null 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  // Wait until the first trainer has started (its log exists), then start a second.
+  for (int k = 0; k < 200 && !std::filesystem::exists(dir.path("m/train.log")); ++k)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  const auto [status, err] = run(train_command(dir.path("m"), "--max-updates 5"), dir);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(err.find("another rnnsearch train"), std::string::npos) << err;
+  EXPECT_NE(err.find("train.lock"), std::string::npos) << err;
+  // After the first one is gone (killed: the kernel dropped its lock), the directory is free.
+  const auto [again, again_err] = run(train_command(dir.path("m"), "--max-updates 2"), dir);
+  EXPECT_EQ(again, 0) << again_err;
+}
+
 TEST(Train, DivergenceStopsWithAClearMessage) {
   test::TempDir dir;
   const auto [status, err] =

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "rnnsearch/error.h"
+#include "rnnsearch/io/file_lock.h"
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/text/batcher.h"
 #include "rnnsearch/text/corpus.h"
@@ -38,7 +39,11 @@ const std::string& created_directory(const std::string& dir) {
 class Trainer {
  public:
   explicit Trainer(const TrainOptions& options)
-      : o_(options), dir_(created_directory(options.model_dir)), log_(model_file(dir_, model_files::kTrainLog)), checkpoints_(dir_) {}
+      : o_(options),
+        dir_(created_directory(options.model_dir)),
+        lock_(model_file(dir_, model_files::kTrainLock), "another rnnsearch train is using " + dir_),
+        log_(model_file(dir_, model_files::kTrainLog)),
+        checkpoints_(dir_) {}
 
   int run();
 
@@ -53,6 +58,7 @@ class Trainer {
 
   const TrainOptions& o_;
   std::string dir_;
+  FileLock lock_;  // before the log: a refused second trainer must not write to train.log
   TrainLog log_;
   CheckpointSet checkpoints_;
   ModelDefinition model_def_;  // sizes, tokenizer, subword models, vocabularies

@@ -38,6 +38,7 @@ constexpr const char* kTgtSubwords = "subwords.tgt.model";
 constexpr const char* kOptimizer = "optimizer.npz";      // optimizer state of model.npz
 constexpr const char* kProgress = "progress.json";       // where training stands
 constexpr const char* kTrainLog = "train.log";
+constexpr const char* kTrainLock = "train.lock";      // held by the one trainer of the directory
 }  // namespace model_files
 
 std::string model_file(const std::string& dir, const std::string& name);  // dir + "/" + name
