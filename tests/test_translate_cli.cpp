@@ -1,6 +1,8 @@
 // The translate, score and bleu commands, run as the real binary on a tiny random model
 // written into a temporary directory (config.json, vocab.src, vocab.tgt, model.npz).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <cmath>
@@ -406,6 +408,32 @@ TEST_F(Cli, EnsembleAveragesLogProbabilities) {
   EXPECT_NE(std::stod(words(a.out[0]).at(0)), std::stod(words(b.out[0]).at(0))) << "the two models must differ";
   const Result mismatched = run("translate -m " + model() + " -m " + dir_->path("no-such-model"), sources);
   EXPECT_EQ(mismatched.status, 1);
+}
+
+// Output paths that would destroy data: -o naming the input is refused before it is
+// truncated; a symlink stays a symlink (its target gets the file); a FIFO stays a FIFO.
+TEST_F(Cli, OutputNeverDestroysInputsLinksOrSpecialFiles) {
+  const std::string input = write("same.txt", "a b c\nd e\n");
+  for (const std::string& command : {"translate -m " + model(), std::string("tokenize")}) {
+    const Result r = run(command + " -i " + input + " -o " + input);
+    EXPECT_EQ(r.status, 1) << command;
+    EXPECT_NE(r.err_text.find("is also the input"), std::string::npos) << r.err_text;
+    EXPECT_EQ(file_text(input), "a b c\nd e\n") << command;
+  }
+  namespace fs = std::filesystem;
+  const std::string target = dir_->path("vocab.target"), link = dir_->path("vocab.link");
+  write("vocab.target", "old\n");
+  fs::create_symlink(target, link);
+  ASSERT_EQ(run("vocab -i " + input + " -o " + link + " --min-count 1").status, 0);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_NE(file_text(target).find("<unk>"), std::string::npos);
+  const std::string fifo = dir_->path("vocab.fifo"), copy = dir_->path("vocab.copy");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(std::system(("cat " + fifo + " > " + copy + " &").c_str()), 0);
+  ASSERT_EQ(run("vocab -i " + input + " -o " + fifo + " --min-count 1").status, 0);
+  for (int k = 0; k < 100 && file_text(copy).find("<unk>") == std::string::npos; ++k) usleep(20000);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_NE(file_text(copy).find("<unk>"), std::string::npos);
 }
 
 TEST_F(Cli, ScoreHandlesEmptyAndInvalidLinesAndJson) {

@@ -57,7 +57,8 @@ bool piece_alignments(const DecodeArgs& args);  // --alignment-units pieces
 // Standard output for "-", else a file opened for writing.
 class OutputFile {
  public:
-  explicit OutputFile(const std::string& path);  // throws rnnsearch::Error naming the file
+  // Throws rnnsearch::Error naming the file if it cannot be opened or is one of inputs.
+  OutputFile(const std::string& path, const std::vector<std::string>& inputs);
   std::ostream& stream() { return path_ == "-" ? static_cast<std::ostream&>(std::cout) : file_; }
   // Flushes; throws rnnsearch::Error naming the file if anything failed to be written.
   void flush();

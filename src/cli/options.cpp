@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "rnnsearch/error.h"
+#include "rnnsearch/io/atomic_file.h"
 
 namespace po = boost::program_options;
 
@@ -113,8 +114,9 @@ OutputOptions output_options(const DecodeArgs& args) {
   return options;
 }
 
-OutputFile::OutputFile(const std::string& path) : path_(path) {
+OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& inputs) : path_(path) {
   if (path == "-") return;
+  check_not_an_input(path, inputs);  // before opening truncates it
   file_.open(path, std::ios::binary);
   if (!file_) throw Error(located(path, 0, "cannot open for writing"));
 }

@@ -49,7 +49,7 @@ int score_command(const Args& args) {
   const std::vector<Model> models = load_ensemble(decode.model_dirs);
   Scorer scorer(models.front(), ensemble_weights(models), sopts);
   const OutputPrinter printer(oopts);
-  OutputFile out("-");
+  OutputFile out("-", {});
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
   for (const ScoredPair& pair : scorer.score(src_lines, tgt_lines, 0)) {
     if (!pair.warning.empty())

@@ -24,7 +24,7 @@ int tokenize_command(const Args& args) {
   TokenizerOptions tokenizer;
   tokenizer.lowercase = !no_lowercase;
   LineReader reader(input);
-  OutputFile out(output);
+  OutputFile out(output, {input});
   std::string line;
   while (next_valid_line(reader, line)) out.stream() << join_tokens(tokenize(line, tokenizer)) << '\n';
   out.flush();

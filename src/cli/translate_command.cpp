@@ -74,7 +74,7 @@ int translate_command(const Args& args) {
   Translator translator(model, ensemble_weights(models), topts);
   const OutputPrinter printer(oopts);
   LineReader reader(input);
-  OutputFile out(output);
+  OutputFile out(output, {input});
   const std::string input_name = input == "-" ? "stdin" : input;
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
 

@@ -1,6 +1,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/text/corpus.h"
 
 namespace po = boost::program_options;
@@ -22,6 +23,7 @@ int vocab_command(const Args& args) {
       ("no-lowercase", po::bool_switch(&no_lowercase), "keep case when tokenizing");
   po::variables_map vm;
   if (parse_options("vocab", "--input FILE... --output FILE [options]", options, args, vm)) return 0;
+  check_not_an_input(output, inputs);
   TokenizerOptions tokenizer;
   tokenizer.lowercase = !no_lowercase;
   std::vector<std::vector<std::string>> sentences;

@@ -1,11 +1,13 @@
 #include "rnnsearch/io/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -13,8 +15,19 @@
 
 namespace rnnsearch {
 
-void write_atomically(const std::string& path,
+void write_atomically(const std::string& requested_path,
                       const std::function<void(const std::string&)>& write) {
+  std::error_code error;
+  const auto status = std::filesystem::status(requested_path, error);  // follows symlinks
+  if (!error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+      !std::filesystem::is_directory(status)) {
+    write(requested_path);  // a device or FIFO: nothing to replace, nothing to rename
+    return;
+  }
+  // A symlink stays a symlink: its target is replaced.
+  const std::string path = std::filesystem::is_symlink(std::filesystem::symlink_status(requested_path, error))
+                               ? std::filesystem::canonical(requested_path, error).string()
+                               : requested_path;
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   try {
     write(tmp);
@@ -38,6 +51,16 @@ void write_file_atomically(const std::string& path, const std::string& content) 
     out.close();
     if (!out) throw Error(located(tmp, 0, "write failed (disk full?)"));
   });
+}
+
+void check_not_an_input(const std::string& output, const std::vector<std::string>& inputs) {
+  struct stat out {};
+  if (output == "-" || ::stat(output.c_str(), &out) != 0 || !S_ISREG(out.st_mode)) return;
+  for (const std::string& input : inputs) {
+    struct stat in {};
+    if (input != "-" && ::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+      throw Error(located(output, 0, "is also the input " + input + "; write the output elsewhere"));
+  }
 }
 
 std::string read_file(const std::string& path) {

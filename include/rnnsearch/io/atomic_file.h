@@ -1,18 +1,26 @@
 #pragma once
 // Every file a run writes goes to "PATH.tmp.PID" first and is renamed into place, so a
-// crash or kill never leaves a half-written model, vocabulary or log behind.
+// crash or kill never leaves a half-written model, vocabulary or log behind. Only regular
+// files are replaced that way: a symlink's target is written (the link stays), and a
+// device or FIFO (-o /dev/null, -o /dev/stdout, a pipe) is written to directly.
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace rnnsearch {
 
-// Calls write(tmp_path), then fsyncs and renames tmp_path to path. On any exception the
-// temporary file is removed and the exception propagates.
+// Calls write(tmp_path), then fsyncs and renames tmp_path to path (see above for paths that
+// are not regular files). On any exception the temporary file is removed and the exception
+// propagates.
 void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write);
 
 // Convenience: writes `content` to `path` atomically.
 void write_file_atomically(const std::string& path, const std::string& content);
 
 std::string read_file(const std::string& path);  // throws rnnsearch::Error if unreadable
+
+// Throws rnnsearch::Error if output names the same file as one of inputs (same device and
+// inode): writing it would destroy the input before it is read.
+void check_not_an_input(const std::string& output, const std::vector<std::string>& inputs);
 
 }  // namespace rnnsearch
