@@ -2,6 +2,8 @@
 // (with the file and the problem named) of weights that do not match config.json.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/npz.h"
 #include "rnnsearch/model/model_io.h"
@@ -93,6 +95,32 @@ TEST(Weights, MismatchedShapesMissingAndExtraArraysAreRefused) {
   arrays.push_back({"surplus", {1}, &value});
   save_npz(dir.path("extra.npz"), arrays);
   EXPECT_NE(test::error_of([&] { load_weights(dir.path("extra.npz"), params); }).find("surplus"), std::string::npos);
+}
+
+// Sizes in config.json are checked before anything is allocated from them; weights that
+// are not finite (a diverged run) are refused, not translated into garbage.
+TEST(ModelDirectory, RefusesAbsurdSizesAndBrokenWeights) {
+  nlohmann::json config = small_config();
+  for (const auto& [name, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"hidden", 32.7}, {"hidden", 2000000000}, {"emb", -1}, {"src_vocab", 3}, {"hidden", "256"}}) {
+    nlohmann::json bad = config;
+    bad[name] = value;
+    const std::string message = test::error_of([&] { bad.get<ModelConfig>(); });
+    EXPECT_NE(message.find(name), std::string::npos) << name << " = " << value << ": " << message;
+  }
+  nlohmann::json huge = config;
+  huge["hidden"] = 100000;  // fits the per-size bound, but not the parameter count
+  EXPECT_NE(test::error_of([&] { huge.get<ModelConfig>(); }).find("parameters"), std::string::npos);
+
+  test::TempDir dir;
+  Parameters<float> params(small_config());
+  params.init_uniform(0.1, 5);
+  params.mat(att_W)(1, 2) = std::numeric_limits<float>::quiet_NaN();
+  save_weights(dir.path("model.npz"), params);
+  Parameters<float> loaded(small_config());
+  const std::string message = test::error_of([&] { load_weights(dir.path("model.npz"), loaded); });
+  EXPECT_NE(message.find("att_W"), std::string::npos) << message;
+  EXPECT_NE(message.find("model.npz"), std::string::npos) << message;
 }
 
 TEST(ModelDirectory, LoadsBestWeightsAndChecksVocabularies) {

@@ -436,6 +436,16 @@ TEST_F(Cli, OutputNeverDestroysInputsLinksOrSpecialFiles) {
   EXPECT_NE(file_text(copy).find("<unk>"), std::string::npos);
 }
 
+// Output that cannot be written is an error, not a success (> /dev/full).
+TEST_F(Cli, UnwritableStdoutIsAnError) {
+  const std::string text = write("full.txt", "a b c\n");
+  for (const std::string& command : {"bleu -r " + text + " --hyp " + text, "score -m " + model() + " --src " + text +
+                                         " --tgt " + text, "translate -m " + model() + " -i " + text}) {
+    const int raw = std::system((std::string(RNNSEARCH_BINARY) + " " + command + " > /dev/full 2>/dev/null").c_str());
+    EXPECT_EQ(WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, 1) << command;
+  }
+}
+
 TEST_F(Cli, ScoreHandlesEmptyAndInvalidLinesAndJson) {
   const std::string src = write("s.src", "a b\n\nc \xff\nd e f\n");
   const std::string tgt = write("s.tgt", "x y\nz\nw\nv x\n");

@@ -114,6 +114,10 @@ TEST(Vocab, LoadRefusesBadFilesNamingFileAndLine) {
   message = test::error_of([&] { Vocab::load(path); });
   EXPECT_NE(message.find(path + ":6: empty line"), std::string::npos) << message;
 
+  path = dir.write("space", specials + "dog\nhot dog\n");
+  message = test::error_of([&] { Vocab::load(path); });
+  EXPECT_NE(message.find(path + ":6: 'hot dog' contains white space"), std::string::npos) << message;
+
   path = dir.write("short", "<pad>\n<unk>\n");
   message = test::error_of([&] { Vocab::load(path); });
   EXPECT_EQ(message.rfind(path + ": ", 0), 0u) << message;

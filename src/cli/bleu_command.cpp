@@ -38,7 +38,9 @@ int bleu_command(const Args& args) {
   if (references.size() != hypotheses.size())
     throw Error((hyp == "-" ? std::string("stdin") : hyp) + " and " + ref + " differ in length: " +
                 std::to_string(hypotheses.size()) + " and " + std::to_string(references.size()) + " lines");
-  std::cout << format_bleu(corpus_bleu(hypotheses, references)) << "\n";
+  OutputFile out("-", {});
+  out.stream() << format_bleu(corpus_bleu(hypotheses, references)) << "\n";
+  out.flush();
   return 0;
 }
 

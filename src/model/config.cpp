@@ -20,19 +20,39 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
                      {"output_layer", output_kind_name(c.output)}};
 }
 
+namespace {
+
+// Sizes are checked before anything is allocated from them: a corrupt or hostile
+// config.json must give an error, not an overflow or an attempt to allocate terabytes.
+constexpr long kMaxSize = 1 << 22;           // any one size (vocabulary, e, n, l)
+constexpr long kMaxParameters = 1L << 31;    // 8 GiB of float32 weights
+
+int size_field(const nlohmann::json& j, const char* name, long minimum) {
+  const nlohmann::json& value = j.at(name);
+  if (!value.is_number_integer() || value.get<long>() < minimum || value.get<long>() > kMaxSize)
+    throw Error(std::string("model config: \"") + name + "\" must be a whole number in [" + std::to_string(minimum) +
+                ", " + std::to_string(kMaxSize) + "], not " + value.dump());
+  return value.get<int>();
+}
+
+}  // namespace
+
 void from_json(const nlohmann::json& j, ModelConfig& c) {
   try {
-    c.src_vocab = j.at("src_vocab").get<int>();
-    c.tgt_vocab = j.at("tgt_vocab").get<int>();
-    c.emb = j.at("emb").get<int>();
-    c.hidden = j.at("hidden").get<int>();
-    c.maxout = j.at("maxout").get<int>();
+    c.src_vocab = size_field(j, "src_vocab", 4);  // the 4 specials at least
+    c.tgt_vocab = size_field(j, "tgt_vocab", 4);
+    c.emb = size_field(j, "emb", 1);
+    c.hidden = size_field(j, "hidden", 1);
+    c.maxout = size_field(j, "maxout", 1);
     c.output = parse_output_kind(j.at("output_layer").get<std::string>());
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("model config: ") + e.what());
   }
-  if (c.src_vocab < 4 || c.tgt_vocab < 4 || c.emb < 1 || c.hidden < 1 || c.maxout < 1)
-    throw Error("model config: sizes must be positive and vocabularies hold at least the 4 specials");
+  long parameters = 0;
+  for (const ParamSpec& spec : parameter_layout(c)) parameters += spec.present ? spec.rows * spec.cols : 0;
+  if (parameters > kMaxParameters)
+    throw Error("model config: " + std::to_string(parameters) + " parameters, more than the " +
+                std::to_string(kMaxParameters) + " rnnsearch handles");
 }
 
 std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {

@@ -1,5 +1,6 @@
 #include "rnnsearch/model/model_io.h"
 
+#include <cmath>
 #include <filesystem>
 
 #include "rnnsearch/error.h"
@@ -44,6 +45,10 @@ void load_weights(const std::string& path, Parameters<float>& params) {
     if (it->second.shape != shape_of(spec))
       throw Error(located(path, 0, std::string("array '") + spec.name + "' has shape " + shape_text(it->second.shape) +
                                        ", config.json says " + shape_text(shape_of(spec))));
+    for (float value : it->second.data)
+      if (!std::isfinite(value))
+        throw Error(located(path, 0, std::string("array '") + spec.name + "' holds " + std::to_string(value) +
+                                         ": the weights are broken (a diverged run?)"));
     std::copy(it->second.data.begin(), it->second.data.end(), params.data(static_cast<Param>(p)));
     arrays.erase(it);
   }

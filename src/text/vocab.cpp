@@ -68,6 +68,8 @@ Vocab Vocab::load(const std::string& path) {
       continue;  // the constructor added the specials already
     }
     if (token.empty()) throw Error(located(path, line, "empty line"));
+    if (token.find_first_of(" \t\r\v\f") != std::string::npos)
+      throw Error(located(path, line, "'" + token + "' contains white space, which no token can"));
     auto previous = vocab.ids_.find(token);
     if (previous != vocab.ids_.end())
       throw Error(located(path, line, "duplicate token '" + token + "' (first on line " +
