@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <random>
 #include <filesystem>
 #include <thread>
 
@@ -70,6 +71,44 @@ TEST(Train, ValidBleuSelectsAndSmoothedWeightsAreSaved) {
   const auto [bad, bad_err] = run(train_command(dir.path("x"), "--valid-metrics bleu,rouge"), dir);
   EXPECT_EQ(bad, 1);
   EXPECT_NE(bad_err.find("rouge"), std::string::npos) << bad_err;
+}
+
+// kill -9 at random instants (saves every 7 updates, so many land inside a save): every
+// interrupted directory resumes, and the run ends with exactly the weights of one that was
+// never interrupted. scripts/kill_soak.sh runs the same for hundreds of kills.
+TEST(Train, KilledAtRandomInstantsResumesExactly) {
+  test::TempDir dir;
+  const std::string budget = "--max-updates 150 ";
+  ASSERT_EQ(run(train_command(dir.path("straight"), budget), dir).first, 0);
+  std::mt19937 rng(7);
+  int kills = 0;
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c", ("exec " + train_command(dir.path("killed"), budget) + " > /dev/null 2> " +
+                                    dir.path("killed.err")).c_str(), nullptr);
+      _exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(20, 400)(rng)));
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status)) {
+      ++kills;
+      continue;
+    }
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_file(dir.path("killed.err"));
+    break;  // finished before the kill
+  }
+  const auto [status, err] = run(train_command(dir.path("killed"), budget), dir);  // finish, if not yet
+  ASSERT_EQ(status, 0) << err;
+  EXPECT_GE(kills, 5);
+  RecordProperty("kills", kills);
+  EXPECT_TRUE(read_file(dir.path("killed/model.npz")) == read_file(dir.path("straight/model.npz")));
+  EXPECT_TRUE(read_file(dir.path("killed/optimizer.npz")) == read_file(dir.path("straight/optimizer.npz")));
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path("killed")))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
 }
 
 TEST(Train, RefusesToResumeFromFilesOfDifferentCheckpoints) {

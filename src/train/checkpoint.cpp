@@ -1,6 +1,10 @@
 #include "rnnsearch/train/checkpoint.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <set>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +16,31 @@
 
 namespace rnnsearch {
 namespace {
+
+// A checkpoint file's name while it is being committed: "model.npz" -> "model.U.npz".
+std::string staged_name(const char* name, long update) {
+  const std::string file = name;
+  const size_t dot = file.rfind('.');
+  return file.substr(0, dot) + "." + std::to_string(update) + file.substr(dot);
+}
+
+bool is_staged_name(const std::string& name) {
+  for (const char* base : {model_files::kWeights, model_files::kOptimizer}) {
+    const std::string stem = std::string(base).substr(0, std::string(base).rfind('.')) + ".";
+    if (name.rfind(stem, 0) == 0 && name.size() > stem.size() + 4 && name.compare(name.size() - 4, 4, ".npz") == 0 &&
+        name.find_first_not_of("0123456789", stem.size()) == name.size() - 4)
+      return true;
+  }
+  return false;
+}
+
+// What write_atomically leaves behind when killed: "NAME.tmp.PID".
+bool is_temporary_name(const std::string& name) { return name.find(".tmp.") != std::string::npos; }
+
+void rename_file(const std::string& from, const std::string& to) {
+  if (std::rename(from.c_str(), to.c_str()) != 0)
+    throw Error(located(to, 0, std::string("cannot rename ") + from + " into place: " + std::strerror(errno)));
+}
 
 uint32_t file_crc32(const std::string& path) {
   const std::string bytes = read_file(path);
@@ -51,40 +80,68 @@ Progress progress_from_json(const nlohmann::json& j) {
 
 }  // namespace
 
-std::string CheckpointSet::path(const char* name) const { return model_file(dir_, name); }
+std::string CheckpointSet::path(const std::string& name) const { return model_file(dir_, name); }
 
 bool CheckpointSet::exists() const { return std::filesystem::exists(path(model_files::kProgress)); }
 
 void CheckpointSet::save(const Parameters<float>& params, const Optimizer& optimizer, const Progress& progress) const {
-  save_weights(path(model_files::kWeights), params);
-  optimizer.save(path(model_files::kOptimizer));
-  write_json_file(path(model_files::kProgress),
-                  progress_json(progress, file_crc32(path(model_files::kWeights)),
-                                file_crc32(path(model_files::kOptimizer))));
+  // 1. the new files under names of their own, beside the previous set
+  const std::string model = staged_name(model_files::kWeights, progress.update);
+  const std::string moments = staged_name(model_files::kOptimizer, progress.update);
+  save_weights(path(model), params);
+  optimizer.save(path(moments));
+  // 2. the commit: progress.json names them and their CRCs
+  nlohmann::json j = progress_json(progress, file_crc32(path(model)), file_crc32(path(moments)));
+  j["model_file"] = model;
+  j["optimizer_file"] = moments;
+  write_json_file(path(model_files::kProgress), j);
+  // 3. they take the usual names (load accepts either name, by CRC); the old set is gone
+  rename_file(path(model), path(model_files::kWeights));
+  rename_file(path(moments), path(model_files::kOptimizer));
+}
+
+void CheckpointSet::remove_stale_files() const {
+  std::set<std::string> keep;  // staged files of the committed set not yet renamed
+  if (exists()) {
+    const nlohmann::json j = read_json_file(path(model_files::kProgress));
+    keep = {j.value("model_file", ""), j.value("optimizer_file", "")};
+  }
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_, error)) {
+    const std::string name = entry.path().filename().string();
+    if ((is_temporary_name(name) || is_staged_name(name)) && !keep.count(name))
+      std::filesystem::remove(entry.path(), error);
+  }
+}
+
+std::string CheckpointSet::committed_file(const nlohmann::json& progress, const char* file_key, const char* crc_key,
+                                          const char* name) const {
+  const uint32_t crc = progress.at(crc_key).get<uint32_t>();
+  for (const std::string& candidate : {progress.value(file_key, std::string(name)), std::string(name)})
+    if (std::filesystem::exists(path(candidate)) && file_crc32(path(candidate)) == crc)
+      return path(candidate);
+  throw Error(located(path(name), 0,
+                      std::string("is not the file ") + model_files::kProgress +
+                          " was saved with (interrupted while saving a checkpoint?); " +
+                          model_files::kBestWeights + " holds the best weights, --init-from it to start again"));
 }
 
 Progress CheckpointSet::load(Parameters<float>& params, Optimizer& optimizer) const {
   const std::string progress_path = path(model_files::kProgress);
   const nlohmann::json j = read_json_file(progress_path);
   Progress progress;
-  uint32_t model_crc = 0, optimizer_crc = 0;
+  std::string model, moments;
   try {
     progress = progress_from_json(j);
-    model_crc = j.at("model_crc32").get<uint32_t>();
-    optimizer_crc = j.at("optimizer_crc32").get<uint32_t>();
+    model = committed_file(j, "model_file", "model_crc32", model_files::kWeights);
+    moments = committed_file(j, "optimizer_file", "optimizer_crc32", model_files::kOptimizer);
   } catch (const nlohmann::json::exception& e) {
     throw Error(located(progress_path, 0, e.what()));
   }
-  for (const auto& [file, crc] : {std::pair{model_files::kWeights, model_crc}, {model_files::kOptimizer, optimizer_crc}})
-    if (file_crc32(path(file)) != crc)
-      throw Error(located(path(file), 0,
-                          std::string("is not the file ") + model_files::kProgress +
-                              " was saved with (interrupted while saving a checkpoint?); " +
-                              model_files::kBestWeights + " holds the best weights, --init-from it to start again"));
-  load_weights(path(model_files::kWeights), params);
-  optimizer.load(path(model_files::kOptimizer));
+  load_weights(model, params);
+  optimizer.load(moments);
   if (optimizer.steps() != progress.update - progress.skipped_updates)
-    throw Error(located(path(model_files::kOptimizer), 0,
+    throw Error(located(moments, 0,
                         "has taken " + std::to_string(optimizer.steps()) + " steps but " + model_files::kProgress +
                             " counts " + std::to_string(progress.update - progress.skipped_updates) +
                             " (interrupted while saving?)"));

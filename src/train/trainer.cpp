@@ -77,6 +77,7 @@ class Trainer {
 };
 
 void Trainer::set_up() {
+  checkpoints_.remove_stale_files();
   const bool resume = checkpoints_.exists();
   if (o_.require_resume && !resume) throw Error(located(path(model_files::kProgress), 0, "--resume: no run to resume"));
   if (resume) {

@@ -1,12 +1,21 @@
 #pragma once
 // The checkpoint set of a model directory (docs/design.md §2): model.npz (weights),
 // optimizer.npz (Adam moments and step) and progress.json (everything else resuming
-// needs). Each file is written atomically, in that order, and progress.json is the commit
-// point: it records the CRC-32 of the other two, so a set left by a crash between two
-// writes is refused instead of resumed.
+// needs). The set changes atomically, so a kill at any instant loses at most the work
+// since the last save:
+//
+//   1. model.U.npz and optimizer.U.npz are written (U = the update) beside the old set;
+//   2. progress.json is replaced (the commit): it names them, with their CRC-32;
+//   3. they are renamed to model.npz and optimizer.npz.
+//
+// Resuming takes each file under either name, whichever has the CRC progress.json
+// recorded; a file of another set is refused. Leftovers of a killed save are removed when
+// the next run starts.
 #include <cmath>
 #include <cstdint>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "rnnsearch/model/parameters.h"
 #include "rnnsearch/train/optimizer.h"
@@ -35,9 +44,16 @@ class CheckpointSet {
   // Loads weights and optimizer state; throws rnnsearch::Error naming the file if the set is
   // incomplete, corrupt, or mixed from different updates.
   Progress load(Parameters<float>& params, Optimizer& optimizer) const;
+  // Removes what killed saves left: temporary files and staged files of uncommitted sets.
+  // Only while this process holds the directory's lock.
+  void remove_stale_files() const;
 
  private:
-  std::string path(const char* name) const;
+  std::string path(const std::string& name) const;
+  // The path of a file of the committed set: the staged name progress.json records under
+  // file_key, or the usual `name`, whichever has the CRC recorded under crc_key.
+  std::string committed_file(const nlohmann::json& progress, const char* file_key, const char* crc_key,
+                             const char* name) const;
   std::string dir_;
 };
 
