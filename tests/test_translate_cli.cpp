@@ -446,6 +446,19 @@ TEST_F(Cli, UnwritableStdoutIsAnError) {
   }
 }
 
+// Running out of memory is an error message and exit 1, not a signal: a beam of ten
+// million hypotheses under a 600 MB address-space limit (it was SIGSEGV: Eigen's resize
+// freed a workspace before the failing allocation, and its destructor freed it again).
+TEST_F(Cli, OutOfMemoryIsAnErrorNotASignal) {
+  const std::string input = write("oom.in", "a b c d e f\n");
+  const std::string command = "ulimit -v 600000; exec " + std::string(RNNSEARCH_BINARY) + " translate -m " + model() +
+                              " -i " + input + " --beam-size 10000000 > /dev/null 2> " + dir_->path("oom.err");
+  const int raw = std::system(("sh -c '" + command + "'").c_str());
+  EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 1) << "status " << raw;
+  EXPECT_NE(file_text(dir_->path("oom.err")).find("out of memory"), std::string::npos)
+      << file_text(dir_->path("oom.err"));
+}
+
 TEST_F(Cli, ScoreHandlesEmptyAndInvalidLinesAndJson) {
   const std::string src = write("s.src", "a b\n\nc \xff\nd e f\n");
   const std::string tgt = write("s.tgt", "x y\nz\nw\nv x\n");

@@ -1,6 +1,7 @@
 #include "rnnsearch/train/sharded_model.h"
 
 #include <algorithm>
+#include <exception>
 #include <optional>
 
 #include "rnnsearch/util/profile.h"
@@ -31,23 +32,32 @@ double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& 
   }
   phase.reset();
   double cost = 0;
+  std::exception_ptr error;
 #pragma omp parallel for num_threads(count) schedule(static, 1) reduction(+ : cost)
   for (int t = 0; t < count; ++t) {
-    Shard& shard = *shards_[t];
-    Regularization shard_regularization = regularization;
-    shard_regularization.seed = mix_seed(regularization.seed + static_cast<uint64_t>(t));
-    if (grads) {
-      Parameters<float>& g = t == 0 ? *grads : shard.grads;
-      g.set_zero();
-      cost += rnnsearch_forward_backward<float>(params, shard.batch, shard_regularization, 1.0f / static_cast<float>(tokens),
-                                                shard.workspace, g);
-    } else {
-      cost += rnnsearch_forward<float>(params, shard.batch, shard_regularization, shard.workspace);
+    try {
+      cost += run_shard(params, regularization, t, tokens, grads);
+    } catch (...) {  // (std::bad_alloc above all) an exception must not leave the parallel region
+#pragma omp critical(rnnsearch_sharded_model_error)
+      if (!error) error = std::current_exception();
     }
   }
+  if (error) std::rethrow_exception(error);
   if (grads) sum_into(*grads, count);
   last_tokens_ = tokens;
   return cost;
+}
+
+double ShardedModel::run_shard(const Parameters<float>& params, const Regularization& regularization, int t,
+                               long tokens, Parameters<float>* grads) {
+  Shard& shard = *shards_[t];
+  Regularization shard_regularization = regularization;
+  shard_regularization.seed = mix_seed(regularization.seed + static_cast<uint64_t>(t));
+  if (!grads) return rnnsearch_forward<float>(params, shard.batch, shard_regularization, shard.workspace);
+  Parameters<float>& g = t == 0 ? *grads : shard.grads;
+  g.set_zero();
+  return rnnsearch_forward_backward<float>(params, shard.batch, shard_regularization, 1.0f / static_cast<float>(tokens),
+                                           shard.workspace, g);
 }
 
 void ShardedModel::sum_into(Parameters<float>& total, int count) {

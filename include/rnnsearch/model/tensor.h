@@ -23,9 +23,16 @@ template <class T> using AlignedVector = std::vector<T, Eigen::aligned_allocator
 
 // Workspace matrices grow to the largest batch seen and are then reused: callers take
 // m.topRows(rows). Only a larger batch than any before allocates.
+//
+// The old buffer is released before the new one is allocated: Eigen's resize frees it and
+// then allocates, and when that allocation throws (std::bad_alloc), the matrix would keep
+// the freed pointer and free it again in its destructor.
 template <class T>
 auto rows_of(Mat<T>& m, Index rows, Index cols) {
-  if (m.cols() != cols || m.rows() < rows) m.resize(rows, cols);
+  if (m.cols() != cols || m.rows() < rows) {
+    m = Mat<T>();
+    m.resize(rows, cols);
+  }
   return m.topRows(rows);
 }
 

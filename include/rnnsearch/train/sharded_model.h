@@ -29,6 +29,9 @@ class ShardedModel {
     ModelWorkspace<float> workspace;
     Parameters<float> grads;
   };
+  // Σ −log p of shard t (and, with grads, its gradient; shard 0 writes into grads).
+  double run_shard(const Parameters<float>& params, const Regularization& regularization, int t, long tokens,
+                   Parameters<float>* grads);
   void sum_into(Parameters<float>& total, int count);
 
   std::vector<std::unique_ptr<Shard>> shards_;
