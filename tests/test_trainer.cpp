@@ -78,11 +78,11 @@ TEST(Train, ValidBleuSelectsAndSmoothedWeightsAreSaved) {
 // never interrupted. scripts/kill_soak.sh runs the same for hundreds of kills.
 TEST(Train, KilledAtRandomInstantsResumesExactly) {
   test::TempDir dir;
-  const std::string budget = "--max-updates 150 ";
+  const std::string budget = "--max-updates 300 ";
   ASSERT_EQ(run(train_command(dir.path("straight"), budget), dir).first, 0);
   std::mt19937 rng(7);
   int kills = 0;
-  for (int attempt = 0; attempt < 40; ++attempt) {
+  for (int attempt = 0; attempt < 60 && kills < 8; ++attempt) {
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
@@ -90,7 +90,7 @@ TEST(Train, KilledAtRandomInstantsResumesExactly) {
                                     dir.path("killed.err")).c_str(), nullptr);
       _exit(127);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(20, 400)(rng)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(20, 250)(rng)));
     kill(pid, SIGKILL);
     int status = 0;
     waitpid(pid, &status, 0);
@@ -99,12 +99,11 @@ TEST(Train, KilledAtRandomInstantsResumesExactly) {
       continue;
     }
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_file(dir.path("killed.err"));
-    break;  // finished before the kill
+    std::filesystem::remove_all(dir.path("killed"));  // finished before its kill: start over
   }
-  const auto [status, err] = run(train_command(dir.path("killed"), budget), dir);  // finish, if not yet
+  const auto [status, err] = run(train_command(dir.path("killed"), budget), dir);  // finish
   ASSERT_EQ(status, 0) << err;
-  EXPECT_GE(kills, 5);
-  RecordProperty("kills", kills);
+  EXPECT_GE(kills, 8);
   EXPECT_TRUE(read_file(dir.path("killed/model.npz")) == read_file(dir.path("straight/model.npz")));
   EXPECT_TRUE(read_file(dir.path("killed/optimizer.npz")) == read_file(dir.path("straight/optimizer.npz")));
   for (const auto& entry : std::filesystem::directory_iterator(dir.path("killed")))

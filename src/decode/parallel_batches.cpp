@@ -14,8 +14,8 @@ void run_batches(const std::vector<size_t>& order, size_t batch_size, int thread
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (batches > 1)
   for (long k = 0; k < batches; ++k) {
     try {
-      const auto begin = order.begin() + k * static_cast<long>(batch_size);
-      const std::vector<size_t> members(begin, std::min(order.end(), begin + static_cast<long>(batch_size)));
+      const size_t begin = static_cast<size_t>(k) * batch_size, end = std::min(order.size(), begin + batch_size);
+      const std::vector<size_t> members(order.begin() + static_cast<long>(begin), order.begin() + static_cast<long>(end));
       run_batch(members, omp_get_thread_num());
     } catch (...) {
 #pragma omp critical(rnnsearch_run_batches_error)

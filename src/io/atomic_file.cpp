@@ -24,10 +24,12 @@ void write_atomically(const std::string& requested_path,
     write(requested_path);  // a device or FIFO: nothing to replace, nothing to rename
     return;
   }
-  // A symlink stays a symlink: its target is replaced.
-  const std::string path = std::filesystem::is_symlink(std::filesystem::symlink_status(requested_path, error))
-                               ? std::filesystem::canonical(requested_path, error).string()
-                               : requested_path;
+  // A symlink stays a symlink: its target is replaced (written, when it does not exist yet).
+  std::string path = requested_path;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(requested_path, error))) {
+    const auto target = std::filesystem::weakly_canonical(requested_path, error);
+    if (!error) path = target.string();
+  }
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   try {
     write(tmp);

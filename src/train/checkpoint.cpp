@@ -17,25 +17,40 @@
 namespace rnnsearch {
 namespace {
 
-// A checkpoint file's name while it is being committed: "model.npz" -> "model.U.npz".
-std::string staged_name(const char* name, long update) {
-  const std::string file = name;
-  const size_t dot = file.rfind('.');
-  return file.substr(0, dot) + "." + std::to_string(update) + file.substr(dot);
+constexpr const char* kStaged = ".staged-";
+
+// A checkpoint file's name while it is being committed: "model.npz" -> "model.npz.staged-U"
+// (a name no user gives a snapshot they keep: stale ones are deleted).
+std::string staged_name(const char* name, long update) { return name + std::string(kStaged) + std::to_string(update); }
+
+// "BASE" followed by `suffix` and digits only.
+bool is_numbered(const std::string& name, const std::string& base, const std::string& suffix) {
+  const std::string stem = base + suffix;
+  return name.size() > stem.size() && name.rfind(stem, 0) == 0 &&
+         name.find_first_not_of("0123456789", stem.size()) == std::string::npos;
 }
 
-bool is_staged_name(const std::string& name) {
-  for (const char* base : {model_files::kWeights, model_files::kOptimizer}) {
-    const std::string stem = std::string(base).substr(0, std::string(base).rfind('.')) + ".";
-    if (name.rfind(stem, 0) == 0 && name.size() > stem.size() + 4 && name.compare(name.size() - 4, 4, ".npz") == 0 &&
-        name.find_first_not_of("0123456789", stem.size()) == name.size() - 4)
-      return true;
-  }
+// ".tmp.PID", or libzip's own temporary name for it, ".tmp.PID.XXXXXX".
+bool is_temporary_suffix(const std::string& suffix) {
+  const size_t dot = suffix.find('.', 5);
+  return is_numbered(suffix.substr(0, dot), "", ".tmp.");
+}
+
+// What a killed save leaves: "model.npz.staged-U" of an uncommitted set, and the
+// temporary files of write_atomically (and libzip) of a model directory file or a staged file.
+bool is_leftover(const std::string& name) {
+  const size_t tmp = name.find(".tmp.");
+  if (tmp != std::string::npos && !is_temporary_suffix(name.substr(tmp))) return false;
+  const std::string file = name.substr(0, tmp);
+  for (const char* base : {model_files::kWeights, model_files::kOptimizer})
+    if (is_numbered(file, base, kStaged)) return true;
+  if (tmp == std::string::npos) return false;
+  for (const char* base : {model_files::kWeights, model_files::kBestWeights, model_files::kOptimizer,
+                           model_files::kProgress, model_files::kConfig, model_files::kSrcVocab, model_files::kTgtVocab,
+                           model_files::kSrcSubwords, model_files::kTgtSubwords})
+    if (file == base) return true;
   return false;
 }
-
-// What write_atomically leaves behind when killed: "NAME.tmp.PID".
-bool is_temporary_name(const std::string& name) { return name.find(".tmp.") != std::string::npos; }
 
 void rename_file(const std::string& from, const std::string& to) {
   if (std::rename(from.c_str(), to.c_str()) != 0)
@@ -45,7 +60,7 @@ void rename_file(const std::string& from, const std::string& to) {
 uint32_t file_crc32(const std::string& path) {
   const std::string bytes = read_file(path);
   return static_cast<uint32_t>(
-      ::crc32(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+      ::crc32_z(::crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), bytes.size()));
 }
 
 // progress.json: the Progress fields, and the CRC-32 of the model.npz and optimizer.npz
@@ -104,12 +119,16 @@ void CheckpointSet::remove_stale_files() const {
   std::set<std::string> keep;  // staged files of the committed set not yet renamed
   if (exists()) {
     const nlohmann::json j = read_json_file(path(model_files::kProgress));
-    keep = {j.value("model_file", ""), j.value("optimizer_file", "")};
+    try {
+      keep = {j.value("model_file", ""), j.value("optimizer_file", "")};
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(located(path(model_files::kProgress), 0, e.what()));
+    }
   }
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(dir_, error)) {
     const std::string name = entry.path().filename().string();
-    if ((is_temporary_name(name) || is_staged_name(name)) && !keep.count(name))
+    if (is_leftover(name) && !keep.count(name))
       std::filesystem::remove(entry.path(), error);
   }
 }

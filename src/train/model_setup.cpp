@@ -1,5 +1,7 @@
 #include "rnnsearch/train/model_setup.h"
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "rnnsearch/error.h"
@@ -69,6 +71,9 @@ ModelDefinition create_model_definition(const TrainOptions& o, const std::string
   if (o.subwords > 0) {
     learn_subwords(o, dir, model);
   } else {
+    // A word-level run must not pick up the subword models of an earlier run in dir.
+    for (const char* name : {model_files::kSrcSubwords, model_files::kTgtSubwords})
+      std::filesystem::remove(model_file(dir, name));
     model.src_vocab = o.vocab_src.empty() ? Vocab::build(read_tokenized(o.train_src, o.tokenizer), o.min_count)
                                           : Vocab::load(o.vocab_src);
     model.tgt_vocab = o.vocab_tgt.empty() ? Vocab::build(read_tokenized(o.train_tgt, o.tokenizer), o.min_count)

@@ -92,6 +92,9 @@ void Optimizer::load(const std::string& path) {
   }
   average_.clear();
   if (options_.smoothing > 0 && steps_ > 0) {
+    if (!arrays.count("average"))
+      throw Error(path + ": holds no weight average: the run was started without --exponential-smoothing, "
+                         "which cannot be added when resuming");
     average_.resize(parameter_count_);
     take("average", average_);
   }

@@ -31,12 +31,13 @@ double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& 
     tokens += shard.batch.target_tokens();
   }
   phase.reset();
-  double cost = 0;
+  double cost = 0, nll = 0;
   std::exception_ptr error;
-#pragma omp parallel for num_threads(count) schedule(static, 1) reduction(+ : cost)
+#pragma omp parallel for num_threads(count) schedule(static, 1) reduction(+ : cost, nll)
   for (int t = 0; t < count; ++t) {
     try {
       cost += run_shard(params, regularization, t, tokens, grads);
+      for (float token_nll : shards_[t]->workspace.token_nll) nll += token_nll;
     } catch (...) {  // (std::bad_alloc above all) an exception must not leave the parallel region
 #pragma omp critical(rnnsearch_sharded_model_error)
       if (!error) error = std::current_exception();
@@ -45,6 +46,7 @@ double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& 
   if (error) std::rethrow_exception(error);
   if (grads) sum_into(*grads, count);
   last_tokens_ = tokens;
+  last_nll_ = nll;
   return cost;
 }
 

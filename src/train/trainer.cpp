@@ -180,7 +180,7 @@ bool Trainer::train_update(const std::vector<uint32_t>& batch, long batch_index)
   progress_.batch_in_epoch = batch_index + 1;
   progress_.train_seconds += seconds;
   if (finite) {
-    window_.cost += cost;
+    window_.cost += model_->last_nll();  // the perplexity shown is unsmoothed
     window_.tokens += model_->last_tokens();
     window_.seconds += seconds;
   }

@@ -4,7 +4,8 @@
 // needs). The set changes atomically, so a kill at any instant loses at most the work
 // since the last save:
 //
-//   1. model.U.npz and optimizer.U.npz are written (U = the update) beside the old set;
+//   1. model.npz.staged-U and optimizer.npz.staged-U (U = the update) are written beside
+//      the old set;
 //   2. progress.json is replaced (the commit): it names them, with their CRC-32;
 //   3. they are renamed to model.npz and optimizer.npz.
 //

@@ -21,6 +21,9 @@ class ShardedModel {
   double run(const Parameters<float>& params, const ParallelCorpus& corpus, const std::vector<uint32_t>& ids,
              const Regularization& regularization, Parameters<float>* grads);
   long last_tokens() const { return last_tokens_; }  // target tokens of the last run
+  // Σ −log p of the last run, unsmoothed (run returns what training minimises, which label
+  // smoothing changes).
+  double last_nll() const { return last_nll_; }
 
  private:
   struct Shard {
@@ -36,6 +39,7 @@ class ShardedModel {
 
   std::vector<std::unique_ptr<Shard>> shards_;
   long last_tokens_ = 0;
+  double last_nll_ = 0;
 };
 
 }  // namespace rnnsearch
