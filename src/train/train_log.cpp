@@ -36,6 +36,21 @@ std::string progress_line(const Progress& progress, const CostWindow& window, do
   return buffer;
 }
 
+std::string data_line(const ParallelCorpus& train, const ParallelCorpus& valid, size_t max_length,
+                      const ModelConfig& config) {
+  return "train: " + std::to_string(train.size()) + " pairs (" + std::to_string(train.skipped_empty) + " empty and " +
+         std::to_string(train.skipped_too_long) + " longer than " + std::to_string(max_length) +
+         " tokens skipped); valid: " + std::to_string(valid.size()) + " pairs; vocabularies " +
+         std::to_string(config.src_vocab) + " / " + std::to_string(config.tgt_vocab);
+}
+
+std::string model_line(const ModelConfig& config, size_t parameters, int batch_size, int threads) {
+  return "model: e=" + std::to_string(config.emb) + " n=" + std::to_string(config.hidden) +
+         " l=" + std::to_string(config.maxout) + " output=" + output_kind_name(config.output) + ", " +
+         std::to_string(parameters) + " parameters; batch " + std::to_string(batch_size) + ", " +
+         std::to_string(threads) + " thread(s)";
+}
+
 std::string selection_text(double cost, ValidMetric metric) {
   char text[64];
   if (metric == ValidMetric::bleu)

@@ -92,10 +92,7 @@ void Trainer::set_up() {
                                 d.tokenizer, 0);
   if (train_.size() == 0) throw Error(located(o_.train_src, 0, "no usable training pairs"));
   if (valid_.size() == 0) throw Error(located(o_.valid_src, 0, "no usable validation pairs"));
-  log_.line("train: " + std::to_string(train_.size()) + " pairs (" + std::to_string(train_.skipped_empty) +
-            " empty and " + std::to_string(train_.skipped_too_long) + " longer than " +
-            std::to_string(o_.max_length) + " tokens skipped); valid: " + std::to_string(valid_.size()) +
-            " pairs; vocabularies " + std::to_string(model_def_.config.src_vocab) + " / " + std::to_string(model_def_.config.tgt_vocab));
+  log_.line(data_line(train_, valid_, o_.max_length, model_def_.config));
 
   validator_ = std::make_unique<Validator>(o_.valid_metrics, o_.valid_src, o_.valid_tgt, d.tokenizer, o_.valid_beam_size,
                                            o_.batch_size, o_.threads, valid_);
@@ -118,10 +115,7 @@ void Trainer::set_up() {
   }
   if (resume) saved_update_ = progress_.update;
   if (o_.bench_seconds > 0) bench_ = std::make_unique<Benchmark>(o_.bench_seconds, o_.bench_warmup);
-  log_.line("model: e=" + std::to_string(model_def_.config.emb) + " n=" + std::to_string(model_def_.config.hidden) +
-            " l=" + std::to_string(model_def_.config.maxout) + " output=" + output_kind_name(model_def_.config.output) + ", " +
-            std::to_string(params_->values().size()) + " parameters; batch " + std::to_string(o_.batch_size) +
-            ", " + std::to_string(o_.threads) + " thread(s)");
+  log_.line(model_line(model_def_.config, params_->values().size(), o_.batch_size, o_.threads));
 }
 
 bool Trainer::budget_exhausted() const {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rnnsearch/model/config.h"
 #include "rnnsearch/text/corpus.h"
 #include "rnnsearch/train/checkpoint.h"
 #include "rnnsearch/train/validation.h"
@@ -30,6 +31,12 @@ std::string progress_line(const Progress& progress, const CostWindow& window, do
 // train_time ..."; the best is that of the selecting metric.
 std::string validation_line(const Progress& progress, const ValidationScores& scores, ValidMetric metric,
                             bool improved, bool epoch_end);
+
+// "train: N pairs (E empty and L longer than M tokens skipped); valid: V pairs; vocabularies S / T"
+std::string data_line(const ParallelCorpus& train, const ParallelCorpus& valid, size_t max_length,
+                      const ModelConfig& config);
+// "model: e=.. n=.. l=.. output=.., P parameters; batch B, T thread(s)"
+std::string model_line(const ModelConfig& config, size_t parameters, int batch_size, int threads);
 
 // "perplexity 5.12" or "BLEU 35.10": a selection cost (ValidationScores::cost) as users read it.
 std::string selection_text(double cost, ValidMetric metric);
