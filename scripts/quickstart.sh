@@ -5,6 +5,8 @@
 #
 #   MINUTES=25   training-time budget (docs/design.md §5 measures quality after 25 minutes)
 #   DROPOUT=0.2  without dropout this small corpus overfits after ~4 epochs (~5 minutes)
+#   LABEL_SMOOTHING=0.1, SMOOTHING=0.001 (weight averaging): the recipe of docs/quality.md
+#   NORMALIZE=1.5  length normalisation of beam search, chosen on the validation set
 #   THREADS=0    threads for training and translation (0 = all cores)
 #   MODEL=models/en-de-small
 #
@@ -14,6 +16,9 @@ cd "$(dirname "$0")/.."
 MINUTES=${MINUTES:-25}
 THREADS=${THREADS:-0}
 DROPOUT=${DROPOUT:-0.2}
+LABEL_SMOOTHING=${LABEL_SMOOTHING:-0.1}
+SMOOTHING=${SMOOTHING:-0.001}
+NORMALIZE=${NORMALIZE:-1.5}
 MODEL=${MODEL:-models/en-de-small}
 data=corpora/multi30k
 bin=build/rnnsearch
@@ -24,12 +29,13 @@ scripts/build.sh
 echo "== training preset small on Multi30k en→de for ${MINUTES} minutes into ${MODEL}"
 $bin train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
   --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz \
-  --model "$MODEL" --preset small --dropout "$DROPOUT" --max-minutes "$MINUTES" --valid-freq 1000 \
-  --threads "$THREADS"
+  --model "$MODEL" --preset small --dropout "$DROPOUT" --label-smoothing "$LABEL_SMOOTHING" \
+  --exponential-smoothing "$SMOOTHING" --valid-metrics bleu,cross-entropy --valid-freq 500 \
+  --max-minutes "$MINUTES" --threads "$THREADS"
 
 echo "== translating test_2016_flickr (1000 sentences, beam 5)"
 $bin translate --model "$MODEL" --input $data/test_2016_flickr.en.gz --output "$MODEL/test.hyp.de" \
-  --beam-size 5 --threads "$THREADS" --heatmaps "$MODEL/heatmaps" --heatmaps-limit 20
+  --beam-size 5 --normalize "$NORMALIZE" --threads "$THREADS" --heatmaps "$MODEL/heatmaps" --heatmaps-limit 20
 
 echo "== BLEU (tokenized, lowercased, as multi-bleu.perl)"
 $bin tokenize --input $data/test_2016_flickr.de.gz --output "$MODEL/test.ref.de"
