@@ -35,8 +35,9 @@ void Optimizer::step(AlignedVector<float>& params, const AlignedVector<float>& g
     adam_step(params, grads);
   }
   if (average_.empty()) return;
-  // θ̄ += α (θ − θ̄)
-  const float alpha = static_cast<float>(options_.smoothing);
+  // θ̄ += α_t (θ − θ̄), α_t = max(α, 9 / (9 + t)): early on the average forgets the random
+  // initial weights quickly, so that short runs validate sensible weights too
+  const float alpha = static_cast<float>(std::max(options_.smoothing, 9.0 / (9.0 + static_cast<double>(steps_))));
   float* a = average_.data();
 #pragma omp parallel for simd schedule(static)
   for (long k = 0; k < size; ++k) a[k] += alpha * (p[k] - a[k]);

@@ -6,8 +6,13 @@
 //   sgd:                      θ -= lr · g
 //
 // With exponential smoothing α (Marian's --exponential-smoothing), the optimizer also keeps
-// a moving average of the weights after every step, θ̄ += α (θ − θ̄) (θ̄ starts as the
-// weights the first step started from). The average validates and translates: it is the
+// a moving average of the weights after every step t = 1, 2, ...:
+//
+//   θ̄ += α_t (θ − θ̄),   α_t = max(α, 9 / (9 + t))
+//
+// θ̄ starts as the weights the first step started from; the warm-up term (as TensorFlow's
+// ExponentialMovingAverage with num_updates) lets it forget those random weights within the
+// first few hundred steps instead of the 1/α it would take otherwise. The average validates and translates: it is the
 // weights' trajectory with the noise of the last updates smoothed out.
 #include <string>
 #include <vector>
