@@ -64,8 +64,9 @@ void Scorer::score_batch(const std::vector<size_t>& members, std::vector<ScoredP
   for (int b = 0; b < B; ++b) {
     ScoredPair& pair = pairs[members[b]];
     pair.log_prob = 0;
-    pair.alignment = {batch.tgt_lengths[b], batch.src_lengths[b], {}};
-    if (options_.alignment) pair.alignment.weights.assign(static_cast<size_t>(pair.alignment.rows) * pair.alignment.cols, 0);
+    if (options_.alignment)
+      pair.alignment = {batch.tgt_lengths[b], batch.src_lengths[b],
+                        std::vector<float>(static_cast<size_t>(batch.tgt_lengths[b]) * batch.src_lengths[b], 0.0f)};
   }
   // An ensemble's log-probability and attention are the means of its models'.
   const double weight = 1.0 / static_cast<double>(models_.size());
@@ -83,11 +84,11 @@ void Scorer::score_batch(const std::vector<size_t>& members, std::vector<ScoredP
               static_cast<float>(weight) * ws.alpha(static_cast<Index>(i) * B + b, j);
     }
   }
-  for (int b = 0; b < B && options_.alignment; ++b) {
-    ScoredPair& pair = pairs[members[b]];
-    if (!options_.piece_alignments && (!model_.src_subwords.identity() || !model_.tgt_subwords.identity()))
-      pair.alignment = word_alignment(pair.alignment, pair.target_word_of_piece, static_cast<int>(pair.target.size()),
-                                      pair.source_word_of_piece, static_cast<int>(pair.source.size()));
+  if (!options_.alignment || options_.piece_alignments || !model_.uses_subwords()) return;
+  for (size_t k : members) {
+    ScoredPair& pair = pairs[k];
+    pair.alignment = word_alignment(pair.alignment, pair.target_word_of_piece, static_cast<int>(pair.target.size()),
+                                    pair.source_word_of_piece, static_cast<int>(pair.source.size()));
   }
 }
 

@@ -51,7 +51,7 @@ void Translator::to_words(const LineTranslation& translation, Hypothesis& h) con
   std::vector<std::string> pieces = model_.tgt_vocab.decode(h.tokens);
   h.words = join_pieces(pieces, identity, &word_of_piece);
   if (options_.piece_alignments) h.target_pieces = std::move(pieces);
-  if ((identity && model_.src_subwords.identity()) || options_.piece_alignments) return;
+  if (!model_.uses_subwords() || options_.piece_alignments) return;
   h.alignment = word_alignment(h.alignment, word_of_piece, static_cast<int>(h.words.size()),
                                translation.source_word_of_piece, static_cast<int>(translation.source.size()));
 }

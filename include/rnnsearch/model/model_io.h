@@ -18,6 +18,7 @@ struct ModelDefinition {
   TokenizerOptions tokenizer;
   Subwords src_subwords, tgt_subwords;  // the identity for word-level models
   Vocab src_vocab, tgt_vocab;           // of pieces (words, for word-level models)
+  bool uses_subwords() const { return !src_subwords.identity() || !tgt_subwords.identity(); }
 };
 
 struct Model : ModelDefinition {
