@@ -7,6 +7,11 @@
 #include <fstream>
 #include <thread>
 
+#include <zip.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/io/npz.h"
@@ -18,10 +23,14 @@ namespace {
 
 const std::vector<float> kMatrix = {1.5f, -2.f, 3.25f, 0.f, 1e-8f, -7.f};  // 2×3
 const float kScalar = 42.f;
+const std::int64_t kCount = (std::int64_t{1} << 40) + 1;  // not representable in float32
 
 std::string save_example(const test::TempDir& dir) {
   const std::string path = dir.path("example.npz");
-  save_npz(path, {{"matrix", {2, 3}, kMatrix.data()}, {"vector", {6}, kMatrix.data()}, {"scalar", {}, &kScalar}});
+  save_npz(path, {{"matrix", {2, 3}, kMatrix.data()},
+                  {"vector", {6}, kMatrix.data()},
+                  {"scalar", {}, &kScalar},
+                  {"count", {1}, nullptr, &kCount}});
   return path;
 }
 
@@ -40,12 +49,16 @@ TEST(Npy, HeaderFollowsTheFormatSpecification) {
 TEST(Npz, RoundTripKeepsNamesShapesAndValues) {
   test::TempDir dir;
   const auto arrays = load_npz(save_example(dir));
-  ASSERT_EQ(arrays.size(), 3u);
+  ASSERT_EQ(arrays.size(), 4u);
   EXPECT_EQ(arrays.at("matrix").shape, (std::vector<long>{2, 3}));
   EXPECT_EQ(arrays.at("matrix").data, kMatrix);
   EXPECT_EQ(arrays.at("vector").shape, (std::vector<long>{6}));
   EXPECT_EQ(arrays.at("scalar").shape, (std::vector<long>{}));
   EXPECT_EQ(arrays.at("scalar").data, std::vector<float>{kScalar});
+  EXPECT_FALSE(arrays.at("matrix").is_integer);
+  EXPECT_TRUE(arrays.at("count").is_integer);
+  EXPECT_TRUE(arrays.at("count").data.empty());
+  EXPECT_EQ(arrays.at("count").integers, std::vector<std::int64_t>{kCount});
 }
 
 TEST(Npz, NumpyLoadsIt) {
@@ -56,7 +69,8 @@ TEST(Npz, NumpyLoadsIt) {
       "check.py",
       "import sys, numpy as np\n"
       "z = np.load(sys.argv[1])\n"
-      "assert sorted(z.files) == ['matrix', 'scalar', 'vector'], z.files\n"
+      "assert sorted(z.files) == ['count', 'matrix', 'scalar', 'vector'], z.files\n"
+      "assert z['count'].dtype == np.int64 and z['count'][0] == 2**40 + 1\n"
       "m = z['matrix']\n"
       "assert m.dtype == np.float32 and m.shape == (2, 3) and m.flags.c_contiguous\n"
       "assert m[0, 2] == 3.25 and m[1, 2] == -7 and z['vector'].shape == (6,) and z['scalar'] == 42\n");
@@ -109,6 +123,51 @@ TEST(Npz, MissingFileAndWrongDtypeAreRefused) {
   huge = encode_npy({2, 3}, kMatrix.data());
   huge.replace(huge.find("(2, 3)"), 6, "(4294967296, 4294967296)");
   EXPECT_NE(test::error_of([&] { decode_npy(huge, "x.npy"); }).find("does not fit"), std::string::npos);
+}
+
+// A compressed zip entry whose size field claims 3.75 GB for a few bytes of data: the
+// loader must refuse it without ever holding that much memory (here: under a 1 GB
+// address-space limit; the loader before this test allocated the claimed size).
+TEST(Npz, ClaimedEntrySizeIsNotTrusted) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__has_feature)
+#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit";
+#endif
+#endif
+  test::TempDir dir;
+  const std::string path = dir.path("claims.npz");
+  const std::string npy = encode_npy({6}, kMatrix.data());
+  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, nullptr);
+  ASSERT_NE(archive, nullptr);
+  zip_source_t* source = zip_source_buffer(archive, npy.data(), npy.size(), 0);
+  const zip_int64_t index = zip_file_add(archive, "vector.npy", source, 0);
+  ASSERT_GE(index, 0);
+  zip_set_file_compression(archive, static_cast<zip_uint64_t>(index), ZIP_CM_DEFLATE, 0);
+  ASSERT_EQ(zip_close(archive), 0);
+  std::string bytes = read_file(path);
+  auto claim = [&](size_t at) {  // a little-endian uint32 size field
+    for (int k = 0; k < 4; ++k) bytes[at + k] = static_cast<char>((0xF0000000u >> (8 * k)) & 0xff);
+  };
+  claim(bytes.find("PK\x03\x04") + 22);  // the local header's uncompressed size
+  claim(bytes.find("PK\x01\x02") + 24);  // the central directory's
+  dir.write("claims.npz", bytes);
+  const pid_t child = fork();
+  if (child == 0) {
+    const rlimit limit{rlim_t{1} << 30, rlim_t{1} << 30};
+    setrlimit(RLIMIT_AS, &limit);
+    try {
+      load_npz(path);
+      _exit(1);
+    } catch (const std::bad_alloc&) {
+      _exit(2);
+    } catch (const Error& e) {
+      _exit(std::string(e.what()).find(path) != std::string::npos ? 0 : 3);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: loaded, 2: out of memory, 3: error without the file name";
 }
 
 TEST(Npz, SaveIsAtomic) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "rnnsearch/error.h"
+#include "rnnsearch/io/npz.h"
 #include "rnnsearch/train/optimizer.h"
 #include "temp_dir.h"
 
@@ -36,6 +38,25 @@ TEST(Optimizer, ExponentialSmoothingAveragesTheWeights) {
   EXPECT_EQ(loaded.steps(), 30);
   ASSERT_NE(loaded.average(), nullptr);
   EXPECT_EQ(*loaded.average(), *optimizer.average());
+}
+
+// The step count is stored as an integer: 2^24 + 1 does not survive a float32 round trip.
+TEST(Optimizer, StepCountSurvivesSaveAndLoadExactly) {
+  OptimizerOptions options;
+  options.kind = OptimizerKind::sgd;
+  test::TempDir dir;
+  const std::int64_t step = (std::int64_t{1} << 24) + 1;
+  save_npz(dir.path("optimizer.npz"), {{"step", {1}, nullptr, &step}});
+  Optimizer optimizer(options, 2);
+  optimizer.load(dir.path("optimizer.npz"));
+  EXPECT_EQ(optimizer.steps(), step);
+  optimizer.save(dir.path("again.npz"));
+  Optimizer again(options, 2);
+  again.load(dir.path("again.npz"));
+  EXPECT_EQ(again.steps(), step);
+  const float float_step = 3.0f;  // an old file's float32 step is refused, not rounded
+  save_npz(dir.path("float.npz"), {{"step", {1}, &float_step}});
+  EXPECT_THROW(again.load(dir.path("float.npz")), Error);
 }
 
 }  // namespace

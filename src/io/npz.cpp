@@ -18,6 +18,7 @@ constexpr char kMagic[] = "\x93NUMPY";
 // plus a margin for time zones) so that equal weights give byte-identical files.
 constexpr time_t kEntryTime = 315964800;
 constexpr size_t kMagicLen = 6;
+constexpr char kFloat32[] = "<f4", kInt64[] = "<i8";
 
 std::string shape_text(const std::vector<long>& shape) {
   std::string s = "(";
@@ -33,18 +34,11 @@ std::string zip_error_text(int code) {
   return text;
 }
 
-}  // namespace
-
-size_t NpyArray::size() const {
-  size_t n = 1;
-  for (long d : shape) n *= static_cast<size_t>(d);
-  return n;
-}
-
 // Format 1.0: magic, version, little-endian uint16 header length, a Python dict literal
 // padded with spaces to a multiple of 64 bytes and ending in '\n', then the raw data.
-std::string encode_npy(const std::vector<long>& shape, const float* data) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
+template <typename T>
+std::string encode_npy_as(const std::vector<long>& shape, const char* descr, const T* data) {
+  std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
   const size_t unpadded = kMagicLen + 2 + 2 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
@@ -56,8 +50,45 @@ std::string encode_npy(const std::vector<long>& shape, const float* data) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  if (count > 0) out.append(reinterpret_cast<const char*>(data), count * sizeof(float));  // data may be null
+  if (count > 0) out.append(reinterpret_cast<const char*>(data), count * sizeof(T));  // data may be null
   return out;
+}
+
+// The entry's size field is only a claim: the buffer grows with the bytes actually read, so
+// a corrupt or hostile size costs no more memory than the data behind it. Reading to the end
+// also makes libzip check the CRC.
+std::string read_entry(zip_file_t* file, zip_uint64_t claimed_size, const std::string& what) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::string bytes;
+  for (;;) {
+    const size_t before = bytes.size();
+    bytes.resize(before + kChunk);
+    const zip_int64_t got = zip_fread(file, bytes.data() + before, kChunk);
+    if (got < 0) throw Error(what + ": cannot be read: " + zip_file_strerror(file));
+    bytes.resize(before + static_cast<size_t>(got));
+    if (got == 0) break;
+    if (bytes.size() > claimed_size) break;
+  }
+  if (bytes.size() != claimed_size)
+    throw Error(what + ": holds " + std::to_string(bytes.size()) + (bytes.size() > claimed_size ? "+" : "") +
+                " bytes, its zip entry claims " + std::to_string(claimed_size));
+  return bytes;
+}
+
+}  // namespace
+
+size_t NpyArray::size() const {
+  size_t n = 1;
+  for (long d : shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+std::string encode_npy(const std::vector<long>& shape, const float* data) {
+  return encode_npy_as(shape, kFloat32, data);
+}
+
+std::string encode_npy(const std::vector<long>& shape, const std::int64_t* integers) {
+  return encode_npy_as(shape, kInt64, integers);
 }
 
 NpyArray decode_npy(const std::string& bytes, const std::string& what) {
@@ -81,10 +112,13 @@ NpyArray decode_npy(const std::string& bytes, const std::string& what) {
       shape_re(R"('shape'\s*:\s*\(([^)]*)\))");
   std::smatch m;
   if (!std::regex_search(header, m, descr)) throw fail("no dtype in .npy header");
-  if (m[1] != "<f4") throw fail("dtype " + m[1].str() + ", expected float32 ('<f4')");
+  NpyArray array;
+  array.is_integer = m[1] == kInt64;
+  if (m[1] != kFloat32 && !array.is_integer)
+    throw fail("dtype " + m[1].str() + ", expected float32 ('<f4') or int64 ('<i8')");
+  const size_t element_size = array.is_integer ? sizeof(std::int64_t) : sizeof(float);
   if (!std::regex_search(header, m, order) || m[1] != "False") throw fail("not in C order");
   if (!std::regex_search(header, m, shape_re)) throw fail("no shape in .npy header");
-  NpyArray array;
   const std::string dims = m[1];
   static const std::regex number(R"(\d+)");
   const size_t available = bytes.size() - offset - header_len;
@@ -96,18 +130,25 @@ NpyArray decode_npy(const std::string& bytes, const std::string& what) {
     long dim = 0;
     const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), dim);
     if (error != std::errc() || end != digits.data() + digits.size() ||
-        (dim > 0 && count > available / sizeof(float) / static_cast<size_t>(dim)))
+        (dim > 0 && count > available / element_size / static_cast<size_t>(dim)))
       throw fail("shape (" + dims + ") does not fit its " + std::to_string(available) + " data bytes (truncated?)");
     count *= static_cast<size_t>(dim);
     array.shape.push_back(dim);
   }
-  const size_t expected = count * sizeof(float);
+  const size_t expected = count * element_size;
   if (available != expected)
     throw fail("holds " + std::to_string(available) + " data bytes, shape " + shape_text(array.shape) +
                " needs " + std::to_string(expected) + " (truncated?)");
-  array.data.resize(array.size());
+  void* values = nullptr;
+  if (array.is_integer) {
+    array.integers.resize(count);
+    values = array.integers.data();
+  } else {
+    array.data.resize(count);
+    values = array.data.data();
+  }
   // (memcpy from the null data() of an empty vector is undefined, even for 0 bytes)
-  if (expected > 0) std::memcpy(array.data.data(), bytes.data() + offset + header_len, expected);
+  if (expected > 0) std::memcpy(values, bytes.data() + offset + header_len, expected);
   return array;
 }
 
@@ -120,7 +161,7 @@ void save_npz(const std::string& path, const std::vector<NpyArrayView>& arrays) 
     std::vector<std::string> buffers;
     buffers.reserve(arrays.size());
     for (const NpyArrayView& a : arrays) {
-      buffers.push_back(encode_npy(a.shape, a.data));
+      buffers.push_back(a.integers ? encode_npy(a.shape, a.integers) : encode_npy(a.shape, a.data));
       zip_source_t* source = zip_source_buffer(archive, buffers.back().data(), buffers.back().size(), 0);
       const zip_int64_t index =
           source ? zip_file_add(archive, (a.name + ".npy").c_str(), source, ZIP_FL_OVERWRITE | ZIP_FL_ENC_UTF_8) : -1;
@@ -157,13 +198,9 @@ std::map<std::string, NpyArray> load_npz(const std::string& path) {
     name.resize(name.size() - 4);
     std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(
         zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0), zip_fclose);
-    std::string bytes(stat.size, '\0');
-    char past_end;  // libzip checks the CRC when a read reaches the end of the entry
-    if (!file || zip_fread(file.get(), bytes.data(), stat.size) != static_cast<zip_int64_t>(stat.size) ||
-        zip_fread(file.get(), &past_end, 1) != 0)
-      throw Error(located(path, 0, "array '" + name + "' cannot be read: " +
-                                       (file ? zip_file_strerror(file.get()) : zip_strerror(archive.get()))));
-    arrays[name] = decode_npy(bytes, path + ": array '" + name + "'");
+    if (!file) throw Error(located(path, 0, "array '" + name + "' cannot be read: " + zip_strerror(archive.get())));
+    arrays[name] = decode_npy(read_entry(file.get(), stat.size, path + ": array '" + name + "'"),
+                              path + ": array '" + name + "'");
   }
   return arrays;
 }

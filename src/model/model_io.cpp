@@ -42,6 +42,7 @@ void load_weights(const std::string& path, Parameters<float>& params) {
     if (!spec.present) continue;
     auto it = arrays.find(spec.name);
     if (it == arrays.end()) throw Error(located(path, 0, std::string("array '") + spec.name + "' is missing"));
+    if (it->second.is_integer) throw Error(located(path, 0, std::string("array '") + spec.name + "' is int64, expected float32"));
     if (it->second.shape != shape_of(spec))
       throw Error(located(path, 0, std::string("array '") + spec.name + "' has shape " + shape_text(it->second.shape) +
                                        ", config.json says " + shape_text(shape_of(spec))));
@@ -133,14 +134,15 @@ void average_weight_files(const std::vector<std::string>& inputs, const std::str
       throw Error(located(inputs[k], 0, "holds other arrays than " + inputs.front()));
     for (auto& [name, array] : sum) {
       const auto it = next.find(name);
-      if (it == next.end() || it->second.shape != array.shape)
-        throw Error(located(inputs[k], 0, "array '" + name + "' is missing or has another shape than in " +
+      if (it == next.end() || it->second.shape != array.shape || it->second.is_integer != array.is_integer)
+        throw Error(located(inputs[k], 0, "array '" + name + "' is missing or has another shape or type than in " +
                                               inputs.front()));
       for (size_t i = 0; i < array.data.size(); ++i) array.data[i] += it->second.data[i];
     }
   }
   std::vector<NpyArrayView> views;
   for (auto& [name, array] : sum) {
+    if (array.is_integer) throw Error(located(inputs.front(), 0, "array '" + name + "' is int64: not weights to average"));
     for (float& value : array.data) value /= static_cast<float>(inputs.size());
     views.push_back({name, array.shape, array.data.data()});
   }

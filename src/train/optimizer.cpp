@@ -64,8 +64,8 @@ void Optimizer::adam_step(AlignedVector<float>& params, const AlignedVector<floa
 }
 
 void Optimizer::save(const std::string& path) const {
-  const float step = static_cast<float>(steps_);
-  std::vector<NpyArrayView> arrays = {{"step", {1}, &step}};
+  const std::int64_t step = steps_;  // an integer, exact at any count (float32 is exact to 2^24)
+  std::vector<NpyArrayView> arrays = {{"step", {1}, nullptr, &step}};
   if (options_.kind == OptimizerKind::adam) {
     arrays.push_back({"adam_m", {static_cast<long>(m_.size())}, m_.data()});
     arrays.push_back({"adam_v", {static_cast<long>(v_.size())}, v_.data()});
@@ -79,14 +79,17 @@ void Optimizer::load(const std::string& path) {
   auto take = [&](const std::string& name, AlignedVector<float>& into) {
     auto it = arrays.find(name);
     if (it == arrays.end()) throw Error(path + ": array '" + name + "' is missing");
+    if (it->second.is_integer) throw Error(path + ": array '" + name + "' is int64, expected float32");
     if (it->second.data.size() != into.size())
       throw Error(path + ": array '" + name + "' holds " + std::to_string(it->second.data.size()) +
                   " values, the model has " + std::to_string(into.size()) + " parameters");
     into.assign(it->second.data.begin(), it->second.data.end());
   };
-  AlignedVector<float> step(1);
-  take("step", step);
-  steps_ = static_cast<long>(step[0]);
+  auto step = arrays.find("step");
+  if (step == arrays.end() || !step->second.is_integer || step->second.integers.size() != 1 ||
+      step->second.integers[0] < 0)
+    throw Error(path + ": array 'step' must be one non-negative int64");
+  steps_ = static_cast<long>(step->second.integers[0]);
   if (options_.kind == OptimizerKind::adam) {
     take("adam_m", m_);
     take("adam_v", v_);

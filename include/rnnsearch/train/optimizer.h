@@ -41,7 +41,7 @@ class Optimizer {
   const AlignedVector<float>* average() const { return average_.empty() ? nullptr : &average_; }
 
   // optimizer.npz: "adam_m", "adam_v" (Adam only), "average" (with smoothing, after the
-  // first step) and "step" (a 1-element array).
+  // first step) and "step" (a 1-element int64 array: float32 would be exact only to 2^24).
   void save(const std::string& path) const;
   void load(const std::string& path);  // throws rnnsearch::Error on a size mismatch
 
