@@ -446,6 +446,19 @@ TEST_F(Cli, UnwritableStdoutIsAnError) {
   }
 }
 
+// A read error on standard input is an error, not an end of input (here stdin is a
+// directory, whose read(2) fails with EISDIR; it gave no output and exit 0).
+TEST_F(Cli, UnreadableStdinIsAnError) {
+  const std::string directory = dir_->path("");
+  for (const std::string& command : {std::string("tokenize"), "translate -m " + model(), "bleu -r " + write("r.txt", "a\n")}) {
+    const Result r = run(command, directory);
+    EXPECT_EQ(r.status, 1) << command;
+    ASSERT_EQ(r.err.size(), 1u) << command << ": " << r.err_text;
+    EXPECT_NE(r.err[0].find("stdin"), std::string::npos) << r.err[0];
+    EXPECT_NE(r.err[0].find("Is a directory"), std::string::npos) << r.err[0];
+  }
+}
+
 // Running out of memory is an error message and exit 1, not a signal: a beam of ten
 // million hypotheses under a 600 MB address-space limit (it was SIGSEGV: Eigen's resize
 // freed a workspace before the failing allocation, and its destructor freed it again).

@@ -42,13 +42,14 @@ gzFile open_gz(const std::string& path) {
 }  // namespace
 
 struct LineReader::Impl {
-  gzFile file = nullptr;
+  gzFile file = nullptr;  // null for standard input
   std::vector<char> buffer = std::vector<char>(1 << 16);
   size_t pos = 0, end = 0;  // unread bytes are buffer[pos, end)
 
   // Refills the buffer; false at the end of the input. Throws on a read error or a
   // truncated gzip stream (which gzread itself reports only as an end of file).
   bool fill(const std::string& path, size_t line) {
+    if (!file) return fill_from_stdin(path, line);
     int n = ::gzread(file, buffer.data(), static_cast<unsigned>(buffer.size()));
     int error = Z_OK;
     const char* message = ::gzerror(file, &error);
@@ -62,10 +63,25 @@ struct LineReader::Impl {
     end = static_cast<size_t>(n);
     return n > 0;
   }
+
+  // Standard input is read with read(2), not gzread: gzread keeps reading until its 64 KB
+  // request is filled, which would hold back a pipeline that sends one line at a time. A
+  // failed read (stdin a directory, an I/O error) is an error, not an end of input.
+  bool fill_from_stdin(const std::string& path, size_t line) {
+    // What is written so far goes out before waiting for more input, as std::cin's tie to
+    // std::cout did: a pipeline sees each line's result as soon as the line is read. (A failed
+    // write leaves std::cout bad, which the command's final flush reports.)
+    std::cout.flush();
+    ssize_t n;
+    do n = ::read(STDIN_FILENO, buffer.data(), buffer.size());
+    while (n < 0 && errno == EINTR);
+    if (n < 0) throw Error(located(path == "-" ? "stdin" : path, line, std::string("cannot read: ") + std::strerror(errno)));
+    pos = 0;
+    end = static_cast<size_t>(n);
+    return n > 0;
+  }
 };
 
-// Standard input ("-") is read with std::getline, not gzread: gzread keeps reading until its
-// 64 KB request is filled, which would hold back a pipeline that sends one line at a time.
 LineReader::LineReader(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
   if (path != "-") impl_->file = open_gz(path);
 }
@@ -75,12 +91,6 @@ LineReader::~LineReader() {
 }
 
 bool LineReader::next(std::string& line) {
-  if (!impl_->file) {
-    if (!std::getline(std::cin, line)) return false;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    ++line_number_;
-    return true;
-  }
   line.clear();
   bool got_bytes = false;
   for (;;) {
