@@ -3,9 +3,9 @@
 namespace rnnsearch {
 
 template <class T>
-void attention_forward(const Eigen::Ref<const Mat<T>>& q, const AttentionMemory<T>& memory,
-                       const int* row_sentence, const Eigen::Ref<const RowVec<T>>& att_v,
-                       Eigen::Ref<Mat<T>> alpha, Eigen::Ref<Mat<T>> context, Mat<T>& scratch) {
+void attention_forward(const MatCRef<T>& q, const AttentionMemory<T>& memory,
+                       const int* row_sentence, const RowVecCRef<T>& att_v,
+                       MatRef<T> alpha, MatRef<T> context, Mat<T>& scratch) {
   const Index R = q.rows(), n = q.cols(), S = memory.max_len;
   auto hidden = rows_of(scratch, S, n + 1);  // same shape as in the backward: no reallocation
   alpha.setZero();
@@ -27,11 +27,11 @@ void attention_forward(const Eigen::Ref<const Mat<T>>& q, const AttentionMemory<
 }
 
 template <class T>
-void attention_backward(const Eigen::Ref<const Mat<T>>& dcontext, const Eigen::Ref<const Mat<T>>& q,
+void attention_backward(const MatCRef<T>& dcontext, const MatCRef<T>& q,
                         const AttentionMemory<T>& memory, const int* row_sentence,
-                        const Eigen::Ref<const RowVec<T>>& att_v, const Eigen::Ref<const Mat<T>>& alpha,
-                        Eigen::Ref<Mat<T>> dq, Mat<T>& dkeys, Mat<T>& dannotations,
-                        Eigen::Ref<RowVec<T>> datt_v, Mat<T>& scratch) {
+                        const RowVecCRef<T>& att_v, const MatCRef<T>& alpha,
+                        MatRef<T> dq, Mat<T>& dkeys, Mat<T>& dannotations,
+                        RowVecRef<T> datt_v, Mat<T>& scratch) {
   const Index R = q.rows(), n = q.cols(), S = memory.max_len;
   auto hidden = rows_of(scratch, S, n + 1);  // u (len×n) and the per-position de (len×1)
   for (Index r = 0; r < R; ++r) {
@@ -58,14 +58,14 @@ void attention_backward(const Eigen::Ref<const Mat<T>>& dcontext, const Eigen::R
 }
 
 #define RNNSEARCH_INSTANTIATE_ATTENTION(T)                                                      \
-  template void attention_forward<T>(const Eigen::Ref<const Mat<T>>&, const AttentionMemory<T>&, \
-                                     const int*, const Eigen::Ref<const RowVec<T>>&,            \
-                                     Eigen::Ref<Mat<T>>, Eigen::Ref<Mat<T>>, Mat<T>&);          \
-  template void attention_backward<T>(const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, \
+  template void attention_forward<T>(const MatCRef<T>&, const AttentionMemory<T>&, \
+                                     const int*, const RowVecCRef<T>&,            \
+                                     MatRef<T>, MatRef<T>, Mat<T>&);          \
+  template void attention_backward<T>(const MatCRef<T>&, const MatCRef<T>&, \
                                       const AttentionMemory<T>&, const int*,                    \
-                                      const Eigen::Ref<const RowVec<T>>&,                       \
-                                      const Eigen::Ref<const Mat<T>>&, Eigen::Ref<Mat<T>>,      \
-                                      Mat<T>&, Mat<T>&, Eigen::Ref<RowVec<T>>, Mat<T>&);
+                                      const RowVecCRef<T>&,                       \
+                                      const MatCRef<T>&, MatRef<T>,      \
+                                      Mat<T>&, Mat<T>&, RowVecRef<T>, Mat<T>&);
 RNNSEARCH_INSTANTIATE_ATTENTION(float)
 RNNSEARCH_INSTANTIATE_ATTENTION(double)
 

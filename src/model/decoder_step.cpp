@@ -6,8 +6,8 @@ namespace rnnsearch {
 
 template <class T>
 void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
-                        const T* moving, const Eigen::Ref<const Mat<T>>& s_prev,
-                        const Eigen::Ref<const Mat<T>>& g_E, Mat<T>& g, Mat<T>& attention_scratch,
+                        const T* moving, const MatCRef<T>& s_prev,
+                        const MatCRef<T>& g_E, Mat<T>& g, Mat<T>& attention_scratch,
                         DecoderRecurrenceOutputs<T> out) {
   {
     profile::ScopedPhase phase(profile::Phase::attention_forward);
@@ -26,8 +26,8 @@ void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& m
 
 template <class T>
 void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMemory<T>& memory,
-                                 const int* row_sentence, const T* moving, const Eigen::Ref<const Mat<T>>& s_prev,
-                                 const DecoderRecurrenceOutputs<T>& forward, const Eigen::Ref<const Mat<T>>& ds,
+                                 const int* row_sentence, const T* moving, const MatCRef<T>& s_prev,
+                                 const DecoderRecurrenceOutputs<T>& forward, const MatCRef<T>& ds,
                                  DecoderRecurrenceGradients<T> grad, Mat<T>& dkeys, Mat<T>& dannotations,
                                  Parameters<T>& grads, Mat<T>& attention_scratch) {
   {
@@ -46,11 +46,11 @@ void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMem
 }
 
 template <class T>
-void decoder_recurrence_weight_grads(const Eigen::Ref<const Mat<T>>& s_prev_all,
-                                     const Eigen::Ref<const Mat<T>>& r_h_all,
-                                     const Eigen::Ref<const Mat<T>>& contexts_all,
-                                     const Eigen::Ref<const Mat<T>>& dg_all,
-                                     const Eigen::Ref<const Mat<T>>& dqueries_all, Parameters<T>& grads) {
+void decoder_recurrence_weight_grads(const MatCRef<T>& s_prev_all,
+                                     const MatCRef<T>& r_h_all,
+                                     const MatCRef<T>& contexts_all,
+                                     const MatCRef<T>& dg_all,
+                                     const MatCRef<T>& dqueries_all, Parameters<T>& grads) {
   profile::ScopedPhase phase(profile::Phase::decoder_weight_grads);
   gru_accumulate_dU<T>(s_prev_all, r_h_all, dg_all, grads.mat(dec_U));
   grads.mat(att_W).noalias() += s_prev_all.transpose() * dqueries_all;  // q = s_prev att_W
@@ -59,7 +59,7 @@ void decoder_recurrence_weight_grads(const Eigen::Ref<const Mat<T>>& s_prev_all,
 
 template <class T>
 void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encoder, const int* row_sentence,
-                  const Eigen::Ref<const Mat<T>>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws) {
+                  const MatCRef<T>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws) {
   const ModelConfig& cfg = params.config();
   const Index R = s_prev.rows(), n = cfg.hidden, e = cfg.emb;
   // E = tgt_emb[y_prev];  g_E = E dec_W + dec_b
@@ -88,20 +88,20 @@ void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encode
 
 #define RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(T)                                                         \
   template void decoder_recurrence<T>(const Parameters<T>&, const AttentionMemory<T>&, const int*, const T*,      \
-                                      const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, Mat<T>&, \
+                                      const MatCRef<T>&, const MatCRef<T>&, Mat<T>&, \
                                       Mat<T>&, DecoderRecurrenceOutputs<T>);                                   \
   template void decoder_recurrence_backward<T>(                                                                \
-      const Parameters<T>&, const AttentionMemory<T>&, const int*, const T*, const Eigen::Ref<const Mat<T>>&,   \
-      const DecoderRecurrenceOutputs<T>&, const Eigen::Ref<const Mat<T>>&, DecoderRecurrenceGradients<T>,       \
+      const Parameters<T>&, const AttentionMemory<T>&, const int*, const T*, const MatCRef<T>&,   \
+      const DecoderRecurrenceOutputs<T>&, const MatCRef<T>&, DecoderRecurrenceGradients<T>,       \
       Mat<T>&, Mat<T>&, Parameters<T>&, Mat<T>&);                                                               \
   template void decoder_recurrence_weight_grads<T>(                                                            \
-      const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&,        \
-      const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, Parameters<T>&);
+      const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&,        \
+      const MatCRef<T>&, const MatCRef<T>&, Parameters<T>&);
 RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(float)
 RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(double)
 template void decoder_step<float>(const Parameters<float>&, const EncoderWorkspace<float>&, const int*,
-                                  const Eigen::Ref<const Mat<float>>&, const int*, DecoderStepWorkspace<float>&);
+                                  const MatCRef<float>&, const int*, DecoderStepWorkspace<float>&);
 template void decoder_step<double>(const Parameters<double>&, const EncoderWorkspace<double>&, const int*,
-                                   const Eigen::Ref<const Mat<double>>&, const int*, DecoderStepWorkspace<double>&);
+                                   const MatCRef<double>&, const int*, DecoderStepWorkspace<double>&);
 
 }  // namespace rnnsearch

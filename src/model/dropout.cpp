@@ -5,7 +5,7 @@
 namespace rnnsearch {
 
 template <class T>
-void draw_dropout_mask(Eigen::Ref<Mat<T>> mask, double rate, uint64_t seed) {
+void draw_dropout_mask(MatRef<T> mask, double rate, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::bernoulli_distribution keep(1.0 - rate);
   const T kept = static_cast<T>(1.0 / (1.0 - rate));
@@ -13,7 +13,7 @@ void draw_dropout_mask(Eigen::Ref<Mat<T>> mask, double rate, uint64_t seed) {
     for (Index k = 0; k < mask.cols(); ++k) mask(i, k) = keep(rng) ? kept : T(0);
 }
 
-template void draw_dropout_mask<float>(Eigen::Ref<Mat<float>>, double, uint64_t);
-template void draw_dropout_mask<double>(Eigen::Ref<Mat<double>>, double, uint64_t);
+template void draw_dropout_mask<float>(MatRef<float>, double, uint64_t);
+template void draw_dropout_mask<double>(MatRef<double>, double, uint64_t);
 
 }  // namespace rnnsearch

@@ -110,7 +110,7 @@ void encoder_forward(const Parameters<T>& params, const int* src, const int* len
 
 template <class T>
 void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<T>& dannotations,
-                      const Mat<T>& dkeys, const Eigen::Ref<const Mat<T>>& ds0, Parameters<T>& grads) {
+                      const Mat<T>& dkeys, const MatCRef<T>& ds0, Parameters<T>& grads) {
   const Index B = ws.batch, S = ws.max_len, n = params.config().hidden, e = params.config().emb;
   auto annotations = ws.annotations.topRows(B * S);
   auto dann = dannotations.topRows(B * S);
@@ -162,7 +162,7 @@ void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<
   template void encoder_forward<T>(const Parameters<T>&, const int*, const int*, Index, Index, double, \
                                    uint64_t, EncoderWorkspace<T>&);                               \
   template void encoder_backward<T>(const Parameters<T>&, EncoderWorkspace<T>&, Mat<T>&, const Mat<T>&, \
-                                    const Eigen::Ref<const Mat<T>>&, Parameters<T>&);
+                                    const MatCRef<T>&, Parameters<T>&);
 RNNSEARCH_INSTANTIATE_ENCODER(float)
 RNNSEARCH_INSTANTIATE_ENCODER(double)
 

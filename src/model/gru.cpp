@@ -3,9 +3,9 @@
 namespace rnnsearch {
 
 template <class T>
-void gru_step_forward(const Eigen::Ref<const Mat<T>>& g, const Eigen::Ref<const Mat<T>>& h_prev,
-                      const Eigen::Ref<const Mat<T>>& U, const T* moving, GruStepCache<T> cache,
-                      Eigen::Ref<Mat<T>> h) {
+void gru_step_forward(const MatCRef<T>& g, const MatCRef<T>& h_prev,
+                      const MatCRef<T>& U, const T* moving, GruStepCache<T> cache,
+                      MatRef<T> h) {
   const Index B = h_prev.rows(), n = h_prev.cols();
   auto r = cache.gates.leftCols(n);
   auto z = cache.gates.middleCols(n, n);
@@ -25,10 +25,10 @@ void gru_step_forward(const Eigen::Ref<const Mat<T>>& g, const Eigen::Ref<const 
 }
 
 template <class T>
-void gru_step_backward(const Eigen::Ref<const Mat<T>>& dh, const Eigen::Ref<const Mat<T>>& h_prev,
-                       const Eigen::Ref<const Mat<T>>& U, const T* moving,
-                       const Eigen::Ref<const Mat<T>>& gates, Eigen::Ref<Mat<T>> dg,
-                       Eigen::Ref<Mat<T>> dh_prev) {
+void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev,
+                       const MatCRef<T>& U, const T* moving,
+                       const MatCRef<T>& gates, MatRef<T> dg,
+                       MatRef<T> dh_prev) {
   const Index B = h_prev.rows(), n = h_prev.cols();
   const auto r = gates.leftCols(n).array();
   const auto z = gates.middleCols(n, n).array();
@@ -56,23 +56,23 @@ void gru_step_backward(const Eigen::Ref<const Mat<T>>& dh, const Eigen::Ref<cons
 }
 
 template <class T>
-void gru_accumulate_dU(const Eigen::Ref<const Mat<T>>& h_prev_all, const Eigen::Ref<const Mat<T>>& r_h_all,
-                       const Eigen::Ref<const Mat<T>>& dg_all, Eigen::Ref<Mat<T>> dU) {
+void gru_accumulate_dU(const MatCRef<T>& h_prev_all, const MatCRef<T>& r_h_all,
+                       const MatCRef<T>& dg_all, MatRef<T> dU) {
   const Index n = h_prev_all.cols();
   dU.leftCols(2 * n).noalias() += h_prev_all.transpose() * dg_all.leftCols(2 * n);
   dU.rightCols(n).noalias() += r_h_all.transpose() * dg_all.rightCols(n);
 }
 
 #define RNNSEARCH_INSTANTIATE_GRU(T)                                                              \
-  template void gru_step_forward<T>(const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, \
-                                    const Eigen::Ref<const Mat<T>>&, const T*, GruStepCache<T>,    \
-                                    Eigen::Ref<Mat<T>>);                                           \
-  template void gru_step_backward<T>(const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, \
-                                     const Eigen::Ref<const Mat<T>>&, const T*,                    \
-                                     const Eigen::Ref<const Mat<T>>&, Eigen::Ref<Mat<T>>,          \
-                                     Eigen::Ref<Mat<T>>);                                          \
-  template void gru_accumulate_dU<T>(const Eigen::Ref<const Mat<T>>&, const Eigen::Ref<const Mat<T>>&, \
-                                     const Eigen::Ref<const Mat<T>>&, Eigen::Ref<Mat<T>>);
+  template void gru_step_forward<T>(const MatCRef<T>&, const MatCRef<T>&, \
+                                    const MatCRef<T>&, const T*, GruStepCache<T>,    \
+                                    MatRef<T>);                                           \
+  template void gru_step_backward<T>(const MatCRef<T>&, const MatCRef<T>&, \
+                                     const MatCRef<T>&, const T*,                    \
+                                     const MatCRef<T>&, MatRef<T>,          \
+                                     MatRef<T>);                                          \
+  template void gru_accumulate_dU<T>(const MatCRef<T>&, const MatCRef<T>&, \
+                                     const MatCRef<T>&, MatRef<T>);
 RNNSEARCH_INSTANTIATE_GRU(float)
 RNNSEARCH_INSTANTIATE_GRU(double)
 

@@ -5,8 +5,8 @@
 namespace rnnsearch {
 
 template <class T>
-void output_forward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, OutputCache<T>& cache,
-                    Eigen::Ref<Mat<T>> logits) {
+void output_forward(const Parameters<T>& params, const MatCRef<T>& X, OutputCache<T>& cache,
+                    MatRef<T> logits) {
   const Index N = X.rows();
   if (params.config().output == OutputKind::linear) {
     // logits = X out_W + out_b
@@ -31,7 +31,7 @@ void output_forward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>&
 }
 
 template <class T>
-void log_softmax_rows(Eigen::Ref<Mat<T>> logits) {
+void log_softmax_rows(MatRef<T> logits) {
   for (Index i = 0; i < logits.rows(); ++i) {
     auto row = logits.row(i);
     const T max = row.maxCoeff();
@@ -41,7 +41,7 @@ void log_softmax_rows(Eigen::Ref<Mat<T>> logits) {
 }
 
 template <class T>
-T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets, T label_smoothing, T* token_nll) {
+T softmax_cross_entropy(MatRef<T> logits, const int* targets, T label_smoothing, T* token_nll) {
   T total = 0;
   for (Index i = 0; i < logits.rows(); ++i) {
     auto row = logits.row(i);
@@ -62,7 +62,7 @@ T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets, T label_s
 }
 
 template <class T>
-void softmax_cross_entropy_backward(Eigen::Ref<Mat<T>> probabilities, const int* targets, T label_smoothing,
+void softmax_cross_entropy_backward(MatRef<T> probabilities, const int* targets, T label_smoothing,
                                     T scale) {
   const T uniform = label_smoothing / static_cast<T>(probabilities.cols());
   for (Index i = 0; i < probabilities.rows(); ++i) {
@@ -74,8 +74,8 @@ void softmax_cross_entropy_backward(Eigen::Ref<Mat<T>> probabilities, const int*
 }
 
 template <class T>
-void output_backward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, OutputCache<T>& cache,
-                     const Eigen::Ref<const Mat<T>>& dlogits, Parameters<T>& grads, Eigen::Ref<Mat<T>> dX) {
+void output_backward(const Parameters<T>& params, const MatCRef<T>& X, OutputCache<T>& cache,
+                     const MatCRef<T>& dlogits, Parameters<T>& grads, MatRef<T> dX) {
   const Index N = X.rows();
   if (params.config().output == OutputKind::linear) {
     grads.mat(out_W).noalias() += X.transpose() * dlogits;
@@ -108,7 +108,7 @@ void output_backward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>
 }
 
 template <class T>
-T output_layer_cost(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, const int* targets,
+T output_layer_cost(const Parameters<T>& params, const MatCRef<T>& X, const int* targets,
                     T label_smoothing, OutputCache<T>& cache, T* token_nll, T scale, Parameters<T>* grads,
                     Mat<T>* dX) {
   const Index N = X.rows();
@@ -128,15 +128,15 @@ T output_layer_cost(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>&
 }
 
 #define RNNSEARCH_INSTANTIATE_OUTPUT(T)                                                              \
-  template void output_forward<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, OutputCache<T>&, \
-                                  Eigen::Ref<Mat<T>>);                                               \
-  template void log_softmax_rows<T>(Eigen::Ref<Mat<T>>);                                             \
-  template T softmax_cross_entropy<T>(Eigen::Ref<Mat<T>>, const int*, T, T*);                           \
-  template void softmax_cross_entropy_backward<T>(Eigen::Ref<Mat<T>>, const int*, T, T);             \
-  template T output_layer_cost<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, const int*, T,       \
+  template void output_forward<T>(const Parameters<T>&, const MatCRef<T>&, OutputCache<T>&, \
+                                  MatRef<T>);                                               \
+  template void log_softmax_rows<T>(MatRef<T>);                                             \
+  template T softmax_cross_entropy<T>(MatRef<T>, const int*, T, T*);                           \
+  template void softmax_cross_entropy_backward<T>(MatRef<T>, const int*, T, T);             \
+  template T output_layer_cost<T>(const Parameters<T>&, const MatCRef<T>&, const int*, T,       \
                                   OutputCache<T>&, T*, T, Parameters<T>*, Mat<T>*);                      \
-  template void output_backward<T>(const Parameters<T>&, const Eigen::Ref<const Mat<T>>&, OutputCache<T>&, \
-                                   const Eigen::Ref<const Mat<T>>&, Parameters<T>&, Eigen::Ref<Mat<T>>);
+  template void output_backward<T>(const Parameters<T>&, const MatCRef<T>&, OutputCache<T>&, \
+                                   const MatCRef<T>&, Parameters<T>&, MatRef<T>);
 RNNSEARCH_INSTANTIATE_OUTPUT(float)
 RNNSEARCH_INSTANTIATE_OUTPUT(double)
 

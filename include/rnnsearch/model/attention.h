@@ -23,18 +23,18 @@ struct AttentionMemory {
 // q: R×n. Writes alpha (R×S, zeros past each length) and context (R×2n).
 // scratch: at least S×n, reused for every row.
 template <class T>
-void attention_forward(const Eigen::Ref<const Mat<T>>& q, const AttentionMemory<T>& memory,
-                       const int* row_sentence, const Eigen::Ref<const RowVec<T>>& att_v,
-                       Eigen::Ref<Mat<T>> alpha, Eigen::Ref<Mat<T>> context, Mat<T>& scratch);
+void attention_forward(const MatCRef<T>& q, const AttentionMemory<T>& memory,
+                       const int* row_sentence, const RowVecCRef<T>& att_v,
+                       MatRef<T> alpha, MatRef<T> context, Mat<T>& scratch);
 
 // dcontext: R×2n. Writes dq (R×n); accumulates into dkeys, dannotations (Bs*S rows) and
 // datt_v. The tanh values are recomputed rather than kept from the forward: they would
 // be T×B×S×n numbers, the largest activation of the model.
 template <class T>
-void attention_backward(const Eigen::Ref<const Mat<T>>& dcontext, const Eigen::Ref<const Mat<T>>& q,
+void attention_backward(const MatCRef<T>& dcontext, const MatCRef<T>& q,
                         const AttentionMemory<T>& memory, const int* row_sentence,
-                        const Eigen::Ref<const RowVec<T>>& att_v, const Eigen::Ref<const Mat<T>>& alpha,
-                        Eigen::Ref<Mat<T>> dq, Mat<T>& dkeys, Mat<T>& dannotations,
-                        Eigen::Ref<RowVec<T>> datt_v, Mat<T>& scratch);
+                        const RowVecCRef<T>& att_v, const MatCRef<T>& alpha,
+                        MatRef<T> dq, Mat<T>& dkeys, Mat<T>& dannotations,
+                        RowVecRef<T> datt_v, Mat<T>& scratch);
 
 }  // namespace rnnsearch

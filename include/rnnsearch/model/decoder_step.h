@@ -16,11 +16,11 @@ namespace rnnsearch {
 // Where decoder_recurrence writes, R rows each.
 template <class T>
 struct DecoderRecurrenceOutputs {
-  Eigen::Ref<Mat<T>> queries;  // R×n   q
-  Eigen::Ref<Mat<T>> alpha;    // R×S   α
-  Eigen::Ref<Mat<T>> context;  // R×2n  c
+  MatRef<T> queries;  // R×n   q
+  MatRef<T> alpha;    // R×S   α
+  MatRef<T> context;  // R×2n  c
   GruStepCache<T> cache;       // for the GRU's backward
-  Eigen::Ref<Mat<T>> state;    // R×n   s
+  MatRef<T> state;    // R×n   s
 };
 
 // The recurrence of one decoder step, shared by training (all rows of a batch, step after
@@ -32,17 +32,17 @@ struct DecoderRecurrenceOutputs {
 // Rows with moving = 0 keep s = s_prev. g is scratch (R×3n).
 template <class T>
 void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
-                        const T* moving, const Eigen::Ref<const Mat<T>>& s_prev,
-                        const Eigen::Ref<const Mat<T>>& g_E, Mat<T>& g, Mat<T>& attention_scratch,
+                        const T* moving, const MatCRef<T>& s_prev,
+                        const MatCRef<T>& g_E, Mat<T>& g, Mat<T>& attention_scratch,
                         DecoderRecurrenceOutputs<T> out);
 
 // Gradients of one step's recurrence, R rows each.
 template <class T>
 struct DecoderRecurrenceGradients {
-  Eigen::Ref<Mat<T>> context;  // R×2n  in: d c from its other uses (the output layer); out: + g's share
-  Eigen::Ref<Mat<T>> g;        // R×3n  out: d g, which is also d g_E
-  Eigen::Ref<Mat<T>> queries;  // R×n   out: d q
-  Eigen::Ref<Mat<T>> s_prev;   // R×n   += d s_prev (it may already hold s_prev's other uses)
+  MatRef<T> context;  // R×2n  in: d c from its other uses (the output layer); out: + g's share
+  MatRef<T> g;        // R×3n  out: d g, which is also d g_E
+  MatRef<T> queries;  // R×n   out: d q
+  MatRef<T> s_prev;   // R×n   += d s_prev (it may already hold s_prev's other uses)
 };
 
 // The backward of decoder_recurrence, given ds (R×n, the total gradient of s) and the
@@ -56,8 +56,8 @@ struct DecoderRecurrenceGradients {
 // decoder_recurrence_weight_grads, one GEMM each over all steps.
 template <class T>
 void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMemory<T>& memory,
-                                 const int* row_sentence, const T* moving, const Eigen::Ref<const Mat<T>>& s_prev,
-                                 const DecoderRecurrenceOutputs<T>& forward, const Eigen::Ref<const Mat<T>>& ds,
+                                 const int* row_sentence, const T* moving, const MatCRef<T>& s_prev,
+                                 const DecoderRecurrenceOutputs<T>& forward, const MatCRef<T>& ds,
                                  DecoderRecurrenceGradients<T> grad, Mat<T>& dkeys, Mat<T>& dannotations,
                                  Parameters<T>& grads, Mat<T>& attention_scratch);
 
@@ -65,11 +65,11 @@ void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMem
 // s_prev_all, r_h_all, contexts_all, dg_all and dqueries_all as the forward and backward
 // of the steps left them.
 template <class T>
-void decoder_recurrence_weight_grads(const Eigen::Ref<const Mat<T>>& s_prev_all,
-                                     const Eigen::Ref<const Mat<T>>& r_h_all,
-                                     const Eigen::Ref<const Mat<T>>& contexts_all,
-                                     const Eigen::Ref<const Mat<T>>& dg_all,
-                                     const Eigen::Ref<const Mat<T>>& dqueries_all, Parameters<T>& grads);
+void decoder_recurrence_weight_grads(const MatCRef<T>& s_prev_all,
+                                     const MatCRef<T>& r_h_all,
+                                     const MatCRef<T>& contexts_all,
+                                     const MatCRef<T>& dg_all,
+                                     const MatCRef<T>& dqueries_all, Parameters<T>& grads);
 
 template <class T>
 struct DecoderStepWorkspace {
@@ -84,6 +84,6 @@ struct DecoderStepWorkspace {
 
 template <class T>
 void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encoder, const int* row_sentence,
-                  const Eigen::Ref<const Mat<T>>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws);
+                  const MatCRef<T>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws);
 
 }  // namespace rnnsearch

@@ -14,6 +14,6 @@ namespace rnnsearch {
 
 // Fills mask (any shape) with 0 (probability rate) or 1/(1-rate).
 template <class T>
-void draw_dropout_mask(Eigen::Ref<Mat<T>> mask, double rate, uint64_t seed);
+void draw_dropout_mask(MatRef<T> mask, double rate, uint64_t seed);
 
 }  // namespace rnnsearch

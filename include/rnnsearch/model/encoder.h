@@ -65,6 +65,6 @@ void encoder_forward(const Parameters<T>& params, const int* src, const int* len
 // is modified (it receives the keys' and the mean's contributions).
 template <class T>
 void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<T>& dannotations,
-                      const Mat<T>& dkeys, const Eigen::Ref<const Mat<T>>& ds0, Parameters<T>& grads);
+                      const Mat<T>& dkeys, const MatCRef<T>& ds0, Parameters<T>& grads);
 
 }  // namespace rnnsearch

@@ -19,30 +19,30 @@ namespace rnnsearch {
 // What the backward of one step needs, written by the forward. Shapes B×3n and B×n.
 template <class T>
 struct GruStepCache {
-  Eigen::Ref<Mat<T>> gates;   // [r | z | h̃]   B×3n
-  Eigen::Ref<Mat<T>> r_h;     // r ∘ h_prev    B×n
+  MatRef<T> gates;   // [r | z | h̃]   B×3n
+  MatRef<T> r_h;     // r ∘ h_prev    B×n
 };
 
 // g: B×3n, h_prev: B×n, U: n×3n, moving: B (1 = this row takes a step, 0 = padding).
 // Writes h (B×n) and the cache.
 template <class T>
-void gru_step_forward(const Eigen::Ref<const Mat<T>>& g, const Eigen::Ref<const Mat<T>>& h_prev,
-                      const Eigen::Ref<const Mat<T>>& U, const T* moving, GruStepCache<T> cache,
-                      Eigen::Ref<Mat<T>> h);
+void gru_step_forward(const MatCRef<T>& g, const MatCRef<T>& h_prev,
+                      const MatCRef<T>& U, const T* moving, GruStepCache<T> cache,
+                      MatRef<T> h);
 
 // dh: B×n, the total gradient of the loss with respect to h.
 // Writes dg (B×3n, the pre-activation gradient) and adds the gradient of h_prev to dh_prev
 // (B×n), which may already hold h_prev's gradient from other uses.
 template <class T>
-void gru_step_backward(const Eigen::Ref<const Mat<T>>& dh, const Eigen::Ref<const Mat<T>>& h_prev,
-                       const Eigen::Ref<const Mat<T>>& U, const T* moving,
-                       const Eigen::Ref<const Mat<T>>& gates, Eigen::Ref<Mat<T>> dg,
-                       Eigen::Ref<Mat<T>> dh_prev);
+void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev,
+                       const MatCRef<T>& U, const T* moving,
+                       const MatCRef<T>& gates, MatRef<T> dg,
+                       MatRef<T> dh_prev);
 
 // dU[:, 0:2n] += H_prev^T dg[:, 0:2n];  dU[:, 2n:3n] += (R∘H_prev)^T dg[:, 2n:3n]
 // over all steps at once (rows = steps × batch).
 template <class T>
-void gru_accumulate_dU(const Eigen::Ref<const Mat<T>>& h_prev_all, const Eigen::Ref<const Mat<T>>& r_h_all,
-                       const Eigen::Ref<const Mat<T>>& dg_all, Eigen::Ref<Mat<T>> dU);
+void gru_accumulate_dU(const MatCRef<T>& h_prev_all, const MatCRef<T>& r_h_all,
+                       const MatCRef<T>& dg_all, MatRef<T> dU);
 
 }  // namespace rnnsearch

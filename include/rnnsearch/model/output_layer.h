@@ -24,12 +24,12 @@ constexpr Index kOutputChunkRows = 256;
 
 // Writes logits (N×V). The cache is filled for maxout models.
 template <class T>
-void output_forward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, OutputCache<T>& cache,
-                    Eigen::Ref<Mat<T>> logits);
+void output_forward(const Parameters<T>& params, const MatCRef<T>& X, OutputCache<T>& cache,
+                    MatRef<T> logits);
 
 // Replaces each row of logits by its log-softmax.
 template <class T>
-void log_softmax_rows(Eigen::Ref<Mat<T>> logits);
+void log_softmax_rows(MatRef<T> logits);
 
 // logits (N×V) in, probabilities out; returns the cross-entropy against the targets
 // smoothed by ε (label_smoothing), q_i = (1−ε) onehot(targets[i]) + ε/V:
@@ -39,11 +39,11 @@ void log_softmax_rows(Eigen::Ref<Mat<T>> logits);
 // (ε = 0: Σ_i −log p_i[y_i]). With token_nll, also writes each row's unsmoothed
 // −log p_i[y_i] there (exact even where p underflows).
 template <class T>
-T softmax_cross_entropy(Eigen::Ref<Mat<T>> logits, const int* targets, T label_smoothing, T* token_nll = nullptr);
+T softmax_cross_entropy(MatRef<T> logits, const int* targets, T label_smoothing, T* token_nll = nullptr);
 
 // probabilities in, dlogits = scale (p − q) out, in place (q as above).
 template <class T>
-void softmax_cross_entropy_backward(Eigen::Ref<Mat<T>> probabilities, const int* targets, T label_smoothing,
+void softmax_cross_entropy_backward(MatRef<T> probabilities, const int* targets, T label_smoothing,
                                     T scale);
 
 // softmax_cross_entropy of output(X) over the N rows of X, kOutputChunkRows at a time,
@@ -51,13 +51,13 @@ void softmax_cross_entropy_backward(Eigen::Ref<Mat<T>> probabilities, const int*
 // scale × that sum, chunk by chunk right after its forward: d out_* are accumulated into
 // grads and dX (N × (n+e+2n)) is written.
 template <class T>
-T output_layer_cost(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, const int* targets,
+T output_layer_cost(const Parameters<T>& params, const MatCRef<T>& X, const int* targets,
                     T label_smoothing, OutputCache<T>& cache, T* token_nll, T scale = T(0),
                     Parameters<T>* grads = nullptr, Mat<T>* dX = nullptr);
 
 // Accumulates d out_* into grads and writes dX (N × (n+e+2n)).
 template <class T>
-void output_backward(const Parameters<T>& params, const Eigen::Ref<const Mat<T>>& X, OutputCache<T>& cache,
-                     const Eigen::Ref<const Mat<T>>& dlogits, Parameters<T>& grads, Eigen::Ref<Mat<T>> dX);
+void output_backward(const Parameters<T>& params, const MatCRef<T>& X, OutputCache<T>& cache,
+                     const MatCRef<T>& dlogits, Parameters<T>& grads, MatRef<T> dX);
 
 }  // namespace rnnsearch

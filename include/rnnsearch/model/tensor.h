@@ -12,6 +12,14 @@ template <class T> using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, 
 template <class T> using RowVec = Eigen::Matrix<T, 1, Eigen::Dynamic>;
 template <class T> using MatMap = Eigen::Map<Mat<T>>;
 template <class T> using ConstMatMap = Eigen::Map<const Mat<T>>;
+// References to blocks of the above, with the stride Eigen would choose spelled out: clang
+// mangles the default (a dependent conditional<...>::type) differently in an explicit
+// instantiation and at its call sites, so the math instantiated in the .cpp files would not
+// link (clang 14; GCC is consistent).
+template <class T> using MatRef = Eigen::Ref<Mat<T>, 0, Eigen::OuterStride<>>;
+template <class T> using MatCRef = Eigen::Ref<const Mat<T>, 0, Eigen::OuterStride<>>;
+template <class T> using RowVecRef = Eigen::Ref<RowVec<T>, 0, Eigen::InnerStride<1>>;
+template <class T> using RowVecCRef = Eigen::Ref<const RowVec<T>, 0, Eigen::InnerStride<1>>;
 template <class T> using RowVecMap = Eigen::Map<RowVec<T>>;
 template <class T> using ConstRowVecMap = Eigen::Map<const RowVec<T>>;
 
