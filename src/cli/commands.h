@@ -4,12 +4,14 @@
 // and printed by main as one line "rnnsearch COMMAND: error: ...".
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <boost/program_options.hpp>
 
 #include "rnnsearch/eval/output.h"
+#include "rnnsearch/train/trainer.h"
 
 namespace rnnsearch::cli {
 
@@ -22,6 +24,10 @@ int score_command(const Args& args);
 int bleu_command(const Args& args);
 int tokenize_command(const Args& args);
 int average_command(const Args& args);
+
+// train's options, parsed and checked (nullopt for --help): what train_command runs, and what
+// the --config fuzz target parses.
+std::optional<TrainOptions> parse_train_options(const Args& args);
 
 // Parses args into vm; handles --help (prints usage, returns true = "stop, exit 0") and
 // --config FILE (options from a "name = value" file; the command line wins). Validators

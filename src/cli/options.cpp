@@ -28,7 +28,11 @@ bool parse_options(const std::string& command, const std::string& usage, po::opt
       const std::string path = vm["config"].as<std::string>();
       std::ifstream in(path);
       if (!in || std::filesystem::is_directory(path)) throw Error(located(path, 0, "cannot open config file"));
-      po::store(po::parse_config_file(in, options), vm);  // values already given are kept
+      try {
+        po::store(po::parse_config_file(in, options), vm);  // values already given are kept
+      } catch (const po::error& e) {
+        throw Error(located(path, 0, e.what()));
+      }
     }
     po::notify(vm);
   } catch (const po::error& e) {

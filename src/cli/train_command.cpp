@@ -1,4 +1,5 @@
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "rnnsearch/error.h"
@@ -23,7 +24,7 @@ Preset preset_sizes(const std::string& name) {
 
 }  // namespace
 
-int train_command(const Args& args) {
+std::optional<TrainOptions> parse_train_options(const Args& args) {
   TrainOptions o;
   std::string preset = "small", output_layer = "maxout", optimizer = "adam";
   int emb = 0, hidden = 0, maxout = 0, batch = 0, threads = 0;
@@ -93,7 +94,7 @@ int train_command(const Args& args) {
   po::variables_map vm;
   if (parse_options("train", "--train-src F --train-tgt F --valid-src F --valid-tgt F --model DIR [options]",
                     options, args, vm))
-    return 0;
+    return std::nullopt;
   const Preset sizes = preset_sizes(preset);
   o.model.emb = emb > 0 ? emb : sizes.emb;
   o.model.hidden = hidden > 0 ? hidden : sizes.hidden;
@@ -108,9 +109,17 @@ int train_command(const Args& args) {
   o.subwords_joint = !subwords_separate;
   o.shuffle = !no_shuffle;
   o.tokenizer.lowercase = !no_lowercase;
-  o.threads = set_threads(threads);
-  profile::enable(profile_phases);
-  return train(o);
+  o.threads = threads;
+  o.profile = profile_phases;
+  return o;
+}
+
+int train_command(const Args& args) {
+  std::optional<TrainOptions> o = parse_train_options(args);
+  if (!o) return 0;  // --help
+  o->threads = set_threads(o->threads);
+  profile::enable(o->profile);
+  return train(*o);
 }
 
 }  // namespace rnnsearch::cli

@@ -40,7 +40,8 @@ struct TrainOptions {
   int patience = 0;            // stop after N validations without improvement; 0 = off
   uint64_t seed = 1;
   bool shuffle = true;
-  int threads = 1;
+  int threads = 1;             // 0 = all cores (resolved by the command line)
+  bool profile = false;        // report the time of each phase (--profile)
   std::string vocab_src, vocab_tgt;  // given vocabularies, else built with min_count
   int min_count = 2;
   int subwords = 0;            // SentencePiece pieces per model; 0 = word-level vocabularies
