@@ -3,6 +3,7 @@
 // uninterrupted run (--threads 1); bad input fails with one line naming the file.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +109,46 @@ TEST(Train, KilledAtRandomInstantsResumesExactly) {
   EXPECT_TRUE(read_file(dir.path("killed/optimizer.npz")) == read_file(dir.path("straight/optimizer.npz")));
   for (const auto& entry : std::filesystem::directory_iterator(dir.path("killed")))
     EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
+}
+
+// A full disk while a checkpoint is written (here a file-size limit, RLIMIT_FSIZE with SIGXFSZ
+// ignored, so write(2) fails with EFBIG where a full disk gives ENOSPC) is an error naming
+// the file, exit 1, and the previous set stays resumable: finishing the run ends
+// bit-identical to one that never failed. The limit is set in turn below the size of the
+// weights (model.best.npz, written first at update 21's validation, fails), then between it
+// and optimizer.npz (the larger: the weights are saved, the optimizer state fails).
+TEST(Train, FullDiskWhileSavingKeepsThePreviousSet) {
+  test::TempDir dir;
+  ASSERT_EQ(run(train_command(dir.path("straight"), "--max-updates 21"), dir).first, 0);
+  ASSERT_EQ(run(train_command(dir.path("base"), "--max-updates 14"), dir).first, 0);
+  const auto model_size = std::filesystem::file_size(dir.path("base/model.npz"));
+  const auto optimizer_size = std::filesystem::file_size(dir.path("base/optimizer.npz"));
+  ASSERT_LT(model_size, optimizer_size);
+  for (const auto& [limit, failing] : {std::pair{model_size / 2, "model.best.npz"},
+                                       std::pair{(model_size + optimizer_size) / 2, "optimizer.npz"}}) {
+    std::filesystem::remove_all(dir.path("full"));
+    std::filesystem::copy(dir.path("base"), dir.path("full"));
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      signal(SIGXFSZ, SIG_IGN);
+      const rlimit rl{static_cast<rlim_t>(limit), static_cast<rlim_t>(limit)};
+      setrlimit(RLIMIT_FSIZE, &rl);
+      execl("/bin/sh", "sh", "-c", ("exec " + train_command(dir.path("full"), "--max-updates 21") + " > /dev/null 2> " +
+                                    dir.path("full.err")).c_str(), nullptr);
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const std::string err = read_file(dir.path("full.err"));
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << "status " << status << ": " << err;
+    EXPECT_NE(err.find(failing), std::string::npos) << err;
+    const auto [resumed, resume_err] = run(train_command(dir.path("full"), "--max-updates 21"), dir);
+    ASSERT_EQ(resumed, 0) << resume_err;
+    EXPECT_NE(resume_err.find("resuming at update 14"), std::string::npos) << resume_err;
+    EXPECT_TRUE(read_file(dir.path("full/model.npz")) == read_file(dir.path("straight/model.npz"))) << failing;
+    EXPECT_TRUE(read_file(dir.path("full/optimizer.npz")) == read_file(dir.path("straight/optimizer.npz")));
+  }
 }
 
 TEST(Train, RefusesToResumeFromFilesOfDifferentCheckpoints) {
