@@ -16,6 +16,7 @@
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/io/npz.h"
 #include "error_of.h"
+#include "fixtures.h"
 #include "temp_dir.h"
 
 namespace rnnsearch {
@@ -129,11 +130,7 @@ TEST(Npz, MissingFileAndWrongDtypeAreRefused) {
 // loader must refuse it without ever holding that much memory (here: under a 1 GB
 // address-space limit; the loader before this test allocated the claimed size).
 TEST(Npz, ClaimedEntrySizeIsNotTrusted) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__has_feature)
-#if defined(__SANITIZE_ADDRESS__) || __has_feature(address_sanitizer)
-  GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit";
-#endif
-#endif
+  if (test::kAddressSanitizer) GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit";
   test::TempDir dir;
   const std::string path = dir.path("claims.npz");
   const std::string npy = encode_npy({6}, kMatrix.data());

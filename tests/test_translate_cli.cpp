@@ -463,6 +463,7 @@ TEST_F(Cli, UnreadableStdinIsAnError) {
 // million hypotheses under a 600 MB address-space limit (it was SIGSEGV: Eigen's resize
 // freed a workspace before the failing allocation, and its destructor freed it again).
 TEST_F(Cli, OutOfMemoryIsAnErrorNotASignal) {
+  if (test::kAddressSanitizer) GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit";
   const std::string input = write("oom.in", "a b c d e f\n");
   const std::string command = "ulimit -v 600000; exec " + std::string(RNNSEARCH_BINARY) + " translate -m " + model() +
                               " -i " + input + " --beam-size 10000000 > /dev/null 2> " + dir_->path("oom.err");
@@ -558,13 +559,15 @@ TEST_F(Cli, InvalidNumericOptionsAreOneLineErrors) {
       {train + "--batch-size 0", "--batch-size must be"}, {train + "--emb -1", "--emb must be"},
       {train + "--max-updates -5", "--max-updates must be"}, {train + "--patience -1", "--patience must be"},
       {translate + "--beam-size 0", "--beam-size must be"}, {translate + "--n-best -1", "--n-best must be"},
-      {translate + "--batch-size 0", "--batch-size must be"}, {translate + "--normalize nan", "--normalize must be"}};
+      {translate + "--batch-size 0", "--batch-size must be"}, {translate + "--normalize nan", "--normalize must be"},
+      // a value or name holding Boost's own message placeholders (formatting them looped forever)
+      {train + "--emb %value%", "'%25value%25'"}, {train + "--%canonical_option%", "%25canonical_option%25"}};
   for (const auto& [command, message] : cases) {
     const Result r = run(command, "");
     EXPECT_EQ(r.status, 1) << command;
     ASSERT_EQ(r.err.size(), 1u) << command << ": " << r.err_text;
     EXPECT_NE(r.err[0].find(message), std::string::npos) << r.err[0];
-    EXPECT_EQ(r.err[0].find("rnnsearch"), r.err[0].rfind("rnnsearch")) << "prefixed twice: " << r.err[0];
+    EXPECT_EQ(r.err[0].find("error:"), r.err[0].rfind("error:")) << "prefixed twice: " << r.err[0];
   }
 }
 

@@ -13,6 +13,26 @@
 namespace po = boost::program_options;
 
 namespace rnnsearch::cli {
+namespace {
+
+// Boost.Program_options formats a message by replacing each placeholder (%value%,
+// %canonical_option%, ...) until none is left, so a value or option name that contains its
+// own placeholder (`--emb %value%`, found by fuzz_train_config) made what() loop forever.
+// The user's text is escaped first: each '%' shows as "%25".
+struct EscapedMessage : po::error_with_option_name {
+  static std::string of(po::error_with_option_name& e) {
+    for (auto& [placeholder, text] : e.*(&EscapedMessage::m_substitutions))
+      for (size_t at = text.find('%'); at != std::string::npos; at = text.find('%', at + 3)) text.replace(at, 1, "%25");
+    return e.what();
+  }
+};
+
+std::string message_of(po::error& e) {
+  auto* named = dynamic_cast<po::error_with_option_name*>(&e);
+  return named ? EscapedMessage::of(*named) : e.what();
+}
+
+}  // namespace
 
 bool parse_options(const std::string& command, const std::string& usage, po::options_description& options,
                    const Args& args, po::variables_map& vm) {
@@ -30,13 +50,13 @@ bool parse_options(const std::string& command, const std::string& usage, po::opt
       if (!in || std::filesystem::is_directory(path)) throw Error(located(path, 0, "cannot open config file"));
       try {
         po::store(po::parse_config_file(in, options), vm);  // values already given are kept
-      } catch (const po::error& e) {
-        throw Error(located(path, 0, e.what()));
+      } catch (po::error& e) {
+        throw Error(located(path, 0, message_of(e)));
       }
     }
     po::notify(vm);
-  } catch (const po::error& e) {
-    throw Error(std::string(e.what()) + " (see rnnsearch " + command + " --help)");
+  } catch (po::error& e) {
+    throw Error(message_of(e) + " (see rnnsearch " + command + " --help)");
   }
   return false;
 }
