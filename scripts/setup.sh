@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev                     # config.json, progress.json, JSON output
   libsentencepiece-dev                   # subword units (train --subwords)
   python3-numpy                          # the test that numpy.load reads our model.npz
+  clang libclang-rt-dev libomp-dev       # scripts/sanitize.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer
 )
 
 missing=()

@@ -4,6 +4,7 @@
 // and printed by main as one line "rnnsearch COMMAND: error: ...".
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
