@@ -2,6 +2,7 @@
 
 #include <zip.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <memory>
@@ -61,13 +62,13 @@ std::string read_entry(zip_file_t* file, zip_uint64_t claimed_size, const std::s
   constexpr size_t kChunk = size_t{1} << 20;
   std::string bytes;
   for (;;) {
-    const size_t before = bytes.size();
-    bytes.resize(before + kChunk);
-    const zip_int64_t got = zip_fread(file, bytes.data() + before, kChunk);
+    // One byte past the claim, so that an entry longer than it claims is noticed.
+    const size_t before = bytes.size(), want = std::min<size_t>(kChunk, claimed_size + 1 - before);
+    bytes.resize(before + want);
+    const zip_int64_t got = zip_fread(file, bytes.data() + before, want);
     if (got < 0) throw Error(what + ": cannot be read: " + zip_file_strerror(file));
     bytes.resize(before + static_cast<size_t>(got));
-    if (got == 0) break;
-    if (bytes.size() > claimed_size) break;
+    if (got == 0 || bytes.size() > claimed_size) break;
   }
   if (bytes.size() != claimed_size)
     throw Error(what + ": holds " + std::to_string(bytes.size()) + (bytes.size() > claimed_size ? "+" : "") +
@@ -199,8 +200,8 @@ std::map<std::string, NpyArray> load_npz(const std::string& path) {
     std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(
         zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0), zip_fclose);
     if (!file) throw Error(located(path, 0, "array '" + name + "' cannot be read: " + zip_strerror(archive.get())));
-    arrays[name] = decode_npy(read_entry(file.get(), stat.size, path + ": array '" + name + "'"),
-                              path + ": array '" + name + "'");
+    const std::string what = path + ": array '" + name + "'";
+    arrays[name] = decode_npy(read_entry(file.get(), stat.size, what), what);
   }
   return arrays;
 }

@@ -128,6 +128,8 @@ std::vector<const Parameters<float>*> ensemble_weights(const std::vector<Model>&
 void average_weight_files(const std::vector<std::string>& inputs, const std::string& output) {
   if (inputs.empty()) throw Error("no weight files to average");
   std::map<std::string, NpyArray> sum = load_npz(inputs.front());
+  for (const auto& [name, array] : sum)
+    if (array.is_integer) throw Error(located(inputs.front(), 0, "array '" + name + "' is int64: not weights to average"));
   for (size_t k = 1; k < inputs.size(); ++k) {
     const std::map<std::string, NpyArray> next = load_npz(inputs[k]);
     if (next.size() != sum.size())
@@ -142,7 +144,6 @@ void average_weight_files(const std::vector<std::string>& inputs, const std::str
   }
   std::vector<NpyArrayView> views;
   for (auto& [name, array] : sum) {
-    if (array.is_integer) throw Error(located(inputs.front(), 0, "array '" + name + "' is int64: not weights to average"));
     for (float& value : array.data) value /= static_cast<float>(inputs.size());
     views.push_back({name, array.shape, array.data.data()});
   }
