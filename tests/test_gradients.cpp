@@ -53,7 +53,20 @@ struct Case {
   OutputKind output;
   bool padded;
   double embedding_dropout, output_dropout, label_smoothing;
+  bool tied_embeddings = false;
 };
+
+// The three output layers: maxout, linear, maxout with tied embeddings.
+const Case kOutputLayers[] = {{OutputKind::maxout, false, 0, 0, 0, false},
+                              {OutputKind::linear, false, 0, 0, 0, false},
+                              {OutputKind::maxout, false, 0, 0, 0, true}};
+
+// The tiny model; tied embeddings need l = e, so that case has 4 maxout units.
+ModelConfig config_of(const Case& c) {
+  ModelConfig config = test::tiny_config(11, 11, c.output, 4, 5, c.tied_embeddings ? 4 : 3);
+  config.tied_embeddings = c.tied_embeddings;
+  return config;
+}
 
 class ModelGradient : public ::testing::TestWithParam<Case> {};
 
@@ -61,7 +74,7 @@ class ModelGradient : public ::testing::TestWithParam<Case> {};
 // ids, so the embedding tables are the input gradients).
 TEST_P(ModelGradient, MatchesCentralDifferences) {
   const Case c = GetParam();
-  Parameters<double> params(test::tiny_config(11, 11, c.output));
+  Parameters<double> params(config_of(c));
   params.init_uniform(0.5, 7);  // larger than the default 0.1 so that every path matters
   const Batch batch = tiny_batch(c.padded);
   // a fixed seed gives the same masks every call
@@ -94,7 +107,9 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                            Case{OutputKind::linear, false, 0, 0, 0}, Case{OutputKind::linear, true, 0, 0, 0},
                                            Case{OutputKind::maxout, true, 0.3, 0.3, 0}, Case{OutputKind::linear, true, 0.3, 0.3, 0},
                                            Case{OutputKind::maxout, true, 0.2, 0.4, 0}, Case{OutputKind::maxout, true, 0, 0, 0.1},
-                                           Case{OutputKind::linear, true, 0.3, 0.1, 0.2}));
+                                           Case{OutputKind::linear, true, 0.3, 0.1, 0.2},
+                                           Case{OutputKind::maxout, true, 0, 0, 0, true},
+                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true}));
 
 // Layer-level checks: a loss L = Σ w ∘ output with fixed random weights w, differentiated
 // with respect to every input and parameter of the layer by central differences.
@@ -202,11 +217,11 @@ TEST(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
   }
 }
 
-TEST(OutputLayerGradient, InputsOfBothKindsWithAndWithoutLabelSmoothing) {
-  for (OutputKind kind : {OutputKind::maxout, OutputKind::linear})
+TEST(OutputLayerGradient, InputsOfAllKindsWithAndWithoutLabelSmoothing) {
+  for (const Case& model : kOutputLayers)
   for (double smoothing : {0.0, 0.1}) {
     std::mt19937_64 rng(3);
-    Parameters<double> params(test::tiny_config(11, 11, kind));
+    Parameters<double> params(config_of(model));
     params.init_uniform(0.5, 3);
     const Index N = 4, din = params.config().output_input();
     Mat<double> X = random_matrix(N, din, rng);
@@ -393,7 +408,7 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
       const Vec pre = row_times(X, p.mat(out_W)) + vec_of(p.vec(out_b));
       Vec t(c.maxout);
       for (Index k = 0; k < c.maxout; ++k) t(k) = std::max(pre(2 * k), pre(2 * k + 1));
-      logits = row_times(t, p.mat(out_Wo)) + vec_of(p.vec(out_bo));
+      logits = (c.tied_embeddings ? Vec(p.mat(tgt_emb) * t) : row_times(t, p.mat(out_Wo))) + vec_of(p.vec(out_bo));
     } else {
       logits = row_times(X, p.mat(out_W)) + vec_of(p.vec(out_b));
     }
@@ -407,8 +422,8 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
 }
 
 TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
-  for (OutputKind kind : {OutputKind::maxout, OutputKind::linear}) {
-    Parameters<double> params(test::tiny_config(11, 11, kind));
+  for (const Case& model : kOutputLayers) {
+    Parameters<double> params(config_of(model));
     params.init_uniform(0.5, 5);
     const std::vector<std::vector<int>> src = {{4, 5, 6, 7, 3}, {8, 3}, {9, 10, 4, 3}};
     const std::vector<std::vector<int>> tgt = {{5, 6, 3}, {7, 8, 9, 10, 4, 3}, {6, 3}};
@@ -417,7 +432,7 @@ TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
     for (size_t k = 0; k < src.size(); ++k) expected += per_sentence[k] = sentence_cost_reference(params, src[k], tgt[k]);
     ModelWorkspace<double> ws;
     const double batched = rnnsearch_forward<double>(params, pad_batch(src, tgt, {0, 1, 2}), {}, ws);
-    EXPECT_NEAR(batched, expected, 1e-10 * expected) << output_kind_name(kind);
+    EXPECT_NEAR(batched, expected, 1e-10 * expected) << output_kind_name(model.output) << " tied " << model.tied_embeddings;
     // The per-token costs (what `rnnsearch score` reports) add up to each sentence's cost.
     std::vector<double> from_tokens(src.size(), 0.0);
     for (size_t k = 0; k < ws.out_rows.size(); ++k) from_tokens[ws.out_rows[k] % src.size()] += ws.token_nll[k];

@@ -45,6 +45,35 @@ TEST(Weights, RoundTrip) {
   EXPECT_EQ(loaded.values(), params.values());
 }
 
+// A tied model stores no out_Wo (the output projection is tgt_embᵀ); config.json says so, and
+// sizes that cannot be tied are refused.
+TEST(Weights, TiedEmbeddingsStoreNoOutputProjection) {
+  test::TempDir dir;
+  ModelConfig config = test::tiny_config(9, 7, OutputKind::maxout, /*emb=*/3, /*hidden=*/4, /*maxout=*/3);
+  config.tied_embeddings = true;
+  Parameters<float> params(config);
+  params.init_uniform(0.1, 2);
+  save_weights(dir.path("model.npz"), params);
+  const auto arrays = load_npz(dir.path("model.npz"));
+  EXPECT_EQ(arrays.count("out_Wo"), 0u);
+  EXPECT_EQ(arrays.at("out_bo").shape, (std::vector<long>{7}));
+  const ModelConfig read_back = nlohmann::json(config).get<ModelConfig>();
+  EXPECT_TRUE(read_back.tied_embeddings);
+  Parameters<float> loaded(read_back);
+  load_weights(dir.path("model.npz"), loaded);
+  EXPECT_EQ(loaded.values(), params.values());
+  // the untied model of the same sizes needs out_Wo, which this file does not have
+  Parameters<float> untied(test::tiny_config(9, 7, OutputKind::maxout, 3, 4, 3));
+  EXPECT_NE(test::error_of([&] { load_weights(dir.path("model.npz"), untied); }).find("out_Wo"), std::string::npos);
+
+  nlohmann::json unequal = nlohmann::json(config);
+  unequal["maxout"] = 2;
+  EXPECT_NE(test::error_of([&] { unequal.get<ModelConfig>(); }).find("tied"), std::string::npos);
+  nlohmann::json linear = nlohmann::json(config);
+  linear["output_layer"] = "linear";
+  EXPECT_NE(test::error_of([&] { linear.get<ModelConfig>(); }).find("tied"), std::string::npos);
+}
+
 // rnnsearch average: the element-wise mean of checkpoints, refused across different models.
 TEST(Weights, AverageIsTheElementwiseMean) {
   test::TempDir dir;

@@ -44,6 +44,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("hidden", po::value(&hidden)->notifier(at_least("hidden", 1)), "hidden size n (overrides the preset)")
       ("maxout", po::value(&maxout)->notifier(at_least("maxout", 1)), "maxout units l (overrides the preset)")
       ("output-layer", po::value(&output_layer)->default_value("maxout"), "maxout (the paper's deep output) or linear")
+      ("tied-embeddings", po::bool_switch(&o.model.tied_embeddings),
+       "use the target embeddings as the output projection (tgt_embᵀ for out_Wo; needs --maxout = --emb)")
       ("batch-size", po::value(&batch)->notifier(at_least("batch-size", 1)), "sentences per batch (overrides the preset)")
       ("optimizer", po::value(&optimizer)->default_value("adam"), "adam or sgd")
       ("lr", po::value(&o.optimizer.lr)->default_value(1e-3)->notifier(non_negative("lr")), "learning rate")
@@ -100,6 +102,7 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   o.model.hidden = hidden > 0 ? hidden : sizes.hidden;
   o.model.maxout = maxout > 0 ? maxout : sizes.maxout;
   o.model.output = parse_output_kind(output_layer);
+  check_tied_embeddings(o.model);
   o.batch_size = batch > 0 ? batch : sizes.batch;
   o.optimizer.kind = parse_optimizer_kind(optimizer);
   if (!vm.count("dropout-embeddings")) o.regularization.embedding_dropout = dropout;

@@ -18,6 +18,16 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
   j = nlohmann::json{{"src_vocab", c.src_vocab}, {"tgt_vocab", c.tgt_vocab}, {"emb", c.emb},
                      {"hidden", c.hidden},       {"maxout", c.maxout},
                      {"output_layer", output_kind_name(c.output)}};
+  if (c.tied_embeddings) j["tied_embeddings"] = true;  // absent in models from before the option
+}
+
+void check_tied_embeddings(const ModelConfig& c) {
+  if (!c.tied_embeddings) return;
+  if (c.output != OutputKind::maxout)
+    throw Error("tied embeddings need the maxout output layer (the linear one projects [s, E, c], not e units)");
+  if (c.maxout != c.emb)
+    throw Error("tied embeddings need as many maxout units as embedding units (l = " + std::to_string(c.maxout) +
+                ", e = " + std::to_string(c.emb) + ")");
 }
 
 namespace {
@@ -45,9 +55,11 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
     c.hidden = size_field(j, "hidden", 1);
     c.maxout = size_field(j, "maxout", 1);
     c.output = parse_output_kind(j.at("output_layer").get<std::string>());
+    c.tied_embeddings = j.value("tied_embeddings", false);
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("model config: ") + e.what());
   }
+  check_tied_embeddings(c);
   long parameters = 0;
   for (const ParamSpec& spec : parameter_layout(c)) parameters += spec.present ? spec.rows * spec.cols : 0;
   if (parameters > kMaxParameters)
@@ -71,7 +83,7 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
       {"dec_C", 2 * n, 3 * n, false, true, 0},     {"dec_U", n, 3 * n, false, true, 0},
       {"out_W", c.output_input(), c.output_width(), false, true, 0},
       {"out_b", 1, c.output_width(), true, true, 0},
-      {"out_Wo", c.maxout, Vt, false, maxout, 0},  {"out_bo", 1, Vt, true, maxout, 0},
+      {"out_Wo", c.maxout, Vt, false, maxout && !c.tied_embeddings, 0},  {"out_bo", 1, Vt, true, maxout, 0},
   };
   size_t offset = 0;
   for (ParamSpec& s : specs) {

@@ -25,8 +25,11 @@ void output_forward(const Parameters<T>& params, const MatCRef<T>& X, OutputCach
     const T* p = pre.row(i).data();
     for (Index k = 0; k < l; ++k) t(i, k) = std::max(p[2 * k], p[2 * k + 1]);
   }
-  // logits = t out_Wo + out_bo
-  logits.noalias() = t * params.mat(out_Wo);
+  // logits = t out_Wo + out_bo, or with tied embeddings t tgt_embᵀ + out_bo
+  if (params.config().tied_embeddings)
+    logits.noalias() = t * params.mat(tgt_emb).transpose();
+  else
+    logits.noalias() = t * params.mat(out_Wo);
   logits.rowwise() += params.vec(out_bo);
 }
 
@@ -86,11 +89,16 @@ void output_backward(const Parameters<T>& params, const MatCRef<T>& X, OutputCac
   const Index l = params.config().maxout;
   auto pre = cache.pre_maxout.topRows(N);
   auto t = cache.maxout.topRows(N);
-  // logits = t out_Wo + out_bo
-  grads.mat(out_Wo).noalias() += t.transpose() * dlogits;
+  // logits = t out_Wo + out_bo (tied: t tgt_embᵀ + out_bo, whose gradient adds to the embeddings')
   grads.vec(out_bo) += dlogits.colwise().sum();
-  auto dt = t;  // t is not needed any more: its storage takes dt
-  dt.noalias() = dlogits * params.mat(out_Wo).transpose();
+  auto dt = t;  // t is not needed any more once its weight gradient is taken: its storage takes dt
+  if (params.config().tied_embeddings) {
+    grads.mat(tgt_emb).noalias() += dlogits.transpose() * t;
+    dt.noalias() = dlogits * params.mat(tgt_emb);
+  } else {
+    grads.mat(out_Wo).noalias() += t.transpose() * dlogits;
+    dt.noalias() = dlogits * params.mat(out_Wo).transpose();
+  }
   // maxout: the gradient goes to the larger of each pair (the first on a tie, as forward)
   auto dpre = pre;  // likewise t̃ becomes dt̃, written pair by pair after reading it
   for (Index i = 0; i < N; ++i) {

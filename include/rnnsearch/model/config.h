@@ -18,6 +18,10 @@ struct ModelConfig {
   int hidden = 256;   // n
   int maxout = 256;   // l (maxout only)
   OutputKind output = OutputKind::maxout;
+  // Tied target embeddings (maxout only, needs l = e): the output projection is tgt_embᵀ
+  // instead of a separate out_Wo, as in Press & Wolf (2017). Fewer parameters, and each
+  // target word's row learns from both its uses.
+  bool tied_embeddings = false;
 
   // Width of the output layer's input [s, E, c]: n + e + 2n.
   int output_input() const { return hidden + emb + 2 * hidden; }
@@ -29,6 +33,8 @@ void to_json(nlohmann::json& j, const ModelConfig& c);
 void from_json(const nlohmann::json& j, ModelConfig& c);  // throws rnnsearch::Error
 std::string output_kind_name(OutputKind kind);
 OutputKind parse_output_kind(const std::string& name);     // throws rnnsearch::Error
+// Throws rnnsearch::Error when tied_embeddings is set on sizes that cannot be tied.
+void check_tied_embeddings(const ModelConfig& config);
 
 // The parameter tensors, in storage order.
 enum Param : int {
@@ -46,7 +52,7 @@ struct ParamSpec {
   const char* name;   // the .npz array name
   long rows, cols;    // a vector (bias) has rows = 1 and is stored as a 1-D array
   bool is_vector;
-  bool present;       // out_Wo / out_bo exist only for the maxout output
+  bool present;       // out_Wo / out_bo exist only for the maxout output, out_Wo only untied
   size_t offset;      // into the flat buffer
   size_t size() const { return present ? static_cast<size_t>(rows * cols) : 0; }
 };

@@ -3,7 +3,7 @@
 // the caller (s is s_{i-1} for maxout, s_i for linear):
 //
 //   maxout: t̃ = X out_W + out_b (N×2l),  t[k] = max(t̃[2k], t̃[2k+1]),
-//           logits = t out_Wo + out_bo
+//           logits = t out_Wo + out_bo   (tied embeddings: t tgt_embᵀ + out_bo)
 //   linear: logits = X out_W + out_b
 //
 // and the training cost Σ −log softmax(logits)[y].
