@@ -12,6 +12,7 @@ packages=(
   libzip-dev zlib1g-dev                  # model.npz (zip of .npy) and .gz corpora
   nlohmann-json3-dev                     # config.json, progress.json, JSON output
   libsentencepiece-dev                   # subword units (train --subwords)
+  libopenblas-openmp-dev                 # faster matrix products than Eigen's own (build/gemm_bench)
   python3-numpy                          # the test that numpy.load reads our model.npz
   clang libclang-rt-dev libomp-dev       # scripts/sanitize.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer
 )

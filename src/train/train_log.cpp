@@ -46,9 +46,9 @@ std::string data_line(const ParallelCorpus& train, const ParallelCorpus& valid, 
 
 std::string model_line(const ModelConfig& config, size_t parameters, int batch_size, int threads) {
   return "model: e=" + std::to_string(config.emb) + " n=" + std::to_string(config.hidden) +
-         " l=" + std::to_string(config.maxout) + " output=" + output_kind_name(config.output) + (config.tied_embeddings ? " tied" : "") + ", " +
-         std::to_string(parameters) + " parameters; batch " + std::to_string(batch_size) + ", " +
-         std::to_string(threads) + " thread(s)";
+         " l=" + std::to_string(config.maxout) + " output=" + output_kind_name(config.output) +
+         (config.tied_embeddings ? " tied" : "") + ", " + std::to_string(parameters) + " parameters; batch " +
+         std::to_string(batch_size) + ", " + std::to_string(threads) + " thread(s), GEMM " + kGemmBackend;
 }
 
 std::string selection_text(double cost, ValidMetric metric) {

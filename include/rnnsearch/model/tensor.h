@@ -7,6 +7,12 @@
 
 namespace rnnsearch {
 
+// Who multiplies the matrices: "openblas" when CMake found it (EIGEN_USE_BLAS), else "eigen".
+#ifndef RNNSEARCH_GEMM
+#define RNNSEARCH_GEMM "eigen"
+#endif
+constexpr const char* kGemmBackend = RNNSEARCH_GEMM;
+
 using Index = Eigen::Index;
 template <class T> using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 template <class T> using RowVec = Eigen::Matrix<T, 1, Eigen::Dynamic>;
