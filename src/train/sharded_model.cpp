@@ -10,7 +10,10 @@
 namespace rnnsearch {
 
 ShardedModel::ShardedModel(const ModelConfig& config, int threads) {
-  for (int t = 0; t < threads; ++t) shards_.push_back(std::make_unique<Shard>(config));
+  for (int t = 0; t < threads; ++t) {
+    shards_.push_back(std::make_unique<Shard>());
+    if (t > 0) shards_.back()->grads = std::make_unique<Parameters<float>>(config);
+  }
 }
 
 double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& corpus,
@@ -56,7 +59,7 @@ double ShardedModel::run_shard(const Parameters<float>& params, const Regulariza
   Regularization shard_regularization = regularization;
   shard_regularization.seed = mix_seed(regularization.seed + static_cast<uint64_t>(t));
   if (!grads) return rnnsearch_forward<float>(params, shard.batch, shard_regularization, shard.workspace);
-  Parameters<float>& g = t == 0 ? *grads : shard.grads;
+  Parameters<float>& g = t == 0 ? *grads : *shard.grads;
   g.set_zero();
   return rnnsearch_forward_backward<float>(params, shard.batch, shard_regularization, 1.0f / static_cast<float>(tokens),
                                            shard.workspace, g);
@@ -67,7 +70,7 @@ void ShardedModel::sum_into(Parameters<float>& total, int count) {
   const long size = static_cast<long>(total.values().size());
   float* out = total.values().data();
   for (int t = 1; t < count; ++t) {
-    const float* in = shards_[t]->grads.values().data();
+    const float* in = shards_[t]->grads->values().data();
 #pragma omp parallel for simd schedule(static)
     for (long k = 0; k < size; ++k) out[k] += in[k];
   }

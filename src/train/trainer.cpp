@@ -64,7 +64,6 @@ class Trainer {
   ModelDefinition model_def_;  // sizes, tokenizer, subword models, vocabularies
   ParallelCorpus train_, valid_;
   std::unique_ptr<Parameters<float>> params_, grads_;
-  std::unique_ptr<Parameters<float>> average_params_;  // --exponential-smoothing: what validates
   std::unique_ptr<Validator> validator_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<ShardedModel> model_;
@@ -97,7 +96,6 @@ void Trainer::set_up() {
   validator_ = std::make_unique<Validator>(o_.valid_metrics, o_.valid_src, o_.valid_tgt, d.tokenizer, o_.valid_beam_size,
                                            o_.batch_size, o_.threads, valid_);
   params_ = std::make_unique<Parameters<float>>(model_def_.config);
-  if (o_.optimizer.smoothing > 0) average_params_ = std::make_unique<Parameters<float>>(model_def_.config);
   grads_ = std::make_unique<Parameters<float>>(model_def_.config);
   optimizer_ = std::make_unique<Optimizer>(o_.optimizer, params_->values().size());
   model_ = std::make_unique<ShardedModel>(model_def_.config, o_.threads);
@@ -132,19 +130,30 @@ void Trainer::save_checkpoint() {
 // Validates the weights that translate (the average, with --exponential-smoothing); saves
 // the checkpoint, and those weights as model.best.npz when the selecting metric improved.
 void Trainer::validate_and_save(bool epoch_end) {
-  const Parameters<float>* weights = params_.get();
-  if (const AlignedVector<float>* average = optimizer_->average()) {
-    average_params_->values() = *average;
-    weights = average_params_.get();
+  ValidationScores scores;
+  bool improved;
+  {
+    // The average takes the parameters' place (a buffer swap, no copy) until the scope ends,
+    // also by an exception: the checkpoint below must hold the raw weights.
+    struct AverageInPlace {
+      Optimizer& optimizer;
+      AlignedVector<float>& params;
+      const bool swapped = optimizer.average() != nullptr;
+      AverageInPlace(Optimizer& o, AlignedVector<float>& p) : optimizer(o), params(p) {
+        if (swapped) optimizer.swap_average(params);
+      }
+      ~AverageInPlace() {
+        if (swapped) optimizer.swap_average(params);
+      }
+    } average_in_place(*optimizer_, params_->values());
+    scores = validator_->run(model_def_, *params_, *model_);
+    improved = scores.cost(o_.valid_metrics.front()) < progress_.best_valid_cost;
+    if (improved) save_weights(path(model_files::kBestWeights), *params_);
   }
-  const ValidationScores scores = validator_->run(model_def_, *weights, *model_);
-  const double cost = scores.cost(o_.valid_metrics.front());
-  const bool improved = cost < progress_.best_valid_cost;
   if (improved) {
-    progress_.best_valid_cost = cost;
+    progress_.best_valid_cost = scores.cost(o_.valid_metrics.front());
     progress_.best_update = progress_.update;
     progress_.validations_without_improvement = 0;
-    save_weights(path(model_files::kBestWeights), *weights);
   } else if (++progress_.validations_without_improvement >= o_.patience && o_.patience > 0) {
     stop_for_patience_ = true;
   }

@@ -39,6 +39,9 @@ class Optimizer {
   long steps() const { return steps_; }
   // θ̄, or nullptr without smoothing or before the first step.
   const AlignedVector<float>* average() const { return average_.empty() ? nullptr : &average_; }
+  // Exchanges θ̄ with values, without copying: the trainer validates the average in the
+  // parameters' own buffer and swaps back (one model-sized buffer fewer).
+  void swap_average(AlignedVector<float>& values) { average_.swap(values); }
 
   // optimizer.npz: "adam_m", "adam_v" (Adam only), "average" (with smoothing, after the
   // first step) and "step" (a 1-element int64 array: float32 would be exact only to 2^24).

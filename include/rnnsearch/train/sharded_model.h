@@ -27,10 +27,9 @@ class ShardedModel {
 
  private:
   struct Shard {
-    explicit Shard(const ModelConfig& config) : grads(config) {}
     Batch batch;
     ModelWorkspace<float> workspace;
-    Parameters<float> grads;
+    std::unique_ptr<Parameters<float>> grads;  // null for shard 0, which writes into the caller's
   };
   // Σ −log p of shard t (and, with grads, its gradient; shard 0 writes into grads).
   double run_shard(const Parameters<float>& params, const Regularization& regularization, int t, long tokens,
