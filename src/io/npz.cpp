@@ -37,20 +37,36 @@ std::string zip_error_text(int code) {
 
 // Format 1.0: magic, version, little-endian uint16 header length, a Python dict literal
 // padded with spaces to a multiple of 64 bytes and ending in '\n', then the raw data.
-template <typename T>
-std::string encode_npy_as(const std::vector<long>& shape, const char* descr, const T* data) {
+std::string npy_header(const std::vector<long>& shape, const char* descr) {
   std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
   const size_t unpadded = kMagicLen + 2 + 2 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
   header += '\n';
-  size_t count = 1;
-  for (long d : shape) count *= static_cast<size_t>(d);
   std::string out(kMagic, kMagicLen);
   out += '\x01';
   out += '\x00';
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
-  out += header;
+  return out + header;
+}
+
+size_t element_count(const std::vector<long>& shape) {
+  size_t count = 1;
+  for (long d : shape) count *= static_cast<size_t>(d);
+  return count;
+}
+
+// The array's raw bytes (little-endian, as the host): what follows the header.
+std::pair<const void*, size_t> npy_data(const NpyArrayView& a) {
+  const size_t count = element_count(a.shape);
+  if (a.integers) return {a.integers, count * sizeof(std::int64_t)};
+  return {a.data, count * sizeof(float)};
+}
+
+template <typename T>
+std::string encode_npy_as(const std::vector<long>& shape, const char* descr, const T* data) {
+  std::string out = npy_header(shape, descr);
+  const size_t count = element_count(shape);
   if (count > 0) out.append(reinterpret_cast<const char*>(data), count * sizeof(T));  // data may be null
   return out;
 }
@@ -158,12 +174,17 @@ void save_npz(const std::string& path, const std::vector<NpyArrayView>& arrays) 
     int code = 0;
     zip_t* archive = zip_open(tmp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code);
     if (!archive) throw Error(located(tmp, 0, "cannot create zip: " + zip_error_text(code)));
-    // libzip reads the buffers when the archive is closed: keep them alive until then.
-    std::vector<std::string> buffers;
-    buffers.reserve(arrays.size());
+    // Each entry is two fragments, its header and the caller's array itself, never copied
+    // (a copy of optimizer.npz was the peak of a training run's memory). libzip reads them
+    // when the archive is closed: the headers stay alive until then.
+    std::vector<std::string> headers;
+    headers.reserve(arrays.size());
     for (const NpyArrayView& a : arrays) {
-      buffers.push_back(a.integers ? encode_npy(a.shape, a.integers) : encode_npy(a.shape, a.data));
-      zip_source_t* source = zip_source_buffer(archive, buffers.back().data(), buffers.back().size(), 0);
+      headers.push_back(npy_header(a.shape, a.integers ? kInt64 : kFloat32));
+      const auto [data, bytes] = npy_data(a);
+      const zip_buffer_fragment_t fragments[2] = {{reinterpret_cast<zip_uint8_t*>(headers.back().data()), headers.back().size()},
+                                                  {static_cast<zip_uint8_t*>(const_cast<void*>(data)), bytes}};
+      zip_source_t* source = zip_source_buffer_fragment(archive, fragments, 2, 0);  // (an empty fragment is skipped)
       const zip_int64_t index =
           source ? zip_file_add(archive, (a.name + ".npy").c_str(), source, ZIP_FL_OVERWRITE | ZIP_FL_ENC_UTF_8) : -1;
       if (index < 0) {
