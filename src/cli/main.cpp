@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "rnnsearch/error.h"
+#include "rnnsearch/util/mpi.h"
 
 namespace {
 
@@ -19,6 +20,35 @@ const char* kUsage =
     "  bleu       corpus BLEU of tokenized text, as multi-bleu.perl\n"
     "  tokenize   tokenize text as training does (e.g. references for bleu)\n"
     "  average    average the weights of several checkpoints of one model\n";
+
+// "rnnsearch train", or "rnnsearch train (rank 1 of 2)" in an MPI job.
+std::string who(const char* command) {
+  std::string name = std::string("rnnsearch ") + command;
+  if (rnnsearch::mpi::size() > 1)
+    name += " (rank " + std::to_string(rnnsearch::mpi::rank()) + " of " + std::to_string(rnnsearch::mpi::size()) + ")";
+  return name;
+}
+
+// Runs a command; a failure prints one line and, in an MPI job, ends every rank (the others
+// would otherwise wait forever for this one).
+int run(int (*command)(const rnnsearch::cli::Args&), const char* name, const rnnsearch::cli::Args& args) {
+  try {
+    // The ranks of a job build the same batches from the same options: they must agree.
+    std::vector<std::string> roots_args = args;
+    rnnsearch::mpi::broadcast(roots_args);
+    if (roots_args != args)
+      throw rnnsearch::Error("the command line differs from rank 0's (every rank must run the same command)");
+    return command(args);
+  } catch (const rnnsearch::Error& e) {
+    std::cerr << who(name) << ": error: " << e.what() << std::endl;
+  } catch (const std::bad_alloc&) {
+    std::cerr << who(name) << ": error: out of memory" << std::endl;
+  } catch (const std::exception& e) {
+    std::cerr << who(name) << ": internal error: " << e.what() << std::endl;
+  }
+  if (rnnsearch::mpi::size() > 1) rnnsearch::mpi::abort(1);
+  return 1;
+}
 
 }  // namespace
 
@@ -37,14 +67,16 @@ int main(int argc, char** argv) {
     std::cerr << "rnnsearch: unknown command '" << argv[1] << "'\n" << kUsage;
     return 2;
   }
-  try {
-    return command->second(Args(argv + 2, argv + argc));
-  } catch (const rnnsearch::Error& e) {
-    std::cerr << "rnnsearch " << argv[1] << ": error: " << e.what() << "\n";
-  } catch (const std::bad_alloc&) {
-    std::cerr << "rnnsearch " << argv[1] << ": error: out of memory\n";
-  } catch (const std::exception& e) {
-    std::cerr << "rnnsearch " << argv[1] << ": internal error: " << e.what() << "\n";
+  rnnsearch::mpi::init(&argc, &argv);
+  const std::string name = argv[1];
+  if (rnnsearch::mpi::size() > 1 && name != "train" && name != "translate" && name != "score") {
+    // Every rank would write the same files at once.
+    if (rnnsearch::mpi::is_root())
+      std::cerr << who(argv[1]) << ": error: runs as one process; only train, translate and score run under mpirun\n";
+    rnnsearch::mpi::finalize();
+    return 2;
   }
-  return 1;
+  const int status = run(command->second, argv[1], Args(argv + 2, argv + argc));
+  rnnsearch::mpi::finalize();
+  return status;
 }

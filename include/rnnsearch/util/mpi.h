@@ -1,0 +1,101 @@
+#pragma once
+// The group of processes one run is spread over (docs/design.md §7): one process without
+// `mpirun`, N ranks under `mpirun -np N`. Training splits each batch across the ranks and
+// sums their gradients (ShardedModel); translation, scoring and validation BLEU split the
+// batches of a chunk and gather the results (Translator, Scorer).
+//
+// Only the main thread calls these, outside OpenMP regions. Without MPI (a build without
+// it, or a process not started by mpirun) the group has one rank and every operation
+// below is a no-op, so single-process code pays nothing.
+#include <cstddef>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace rnnsearch::mpi {
+
+// Joins the MPI job when the process was started by mpirun (MPI is not started otherwise:
+// a plain run needs no MPI runtime). Call first thing in main.
+void init(int* argc, char*** argv);
+void finalize();  // after the last collective operation
+
+bool built_with_mpi();
+int rank();  // 0 .. size() - 1
+int size();
+inline bool is_root() { return rank() == 0; }
+
+// Element-wise, over all ranks, in place; every rank receives the same result.
+void sum(float* data, size_t count);
+void sum(double* data, size_t count);
+void max(double* data, size_t count);
+
+void broadcast(std::string& bytes);                              // rank 0's bytes everywhere
+void broadcast(std::vector<std::string>& texts);                 // rank 0's lines everywhere
+std::vector<std::string> all_gather(const std::string& bytes);  // every rank's, in rank order
+void barrier();
+
+// Ends every rank of the job with this exit status: a rank that fails alone must not leave
+// the others waiting forever in a collective operation.
+[[noreturn]] void abort(int status);
+
+// Appends and reads plain values (trivially copyable), strings and vectors of them: the
+// messages ranks exchange. A reader throws std::out_of_range past the end.
+class Writer {
+ public:
+  template <typename T>
+  void put(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>, "a plain value, a string, or a vector of them");
+    bytes_.append(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  template <typename T>
+  void put(const std::vector<T>& values) {
+    static_assert(std::is_trivially_copyable_v<T>, "a vector of plain values");
+    put(values.size());
+    if (!values.empty()) bytes_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+  }
+  void put(const std::string& text);
+  void put(const std::vector<std::string>& texts);
+  // message(a)(b)(c): put a, b and c; a Reader reads them back with the same expression.
+  template <typename T>
+  Writer& operator()(const T& value) {
+    put(value);
+    return *this;
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  std::string bytes_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
+  template <typename T>
+  void get(T& value) {
+    static_assert(std::is_trivially_copyable_v<T>, "a plain value, a string, or a vector of them");
+    take(&value, sizeof value);
+  }
+  template <typename T>
+  void get(std::vector<T>& values) {
+    static_assert(std::is_trivially_copyable_v<T>, "a vector of plain values");
+    size_t count = 0;
+    get(count);
+    values.resize(count);
+    if (count) take(values.data(), count * sizeof(T));
+  }
+  void get(std::string& text);
+  void get(std::vector<std::string>& texts);
+  template <typename T>
+  Reader& operator()(T& value) {
+    get(value);
+    return *this;
+  }
+  bool done() const { return offset_ == bytes_.size(); }
+
+ private:
+  void take(void* out, size_t count);
+  const std::string& bytes_;
+  size_t offset_ = 0;
+};
+
+}  // namespace rnnsearch::mpi
