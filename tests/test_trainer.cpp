@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <filesystem>
 #include <thread>
@@ -54,7 +56,8 @@ TEST_P(ResumedRun, EqualsUninterruptedRun) {
 
 INSTANTIATE_TEST_SUITE_P(Features, ResumedRun,
                          ::testing::Values("", "--exponential-smoothing 0.05 --label-smoothing 0.1 "
-                                               "--dropout-embeddings 0.1 --dropout-output 0.3"));
+                                               "--dropout-embeddings 0.1 --dropout-output 0.3",
+                                           "--accumulate 3"));
 
 // --valid-metrics bleu,cross-entropy: both figures in every validation line, BLEU selects
 // model.best.npz, and with smoothing the best weights are the average, not the latest.
@@ -193,6 +196,42 @@ TEST(Train, SigtermSavesAndTheRunResumesExactly) {
   ASSERT_EQ(run(train_command(model, budget), dir).first, 0);
   ASSERT_EQ(run(train_command(dir.path("straight"), budget), dir).first, 0);
   EXPECT_TRUE(read_file(model + "/model.npz") == read_file(dir.path("straight/model.npz")));
+}
+
+// Largest |difference| between two model.npz files' weights.
+double max_difference(const std::string& a, const std::string& b) {
+  const auto x = load_npz(a), y = load_npz(b);
+  double largest = 0;
+  for (const auto& [name, array] : x)
+    for (size_t k = 0; k < array.data.size(); ++k)
+      largest = std::max(largest, std::abs(static_cast<double>(array.data[k]) - y.at(name).data.at(k)));
+  return largest;
+}
+
+// --accumulate 2 with batches of 8 takes the step of one batch of 16 holding the same pairs
+// (a 16-pair corpus: one batch, or two of 8): the gradient is the mean over all the
+// update's target tokens, whichever batch each token was in.
+TEST(Train, AccumulatedBatchesStepAsOneBatch) {
+  test::TempDir dir;
+  for (const char* side : {"en", "de"}) {
+    const std::string text = read_file(kTiny + "train." + side);
+    size_t end = 0;
+    for (int line = 0; line < 16; ++line) end = text.find('\n', end) + 1;
+    write_file_atomically(dir.path(std::string("train16.") + side), text.substr(0, end));
+  }
+  auto command = [&](const std::string& model, const std::string& options) {
+    return std::string(RNNSEARCH_BINARY) + " train --train-src " + dir.path("train16.en") + " --train-tgt " +
+           dir.path("train16.de") + " --valid-src " + kTiny + "val.en --valid-tgt " + kTiny + "val.de --model " +
+           dir.path(model) + " --emb 8 --hidden 12 --maxout 6 --threads 1 --dropout 0 --label-smoothing 0.1 " +
+           "--max-updates 3 " + options;
+  };
+  ASSERT_EQ(run(command("one", "--batch-size 16"), dir).first, 0);
+  ASSERT_EQ(run(command("two", "--batch-size 8 --accumulate 2"), dir).first, 0);
+  ASSERT_EQ(run(command("halves", "--batch-size 8"), dir).first, 0);
+  // Float rounding only: the same sums in another order.
+  EXPECT_LT(max_difference(dir.path("one/model.npz"), dir.path("two/model.npz")), 1e-5);
+  // Without accumulation the three updates see other batches, and the weights differ.
+  EXPECT_GT(max_difference(dir.path("one/model.npz"), dir.path("halves/model.npz")), 1e-3);
 }
 
 TEST(Train, WritesTheModelDirectory) {

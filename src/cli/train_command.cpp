@@ -59,6 +59,9 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("label-smoothing", po::value(&o.regularization.label_smoothing)->default_value(0.0)
            ->notifier(below_one("label-smoothing")),
        "ε: train against (1-ε)·one-hot + ε·uniform (validation perplexity stays unsmoothed)")
+      ("accumulate", po::value(&o.accumulate)->default_value(1)->notifier(at_least("accumulate", 1)),
+       "batches per update: their gradients are averaged over all their target tokens (a larger effective batch "
+       "in the memory of one, e.g. for many MPI ranks)")
       ("max-minutes", po::value(&o.max_minutes)->default_value(0)->notifier(non_negative("max-minutes")), "training-time budget in minutes (0 = none)")
       ("max-epochs", po::value(&o.max_epochs)->default_value(0)->notifier(at_least("max-epochs", 0)), "epochs (0 = no limit)")
       ("max-updates", po::value(&o.max_updates)->default_value(0)->notifier(at_least("max-updates", 0)), "updates (0 = no limit)")

@@ -105,11 +105,21 @@ void Optimizer::load(const std::string& path) {
 }
 
 double global_norm(const AlignedVector<float>& grads) {
-  double sum = 0;
+  // Fixed blocks added in a fixed order: the same norm whatever the number of threads, so
+  // that every MPI rank (and 1 process × 2 threads against 2 ranks × 1) clips alike.
+  constexpr long kBlocks = 64;
+  double block_sums[kBlocks];
   const long size = static_cast<long>(grads.size());
   const float* g = grads.data();
-#pragma omp parallel for simd reduction(+ : sum) schedule(static)
-  for (long k = 0; k < size; ++k) sum += double(g[k]) * g[k];
+#pragma omp parallel for schedule(static)
+  for (long b = 0; b < kBlocks; ++b) {
+    double sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (long k = size * b / kBlocks; k < size * (b + 1) / kBlocks; ++k) sum += double(g[k]) * g[k];
+    block_sums[b] = sum;
+  }
+  double sum = 0;
+  for (double block_sum : block_sums) sum += block_sum;
   return std::sqrt(sum);
 }
 

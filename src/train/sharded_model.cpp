@@ -4,6 +4,7 @@
 #include <exception>
 #include <optional>
 
+#include "rnnsearch/util/mpi.h"
 #include "rnnsearch/util/profile.h"
 #include "rnnsearch/util/seed.h"
 
@@ -18,28 +19,32 @@ ShardedModel::ShardedModel(const ModelConfig& config, int threads) {
 
 double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& corpus,
                          const std::vector<uint32_t>& ids, const Regularization& regularization, Parameters<float>* grads) {
-  const int count = static_cast<int>(std::min(shards_.size(), ids.size()));
-  long tokens = 0;
+  // Global shard g (of all ranks' threads) takes pairs g, g + shards, g + 2·shards, … of the
+  // batch; this rank runs shards rank·threads … rank·threads + threads − 1 of them.
+  const int threads = static_cast<int>(shards_.size());
+  const int global_shards = static_cast<int>(std::min<size_t>(static_cast<size_t>(threads) * mpi::size(), ids.size()));
+  const int first = mpi::rank() * threads;
+  const int count = std::clamp(global_shards - first, 0, threads);
+  long tokens = 0;  // of the whole batch: every shard's gradient is scaled by 1 / tokens
+  for (uint32_t id : ids) tokens += static_cast<long>(corpus.tgt[id].size());
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::batching);
   for (int t = 0; t < count; ++t) {
-    Shard& shard = *shards_[t];
     std::vector<std::vector<int>> src, tgt;
     std::vector<uint32_t> shard_ids;
-    for (size_t k = t; k < ids.size(); k += count) {
+    for (size_t k = static_cast<size_t>(first + t); k < ids.size(); k += global_shards) {
       src.push_back(corpus.src[ids[k]]);
       tgt.push_back(corpus.tgt[ids[k]]);
       shard_ids.push_back(ids[k]);
     }
-    shard.batch = pad_batch(src, tgt, shard_ids);
-    tokens += shard.batch.target_tokens();
+    shards_[t]->batch = pad_batch(src, tgt, shard_ids);
   }
   phase.reset();
   double cost = 0, nll = 0;
   std::exception_ptr error;
-#pragma omp parallel for num_threads(count) schedule(static, 1) reduction(+ : cost, nll)
+#pragma omp parallel for num_threads(std::max(count, 1)) schedule(static, 1) reduction(+ : cost, nll)
   for (int t = 0; t < count; ++t) {
     try {
-      cost += run_shard(params, regularization, t, tokens, grads);
+      cost += run_shard(params, regularization, t, first + t, tokens, grads);
       for (float token_nll : shards_[t]->workspace.token_nll) nll += token_nll;
     } catch (...) {  // (std::bad_alloc above all) an exception must not leave the parallel region
 #pragma omp critical(rnnsearch_sharded_model_error)
@@ -47,17 +52,20 @@ double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& 
     }
   }
   if (error) std::rethrow_exception(error);
-  if (grads) sum_into(*grads, count);
+  if (grads) {
+    if (count == 0) grads->set_zero();  // a rank left without pairs adds nothing
+    sum_into(*grads, count);
+  }
   last_tokens_ = tokens;
   last_nll_ = nll;
   return cost;
 }
 
 double ShardedModel::run_shard(const Parameters<float>& params, const Regularization& regularization, int t,
-                               long tokens, Parameters<float>* grads) {
+                               int global_shard, long tokens, Parameters<float>* grads) {
   Shard& shard = *shards_[t];
   Regularization shard_regularization = regularization;
-  shard_regularization.seed = mix_seed(regularization.seed + static_cast<uint64_t>(t));
+  shard_regularization.seed = mix_seed(regularization.seed + static_cast<uint64_t>(global_shard));
   if (!grads) return rnnsearch_forward<float>(params, shard.batch, shard_regularization, shard.workspace);
   Parameters<float>& g = t == 0 ? *grads : *shard.grads;
   g.set_zero();

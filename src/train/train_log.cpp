@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "rnnsearch/model/model_io.h"
+#include "rnnsearch/util/mpi.h"
 #include "rnnsearch/util/profile.h"
 
 namespace rnnsearch {
@@ -48,7 +49,9 @@ std::string model_line(const ModelConfig& config, size_t parameters, int batch_s
   return "model: e=" + std::to_string(config.emb) + " n=" + std::to_string(config.hidden) +
          " l=" + std::to_string(config.maxout) + " output=" + output_kind_name(config.output) +
          (config.tied_embeddings ? " tied" : "") + ", " + std::to_string(parameters) + " parameters; batch " +
-         std::to_string(batch_size) + ", " + std::to_string(threads) + " thread(s), GEMM " + kGemmBackend;
+         std::to_string(batch_size) + ", " +
+         (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks × " : "") + std::to_string(threads) +
+         " thread(s), GEMM " + kGemmBackend;
 }
 
 std::string selection_text(double cost, ValidMetric metric) {
@@ -74,9 +77,12 @@ std::string validation_line(const Progress& progress, const ValidationScores& sc
   return line.str();
 }
 
-TrainLog::TrainLog(const std::string& path) : file_(path, std::ios::app), tty_(::isatty(2)) {}
+TrainLog::TrainLog(const std::string& path) : silent_(path.empty()), tty_(::isatty(2)) {
+  if (!silent_) file_.open(path, std::ios::app);
+}
 
 void TrainLog::line(const std::string& text) {
+  if (silent_) return;
   if (live_) std::cerr << "\r\033[K";
   live_ = false;
   std::cerr << text << std::endl;
@@ -84,6 +90,7 @@ void TrainLog::line(const std::string& text) {
 }
 
 void TrainLog::progress(const std::string& text, long update, long every) {
+  if (silent_) return;
   if (tty_) {
     std::cerr << "\r\033[K" << text << std::flush;
     live_ = true;
@@ -95,7 +102,8 @@ void TrainLog::progress(const std::string& text, long update, long every) {
   if (tty_ && update % every == 0) file_ << text << std::endl;
 }
 
-std::string Benchmark::after_update(long update, const std::vector<uint32_t>& batch, const ParallelCorpus& corpus) {
+std::string Benchmark::after_update(long update, const std::vector<std::vector<uint32_t>>& batches,
+                                    const ParallelCorpus& corpus) {
   if (!started_) {
     if (update >= warmup_) {
       started_ = true;
@@ -105,12 +113,15 @@ std::string Benchmark::after_update(long update, const std::vector<uint32_t>& ba
     return "";
   }
   ++updates_;
-  sentences_ += static_cast<long>(batch.size());
-  for (uint32_t id : batch) {
-    src_tokens_ += static_cast<long>(corpus.src[id].size());
-    tgt_tokens_ += static_cast<long>(corpus.tgt[id].size());
+  for (const auto& batch : batches) {
+    sentences_ += static_cast<long>(batch.size());
+    for (uint32_t id : batch) {
+      src_tokens_ += static_cast<long>(corpus.src[id].size());
+      tgt_tokens_ += static_cast<long>(corpus.tgt[id].size());
+    }
   }
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  mpi::max(&elapsed, 1);  // every rank of a job ends the window at the same update
   if (elapsed < seconds_) return "";
   char line[256];
   std::snprintf(line, sizeof line,

@@ -1,11 +1,13 @@
 #include "rnnsearch/train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "rnnsearch/error.h"
@@ -17,6 +19,7 @@
 #include "rnnsearch/train/model_setup.h"
 #include "rnnsearch/train/sharded_model.h"
 #include "rnnsearch/train/train_log.h"
+#include "rnnsearch/util/mpi.h"
 #include "rnnsearch/util/profile.h"
 #include "rnnsearch/util/seed.h"
 
@@ -35,14 +38,45 @@ const std::string& created_directory(const std::string& dir) {
   return dir;
 }
 
+// In an MPI job rank 0 alone writes to the model directory (docs/design.md §7): it holds the
+// lock and the log; the other ranks get a silent log.
+std::unique_ptr<FileLock> lock_if_root(const std::string& dir) {
+  if (!mpi::is_root()) return nullptr;
+  return std::make_unique<FileLock>(model_file(created_directory(dir), model_files::kTrainLock),
+                                    "another rnnsearch train is using " + dir);
+}
+
+// The same decision on every rank: rank 0's.
+bool roots_choice(bool choice) {
+  std::string bytes(choice ? "1" : "");
+  mpi::broadcast(bytes);
+  return !bytes.empty();
+}
+
+// Throws `problem` on a rank whose value is not rank 0's: the ranks must agree on what
+// decides the batches and the shards.
+void check_same_as_root(const std::string& value, const std::string& problem) {
+  std::string roots = value;
+  mpi::broadcast(roots);
+  if (roots != value) throw Error(problem);
+}
+
+std::string fingerprint(const ParallelCorpus& corpus) {
+  uint64_t hash = corpus.size();
+  for (const auto* side : {&corpus.src, &corpus.tgt})
+    for (const auto& sentence : *side)
+      for (int id : sentence) hash = mix_seed(hash ^ static_cast<uint64_t>(id));
+  return std::to_string(hash);
+}
+
 // The trainer's state and its steps; train() below is the loop that drives them.
 class Trainer {
  public:
   explicit Trainer(const TrainOptions& options)
       : o_(options),
-        dir_(created_directory(options.model_dir)),
-        lock_(model_file(dir_, model_files::kTrainLock), "another rnnsearch train is using " + dir_),
-        log_(model_file(dir_, model_files::kTrainLog)),
+        dir_(options.model_dir),
+        lock_(lock_if_root(dir_)),
+        log_(mpi::is_root() ? model_file(dir_, model_files::kTrainLog) : ""),
         checkpoints_(dir_) {}
 
   int run();
@@ -53,17 +87,24 @@ class Trainer {
   void validate_and_save(bool epoch_end);
   void save_checkpoint();
   bool budget_exhausted() const;
-  bool train_update(const std::vector<uint32_t>& batch, long batch_index);
-  bool after_update(bool finite, const std::vector<uint32_t>& batch);
+  using Batches = std::vector<std::vector<uint32_t>>;
+  struct UpdateCost {
+    double cost = 0, nll = 0;  // what training minimises; Σ −log p (unsmoothed)
+    long tokens = 0;           // target tokens
+  };
+  UpdateCost gradient(const Batches& update);
+  bool train_update(const Batches& update, long next_batch);
+  bool after_update(bool finite, const Batches& update);
 
   const TrainOptions& o_;
   std::string dir_;
-  FileLock lock_;  // before the log: a refused second trainer must not write to train.log
+  std::unique_ptr<FileLock> lock_;  // before the log: a refused second trainer must not write to train.log
   TrainLog log_;
   CheckpointSet checkpoints_;
   ModelDefinition model_def_;  // sizes, tokenizer, subword models, vocabularies
   ParallelCorpus train_, valid_;
   std::unique_ptr<Parameters<float>> params_, grads_;
+  std::unique_ptr<Parameters<float>> batch_grads_;  // --accumulate: one batch's gradient
   std::unique_ptr<Validator> validator_;
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<ShardedModel> model_;
@@ -71,19 +112,23 @@ class Trainer {
   long saved_update_ = -1;  // the update of the last checkpoint on disk
   bool stop_for_patience_ = false;
   int non_finite_in_a_row_ = 0;
+  int stop_signal_ = 0;  // SIGINT or SIGTERM seen by any rank after the last update
   CostWindow window_;                   // since the last progress line
   std::unique_ptr<Benchmark> bench_;    // --bench-seconds
 };
 
 void Trainer::set_up() {
-  checkpoints_.remove_stale_files();
-  const bool resume = checkpoints_.exists();
-  if (o_.require_resume && !resume) throw Error(located(path(model_files::kProgress), 0, "--resume: no run to resume"));
-  if (resume) {
-    model_def_ = load_model_definition(dir_);
-  } else {
-    model_def_ = create_model_definition(o_, dir_);
+  // Rank 0 creates the model definition (vocabularies, subword models, config.json); the
+  // other ranks read it once it is there.
+  bool resume = false;
+  if (mpi::is_root()) {
+    checkpoints_.remove_stale_files();
+    resume = checkpoints_.exists();
+    if (o_.require_resume && !resume) throw Error(located(path(model_files::kProgress), 0, "--resume: no run to resume"));
+    model_def_ = resume ? load_model_definition(dir_) : create_model_definition(o_, dir_);
   }
+  resume = roots_choice(resume);
+  if (!mpi::is_root()) model_def_ = load_model_definition(dir_);
   const ModelDefinition& d = model_def_;
   train_ = read_parallel_corpus(o_.train_src, o_.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
                                 d.tokenizer, o_.max_length);
@@ -91,6 +136,11 @@ void Trainer::set_up() {
                                 d.tokenizer, 0);
   if (train_.size() == 0) throw Error(located(o_.train_src, 0, "no usable training pairs"));
   if (valid_.size() == 0) throw Error(located(o_.valid_src, 0, "no usable validation pairs"));
+  const std::string same_corpus = "differs from rank 0's (every rank must read the same corpus)";
+  check_same_as_root(fingerprint(train_), located(o_.train_src, 0, same_corpus));
+  check_same_as_root(fingerprint(valid_), located(o_.valid_src, 0, same_corpus));
+  check_same_as_root(std::to_string(o_.threads), "--threads is " + std::to_string(o_.threads) +
+                                                     " here, not as on rank 0: give every rank the same --threads");
   log_.line(data_line(train_, valid_, o_.max_length, model_def_.config));
 
   validator_ = std::make_unique<Validator>(o_.valid_metrics, o_.valid_src, o_.valid_tgt, d.tokenizer, o_.valid_beam_size,
@@ -99,6 +149,7 @@ void Trainer::set_up() {
   grads_ = std::make_unique<Parameters<float>>(model_def_.config);
   optimizer_ = std::make_unique<Optimizer>(o_.optimizer, params_->values().size());
   model_ = std::make_unique<ShardedModel>(model_def_.config, o_.threads);
+  if (o_.accumulate > 1) batch_grads_ = std::make_unique<Parameters<float>>(model_def_.config);
   if (resume) {
     progress_ = checkpoints_.load(*params_, *optimizer_);
     log_.line("resuming at update " + std::to_string(progress_.update) + ", epoch " + std::to_string(progress_.epoch) +
@@ -123,7 +174,7 @@ bool Trainer::budget_exhausted() const {
 }
 
 void Trainer::save_checkpoint() {
-  checkpoints_.save(*params_, *optimizer_, progress_);
+  if (mpi::is_root()) checkpoints_.save(*params_, *optimizer_, progress_);
   saved_update_ = progress_.update;
 }
 
@@ -148,7 +199,7 @@ void Trainer::validate_and_save(bool epoch_end) {
     } average_in_place(*optimizer_, params_->values());
     scores = validator_->run(model_def_, *params_, *model_);
     improved = scores.cost(o_.valid_metrics.front()) < progress_.best_valid_cost;
-    if (improved) save_weights(path(model_files::kBestWeights), *params_);
+    if (improved && mpi::is_root()) save_weights(path(model_files::kBestWeights), *params_);
   }
   if (improved) {
     progress_.best_valid_cost = scores.cost(o_.valid_metrics.front());
@@ -163,28 +214,66 @@ void Trainer::validate_and_save(bool epoch_end) {
     log_.line("early stopping: " + std::to_string(o_.patience) + " validations without improvement");
 }
 
-// One update on one batch: forward, backward, clipping, optimizer step. Returns false (and
-// leaves the weights alone) when the cost or the gradient is not finite.
-bool Trainer::train_update(const std::vector<uint32_t>& batch, long batch_index) {
+// Sets grads_ to the gradient of the update's per-token cost and returns its sums. With
+// --accumulate N the update has N batches, run one after the other (the memory of one):
+//
+//   ∇ (Σ_b cost_b / Σ_b tokens_b) = Σ_b (tokens_b / Σ tokens) · ∇ (cost_b / tokens_b)
+//
+// In an MPI job each rank computes its part of each batch; the parts are added once per
+// update, with one allreduce of the gradient however many batches it has.
+Trainer::UpdateCost Trainer::gradient(const Batches& update) {
+  UpdateCost sums;
+  for (size_t b = 0; b < update.size(); ++b) {
+    Regularization regularization = o_.regularization;
+    const uint64_t update_seed = mix_seed(progress_.seed ^ mix_seed(progress_.update));
+    regularization.seed = b == 0 ? update_seed : mix_seed(update_seed ^ mix_seed(b));
+    Parameters<float>& target = b == 0 ? *grads_ : *batch_grads_;
+    sums.cost += model_->run(*params_, train_, update[b], regularization, &target);
+    sums.nll += model_->last_nll();
+    const long batch_tokens = model_->last_tokens();
+    if (b > 0) {  // grads_ holds the mean over the earlier batches' tokens: reweight, add this one
+      const float keep = static_cast<float>(sums.tokens) / static_cast<float>(sums.tokens + batch_tokens);
+      AlignedVector<float>& total = grads_->values();
+      const AlignedVector<float>& batch = batch_grads_->values();
+#pragma omp parallel for simd schedule(static) num_threads(o_.threads)
+      for (size_t k = 0; k < total.size(); ++k) total[k] = keep * total[k] + (1 - keep) * batch[k];
+    }
+    sums.tokens += batch_tokens;
+  }
+  mpi::sum(grads_->values().data(), grads_->values().size());
+  double costs[2] = {sums.cost, sums.nll};
+  mpi::sum(costs, 2);
+  sums.cost = costs[0];
+  sums.nll = costs[1];
+  return sums;
+}
+
+// One update: forward and backward on its batches, clipping, optimizer step. Returns false
+// (and leaves the weights alone) when the cost or the gradient is not finite. next_batch:
+// the epoch's batch after the update's.
+bool Trainer::train_update(const Batches& update, long next_batch) {
   const auto start = Clock::now();
-  Regularization regularization = o_.regularization;
-  regularization.seed = mix_seed(progress_.seed ^ mix_seed(progress_.update));
-  const double cost = model_->run(*params_, train_, batch, regularization, grads_.get());
+  const UpdateCost sums = gradient(update);
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::optimizer);
   const double norm = clip_global_norm(grads_->values(), o_.clip_norm);
-  const bool finite = std::isfinite(cost) && std::isfinite(norm);
+  const bool finite = std::isfinite(sums.cost) && std::isfinite(norm);
   if (finite)
     optimizer_->step(params_->values(), grads_->values());
   else
     ++progress_.skipped_updates;
   phase.reset();
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  // The slowest rank's time, and a stop signal any rank saw: every rank takes the same
+  // decisions (budget, stop) at the same update.
+  double shared[2] = {std::chrono::duration<double>(Clock::now() - start).count(), static_cast<double>(g_stop_signal)};
+  mpi::max(shared, 2);
+  const double seconds = shared[0];
+  stop_signal_ = static_cast<int>(shared[1]);
   ++progress_.update;
-  progress_.batch_in_epoch = batch_index + 1;
+  progress_.batch_in_epoch = next_batch;
   progress_.train_seconds += seconds;
   if (finite) {
-    window_.cost += model_->last_nll();  // the perplexity shown is unsmoothed
-    window_.tokens += model_->last_tokens();
+    window_.cost += sums.nll;  // the perplexity shown is unsmoothed
+    window_.tokens += sums.tokens;
     window_.seconds += seconds;
   }
   return finite;
@@ -192,7 +281,7 @@ bool Trainer::train_update(const std::vector<uint32_t>& batch, long batch_index)
 
 // Everything between two updates: the progress line, the benchmark window, a stop signal,
 // validation. Returns false when the run must end now.
-bool Trainer::after_update(bool finite, const std::vector<uint32_t>& batch) {
+bool Trainer::after_update(bool finite, const Batches& update) {
   if (!finite) {
     log_.line("update " + std::to_string(progress_.update) + ": non-finite cost or gradient, update skipped");
     if (++non_finite_in_a_row_ >= kMaxNonFiniteInARow)
@@ -203,15 +292,15 @@ bool Trainer::after_update(bool finite, const std::vector<uint32_t>& batch) {
     non_finite_in_a_row_ = 0;
   }
   if (o_.bench_seconds > 0) {
-    const std::string result = bench_->after_update(progress_.update, batch, train_);
-    if (!result.empty()) std::cout << result << std::endl;
+    const std::string result = bench_->after_update(progress_.update, update, train_);
+    if (!result.empty() && mpi::is_root()) std::cout << result << std::endl;
     return result.empty();
   }
   log_.progress(progress_line(progress_, window_, o_.max_minutes * 60, o_.max_updates), progress_.update, o_.log_freq);
   if (progress_.update % o_.log_freq == 0) window_ = {};
-  if (g_stop_signal) {
+  if (stop_signal_) {
     save_checkpoint();
-    log_.line(std::string("stopped by ") + (g_stop_signal == SIGINT ? "SIGINT" : "SIGTERM") + " at update " +
+    log_.line(std::string("stopped by ") + (stop_signal_ == SIGINT ? "SIGINT" : "SIGTERM") + " at update " +
               std::to_string(progress_.update) + "; checkpoint saved, run the same command to resume");
     return false;
   }
@@ -232,9 +321,12 @@ int Trainer::run() {
     // The order of an epoch depends only on (seed, epoch): a resumed run sees the same one.
     const auto batches =
         make_batches(train_, o_.batch_size, o_.shuffle, mix_seed(progress_.seed * 1000003 + progress_.epoch));
-    for (size_t b = progress_.batch_in_epoch; b < batches.size() && !budget_exhausted(); ++b) {
-      const bool finite = train_update(batches[b], static_cast<long>(b));
-      if (!after_update(finite, batches[b])) return 0;
+    for (size_t b = progress_.batch_in_epoch; b < batches.size() && !budget_exhausted();) {
+      const size_t next = std::min(batches.size(), b + static_cast<size_t>(o_.accumulate));
+      const Batches update(batches.begin() + static_cast<long>(b), batches.begin() + static_cast<long>(next));
+      const bool finite = train_update(update, static_cast<long>(next));
+      if (!after_update(finite, update)) return 0;
+      b = next;
     }
     if (progress_.batch_in_epoch < static_cast<long>(batches.size())) break;  // budget ran out mid-epoch
     ++progress_.epoch;

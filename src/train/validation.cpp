@@ -7,6 +7,7 @@
 #include "rnnsearch/eval/bleu.h"
 #include "rnnsearch/text/batcher.h"
 #include "rnnsearch/text/line_reader.h"
+#include "rnnsearch/util/mpi.h"
 
 namespace rnnsearch {
 
@@ -44,6 +45,7 @@ ValidationScores Validator::run(const ModelDefinition& model, const Parameters<f
     cost += shards.run(params, corpus_, ids, {}, nullptr);
     tokens += shards.last_tokens();
   }
+  mpi::sum(&cost, 1);  // the ranks' parts
   scores.cross_entropy = cost / static_cast<double>(tokens);
   if (bleu_) scores.bleu = bleu(model, params);
   return scores;

@@ -3,6 +3,8 @@
 // thread (the shards of a length-sorted batch get similar lengths); every thread runs
 // forward and backward on its shard with its own workspace and gradient buffer, so each
 // GEMM stays single-threaded and large enough to be efficient; the gradients are summed.
+// In an MPI job (util/mpi.h) the shards are those of all ranks' threads: each rank runs its
+// own, and the caller adds the ranks' sums (mpi::sum) to get those of the whole batch.
 #include <memory>
 #include <vector>
 
@@ -15,14 +17,15 @@ class ShardedModel {
  public:
   ShardedModel(const ModelConfig& config, int threads);
 
-  // Σ −log p over the target tokens of the pairs ids of corpus; with grads, also sets grads
-  // to the gradient of the per-token cost (sum / target tokens). Shard t draws its dropout
-  // masks from a seed mixed from regularization.seed and t.
+  // Σ −log p over the target tokens of this rank's shards of the pairs ids of corpus (all of
+  // them in one process); with grads, also sets grads to this rank's part of the gradient
+  // of the batch's per-token cost (Σ / the whole batch's target tokens). Global shard g
+  // draws its dropout masks from a seed mixed from regularization.seed and g.
   double run(const Parameters<float>& params, const ParallelCorpus& corpus, const std::vector<uint32_t>& ids,
              const Regularization& regularization, Parameters<float>* grads);
-  long last_tokens() const { return last_tokens_; }  // target tokens of the last run
-  // Σ −log p of the last run, unsmoothed (run returns what training minimises, which label
-  // smoothing changes).
+  long last_tokens() const { return last_tokens_; }  // target tokens of the last run's whole batch
+  // Σ −log p of this rank's part of the last run, unsmoothed (run returns what training
+  // minimises, which label smoothing changes).
   double last_nll() const { return last_nll_; }
 
  private:
@@ -31,9 +34,11 @@ class ShardedModel {
     ModelWorkspace<float> workspace;
     std::unique_ptr<Parameters<float>> grads;  // null for shard 0, which writes into the caller's
   };
-  // Σ −log p of shard t (and, with grads, its gradient; shard 0 writes into grads).
-  double run_shard(const Parameters<float>& params, const Regularization& regularization, int t, long tokens,
-                   Parameters<float>* grads);
+  // Σ −log p of shard t, global_shard of the job's (and, with grads, its gradient; shard 0
+  // writes into grads).
+  double run_shard(const Parameters<float>& params, const Regularization& regularization, int t, int global_shard,
+                   long tokens, Parameters<float>* grads);
+  // Adds the gradients of shards 1 .. count-1 to shard 0's (total).
   void sum_into(Parameters<float>& total, int count);
 
   std::vector<std::unique_ptr<Shard>> shards_;

@@ -44,12 +44,14 @@ std::string selection_text(double cost, ValidMetric metric);
 // Log lines go to stderr and the log file; on a terminal the progress is one live line.
 class TrainLog {
  public:
+  // An empty path: a log that says nothing (the ranks of an MPI job other than rank 0).
   explicit TrainLog(const std::string& path);
   void line(const std::string& text);
   // Every update on a terminal; a plain line every `every` updates otherwise.
   void progress(const std::string& text, long update, long every);
 
  private:
+  bool silent_;
   std::ofstream file_;
   bool tty_;
   bool live_ = false;
@@ -61,8 +63,10 @@ class TrainLog {
 class Benchmark {
  public:
   Benchmark(double seconds, long warmup) : seconds_(seconds), warmup_(warmup) {}
-  // Call after each update; returns the BENCH report once the window is full, else "".
-  std::string after_update(long update, const std::vector<uint32_t>& batch, const ParallelCorpus& corpus);
+  // Call after each update (batches: the update's); returns the BENCH report once the
+  // window is full, else "".
+  std::string after_update(long update, const std::vector<std::vector<uint32_t>>& batches,
+                           const ParallelCorpus& corpus);
 
  private:
   double seconds_;

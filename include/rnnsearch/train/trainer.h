@@ -4,7 +4,9 @@
 // Each update: a length-bucketed batch is split into one shard per thread; every thread
 // runs forward and backward on its shard with its own workspace and gradient buffer
 // (data parallelism: each GEMM stays single-threaded and large enough to be efficient);
-// the gradients are summed, clipped by global norm, and the optimizer takes a step.
+// the gradients are summed, clipped by global norm, and the optimizer takes a step. With
+// --accumulate N an update runs N batches before its step; under mpirun the shards are
+// those of all ranks' threads and the gradients are summed over the ranks too (§7).
 //
 // The model directory holds everything needed to resume (docs/design.md §2); each file is
 // written atomically, in the order model.npz, optimizer.npz, progress.json, and
@@ -28,6 +30,7 @@ struct TrainOptions {
   ModelConfig model;  // sizes and output kind; vocabulary sizes are filled in by train()
   TokenizerOptions tokenizer;
   int batch_size = 64;
+  int accumulate = 1;          // batches per update (their gradients averaged over their tokens)
   OptimizerOptions optimizer;
   double clip_norm = 1.0;      // 0 = off
   Regularization regularization;  // its seed is set per update
