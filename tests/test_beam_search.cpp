@@ -438,5 +438,44 @@ TEST(BeamSearch, RejectsBadOptions) {
   EXPECT_THROW(check_beam_options(options), Error);
 }
 
+// The message ranks exchange (util/mpi.h): hypotheses come back field for field, and a
+// message cut short is an error, not garbage.
+TEST(BeamSearch, HypothesesSurviveAnMpiMessage) {
+  auto params = tiny_model<float>(OutputKind::maxout, 2);
+  BeamSearch<float> search(params);
+  BeamOptions options;
+  options.beam_size = 3;
+  options.n_best = 3;
+  options.alignment = true;
+  std::vector<Hypothesis> found = search.search({kSources.front()}, options).at(0);
+  found.front().words = {"ein", "Wort"};
+  found.front().target_pieces = {"▁ein", "▁Wo", "rt"};
+  mpi::Writer message;
+  write_hypotheses(message, found);
+  message.put(std::string("after"));
+  mpi::Reader reader(message.bytes());
+  std::vector<Hypothesis> read;
+  read_hypotheses(reader, read);
+  ASSERT_EQ(read.size(), found.size());
+  for (size_t k = 0; k < found.size(); ++k) {
+    EXPECT_EQ(read[k].tokens, found[k].tokens);
+    EXPECT_EQ(read[k].words, found[k].words);
+    EXPECT_EQ(read[k].target_pieces, found[k].target_pieces);
+    EXPECT_EQ(read[k].finished, found[k].finished);
+    EXPECT_EQ(read[k].log_prob, found[k].log_prob);
+    EXPECT_EQ(read[k].score, found[k].score);
+    EXPECT_EQ(read[k].alignment.rows, found[k].alignment.rows);
+    EXPECT_EQ(read[k].alignment.cols, found[k].alignment.cols);
+    EXPECT_EQ(read[k].alignment.weights, found[k].alignment.weights);
+  }
+  std::string after;
+  reader.get(after);
+  EXPECT_EQ(after, "after");
+  EXPECT_TRUE(reader.done());
+  const std::string cut = message.bytes().substr(0, message.bytes().size() / 2);
+  mpi::Reader short_reader(cut);
+  EXPECT_THROW(read_hypotheses(short_reader, read), std::out_of_range);
+}
+
 }  // namespace
 }  // namespace rnnsearch

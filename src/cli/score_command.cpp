@@ -7,16 +7,21 @@
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/line_reader.h"
+#include "rnnsearch/util/mpi.h"
 
 namespace po = boost::program_options;
 
 namespace rnnsearch::cli {
 namespace {
 
+// Rank 0 reads the file; in an MPI job every rank receives its lines.
 std::vector<std::string> all_lines(const std::string& path) {
-  LineReader reader(path);
   std::vector<std::string> lines;
-  for (std::string line; reader.next(line);) lines.push_back(line);
+  if (mpi::is_root()) {
+    LineReader reader(path);
+    for (std::string line; reader.next(line);) lines.push_back(line);
+  }
+  mpi::broadcast(lines);
   return lines;
 }
 
@@ -49,9 +54,11 @@ int score_command(const Args& args) {
   const std::vector<Model> models = load_ensemble(decode.model_dirs);
   Scorer scorer(models.front(), ensemble_weights(models), sopts);
   const OutputPrinter printer(oopts);
+  const std::vector<ScoredPair> pairs = scorer.score(src_lines, tgt_lines, 0);
+  if (!mpi::is_root()) return 0;  // rank 0 writes everything
   OutputFile out("-", {});
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
-  for (const ScoredPair& pair : scorer.score(src_lines, tgt_lines, 0)) {
+  for (const ScoredPair& pair : pairs) {
     if (!pair.warning.empty())
       std::cerr << "rnnsearch score: " << located(src_path, pair.line + 1, "warning: " + pair.warning) << "\n";
     if (pair.scored() && !heatmap_records.full()) heatmap_records.offer(OutputPrinter::record(pair));

@@ -3,21 +3,27 @@
 // the input is still being read.
 #include <chrono>
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "rnnsearch/decode/translator.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/line_reader.h"
+#include "rnnsearch/util/mpi.h"
 
 namespace po = boost::program_options;
 
 namespace rnnsearch::cli {
 namespace {
 
-bool read_chunk(LineReader& input, size_t count, std::vector<std::string>& lines) {
+// Rank 0 reads the next chunk (input is null on the other ranks); in an MPI job every rank
+// receives it and translates its share of the chunk's batches.
+bool read_chunk(LineReader* input, size_t count, std::vector<std::string>& lines) {
   lines.clear();
   std::string line;
-  while (lines.size() < count && input.next(line)) lines.push_back(line);
+  if (input)
+    while (lines.size() < count && input->next(line)) lines.push_back(line);
+  mpi::broadcast(lines);
   return !lines.empty();
 }
 
@@ -73,29 +79,40 @@ int translate_command(const Args& args) {
   const Model& model = models.front();
   Translator translator(model, ensemble_weights(models), topts);
   const OutputPrinter printer(oopts);
-  LineReader reader(input);
-  OutputFile out(output, {input});
+  // Rank 0 alone reads the input and writes the output (and the heatmaps).
+  const bool root = mpi::is_root();
+  std::optional<LineReader> reader;
+  std::optional<OutputFile> out;
+  if (root) {
+    reader.emplace(input);
+    out.emplace(output, std::vector<std::string>{input});
+  }
   const std::string input_name = input == "-" ? "stdin" : input;
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::string> lines;
   size_t lines_done = 0;
-  while (read_chunk(reader, static_cast<size_t>(topts.batch_size) * maxi_batch, lines)) {
-    for (const LineTranslation& t : translator.translate(lines, lines_done)) {
+  while (read_chunk(reader ? &*reader : nullptr, static_cast<size_t>(topts.batch_size) * maxi_batch, lines)) {
+    const std::vector<LineTranslation> translations = translator.translate(lines, lines_done);
+    lines_done += lines.size();
+    if (!root) continue;
+    for (const LineTranslation& t : translations) {
       if (!t.warning.empty())
         std::cerr << "rnnsearch translate: " << located(input_name, t.line + 1, "warning: " + t.warning) << "\n";
-      printer.print(out.stream(), t);
+      printer.print(out->stream(), t);
       if (!t.hypotheses.empty() && !heatmap_records.full())
         heatmap_records.offer(OutputPrinter::record(t, t.hypotheses.front()));
     }
-    out.flush();
-    lines_done += lines.size();
+    out->flush();
   }
+  if (!root) return 0;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cerr << "rnnsearch translate: " << lines_done << " lines in " << seconds << " s ("
             << (seconds > 0 ? lines_done / seconds : 0.0) << " lines/s), beam " << topts.beam.beam_size
-            << ", batch " << topts.batch_size << ", " << topts.threads << " thread(s), " << model.weights_path
+            << ", batch " << topts.batch_size << ", "
+            << (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks × " : "") << topts.threads
+            << " thread(s), " << model.weights_path
             << (models.size() > 1 ? " and " + std::to_string(models.size() - 1) + " more (ensemble)" : "") << "\n";
   if (vm.count("heatmaps"))
     std::cerr << "rnnsearch translate: heatmaps: " << heatmap_records.write(decode.heatmaps) << "\n";

@@ -2,6 +2,38 @@
 
 namespace rnnsearch {
 
+namespace {
+
+// The fields of a message, in order: written from a const Hypothesis by an mpi::Writer, read
+// into a Hypothesis by an mpi::Reader.
+template <typename Message, typename A>
+void alignment_fields(Message& message, A& alignment) {
+  message(alignment.rows)(alignment.cols)(alignment.weights);
+}
+
+template <typename Message, typename H>
+void hypothesis_fields(Message& message, H& h) {
+  message(h.tokens)(h.words)(h.target_pieces)(h.finished)(h.log_prob)(h.score);
+  alignment_fields(message, h.alignment);
+}
+
+}  // namespace
+
+void write_alignment(mpi::Writer& message, const Alignment& alignment) { alignment_fields(message, alignment); }
+void read_alignment(mpi::Reader& message, Alignment& alignment) { alignment_fields(message, alignment); }
+
+void write_hypotheses(mpi::Writer& message, const std::vector<Hypothesis>& hypotheses) {
+  message.put(hypotheses.size());
+  for (const Hypothesis& h : hypotheses) hypothesis_fields(message, h);
+}
+
+void read_hypotheses(mpi::Reader& message, std::vector<Hypothesis>& hypotheses) {
+  size_t count = 0;
+  message.get(count);
+  hypotheses.resize(count);
+  for (Hypothesis& h : hypotheses) hypothesis_fields(message, h);
+}
+
 Alignment word_alignment(const Alignment& pieces, const std::vector<int>& target_word_of_piece, int target_words,
                          const std::vector<int>& source_word_of_piece, int source_words) {
   if (pieces.rows == 0) return pieces;

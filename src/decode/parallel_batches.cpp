@@ -7,15 +7,32 @@
 
 namespace rnnsearch {
 
+namespace {
+
+// This rank's batches: rank, rank + ranks, …
+std::vector<long> own_batches(size_t items, size_t batch_size) {
+  std::vector<long> batches;
+  const long count = static_cast<long>((items + batch_size - 1) / batch_size);
+  for (long k = mpi::rank(); k < count; k += mpi::size()) batches.push_back(k);
+  return batches;
+}
+
+std::vector<size_t> members_of(const std::vector<size_t>& order, size_t batch_size, long batch) {
+  const size_t begin = static_cast<size_t>(batch) * batch_size, end = std::min(order.size(), begin + batch_size);
+  return {order.begin() + static_cast<long>(begin), order.begin() + static_cast<long>(end)};
+}
+
+}  // namespace
+
 void run_batches(const std::vector<size_t>& order, size_t batch_size, int threads,
                  const std::function<void(const std::vector<size_t>&, int)>& run_batch) {
-  const long batches = static_cast<long>((order.size() + batch_size - 1) / batch_size);
+  const std::vector<long> batches = own_batches(order.size(), batch_size);
+  const long count = static_cast<long>(batches.size());
   std::exception_ptr error;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (batches > 1)
-  for (long k = 0; k < batches; ++k) {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (count > 1)
+  for (long k = 0; k < count; ++k) {
     try {
-      const size_t begin = static_cast<size_t>(k) * batch_size, end = std::min(order.size(), begin + batch_size);
-      const std::vector<size_t> members(order.begin() + static_cast<long>(begin), order.begin() + static_cast<long>(end));
+      const std::vector<size_t> members = members_of(order, batch_size, batches[k]);
       run_batch(members, omp_get_thread_num());
     } catch (...) {
 #pragma omp critical(rnnsearch_run_batches_error)
@@ -23,6 +40,28 @@ void run_batches(const std::vector<size_t>& order, size_t batch_size, int thread
     }
   }
   if (error) std::rethrow_exception(error);
+}
+
+void share_batch_results(const std::vector<size_t>& order, size_t batch_size,
+                         const std::function<void(mpi::Writer&, size_t)>& write,
+                         const std::function<void(mpi::Reader&, size_t)>& read) {
+  if (mpi::size() == 1) return;
+  mpi::Writer message;
+  for (long batch : own_batches(order.size(), batch_size))
+    for (size_t item : members_of(order, batch_size, batch)) {
+      message.put(item);
+      write(message, item);
+    }
+  const std::vector<std::string> messages = mpi::all_gather(message.bytes());
+  for (int rank = 0; rank < mpi::size(); ++rank) {
+    if (rank == mpi::rank()) continue;
+    mpi::Reader reader(messages[static_cast<size_t>(rank)]);
+    while (!reader.done()) {
+      size_t item = 0;
+      reader.get(item);
+      read(reader, item);
+    }
+  }
 }
 
 }  // namespace rnnsearch

@@ -106,6 +106,16 @@ std::vector<ScoredPair> Scorer::score(const std::vector<std::string>& src_lines,
   });
   run_batches(order, static_cast<size_t>(options_.batch_size), static_cast<int>(workspaces_.size()),
               [&](const std::vector<size_t>& members, int thread) { score_batch(members, pairs, workspaces_[thread]); });
+  share_batch_results(
+      order, static_cast<size_t>(options_.batch_size),
+      [&](mpi::Writer& message, size_t k) {
+        message.put(pairs[k].log_prob);
+        write_alignment(message, pairs[k].alignment);
+      },
+      [&](mpi::Reader& message, size_t k) {
+        message.get(pairs[k].log_prob);
+        read_alignment(message, pairs[k].alignment);
+      });
   return pairs;
 }
 

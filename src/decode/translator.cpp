@@ -79,6 +79,10 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
                   }
                 }
               });
+  share_batch_results(
+      order, static_cast<size_t>(options_.batch_size),
+      [&](mpi::Writer& message, size_t k) { write_hypotheses(message, results[k].hypotheses); },
+      [&](mpi::Reader& message, size_t k) { read_hypotheses(message, results[k].hypotheses); });
   return results;
 }
 

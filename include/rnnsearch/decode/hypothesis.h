@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "rnnsearch/util/mpi.h"
+
 namespace rnnsearch {
 
 // Soft alignment: rows = target tokens including </s>, columns = source tokens including
@@ -28,6 +30,12 @@ struct Hypothesis {
   // the step that would have come next.
   Alignment alignment;
 };
+
+// Hypotheses and alignments as messages between the ranks of an MPI job.
+void write_alignment(mpi::Writer& message, const Alignment& alignment);
+void read_alignment(mpi::Reader& message, Alignment& alignment);
+void write_hypotheses(mpi::Writer& message, const std::vector<Hypothesis>& hypotheses);
+void read_hypotheses(mpi::Reader& message, std::vector<Hypothesis>& hypotheses);
 
 // The alignment of words from that of their subword pieces (docs/design.md §3): a source
 // word's column is the sum of its pieces' columns, a target word's row the mean of its

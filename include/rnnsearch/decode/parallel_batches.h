@@ -7,14 +7,25 @@
 #include <functional>
 #include <vector>
 
+#include "rnnsearch/util/mpi.h"
+
 namespace rnnsearch {
 
 // Runs run_batch(members, thread) for each consecutive slice of `order` of at most
 // batch_size items, on up to `threads` threads (thread = 0 .. threads-1 picks the caller's
-// workspace). A single batch runs outside a parallel region, so Eigen may use the threads
+// workspace). In an MPI job (util/mpi.h) rank r runs only batches r, r + ranks, r + 2·ranks,
+// … (longest first, so the ranks get similar work); share_batch_results then gives every
+// rank the others' results. A single batch runs outside a parallel region, so Eigen may use the threads
 // itself. The first exception thrown by any batch is rethrown after all have stopped: an
 // exception must not leave an OpenMP region.
 void run_batches(const std::vector<size_t>& order, size_t batch_size, int threads,
                  const std::function<void(const std::vector<size_t>& members, int thread)>& run_batch);
+
+// After run_batches with the same order and batch_size, in an MPI job: each rank writes the
+// results of its batches' items (write(message, item)) and reads the other ranks'
+// (read(message, item)), so that every rank holds every result. Nothing to do for one process.
+void share_batch_results(const std::vector<size_t>& order, size_t batch_size,
+                         const std::function<void(mpi::Writer& message, size_t item)>& write,
+                         const std::function<void(mpi::Reader& message, size_t item)>& read);
 
 }  // namespace rnnsearch
