@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Two MPI ranks against one process (docs/design.md §7), on corpora/tiny:
+#   1. training: 2 ranks × 1 thread end with the weights of 1 process × 2 threads;
+#   2. resuming a 2-rank run gives the weights of an uninterrupted one;
+#   3. translate and score: output byte-identical to 1 process (text, n-best, JSON, alignments);
+#   4. a rank that fails alone (its corpus missing) ends the whole job, non-zero, in seconds.
+# Usage: tests/test_mpi.sh RNNSEARCH_BINARY MPIRUN
+set -euo pipefail
+bin=$(realpath "$1")
+mpirun=$2
+cd "$(dirname "$0")/.."
+root=$PWD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Open MPI refuses root without these; --oversubscribe lets 2 ranks share fewer cores.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi2() { "$mpirun" -np 2 "$@"; }
+fail() { echo "test_mpi: FAIL: $*" >&2; exit 1; }
+
+# A tiny model; each run adds --model, --threads and --max-updates.
+train=(train --train-src "$root/corpora/tiny/train.en" --train-tgt "$root/corpora/tiny/train.de"
+       --valid-src "$root/corpora/tiny/val.en" --valid-tgt "$root/corpora/tiny/val.de"
+       --emb 8 --hidden 12 --maxout 6 --batch-size 16 --dropout 0.2 --seed 7
+       --valid-freq 10 --valid-metrics cross-entropy,bleu)
+# Largest absolute difference between the arrays of two model.npz files.
+max_difference() {
+  /usr/bin/python3 - "$1" "$2" <<'EOF'
+import sys, numpy as np
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert sorted(a.files) == sorted(b.files), (a.files, b.files)
+print(max(float(np.max(np.abs(a[k].astype(np.float64) - b[k]))) for k in a.files))
+EOF
+}
+
+# 1. Same global batch, same shards (global shard g = rank × threads + thread), same dropout
+# masks. The ranks' gradients are added by MPI where 1 process adds its threads': with two
+# shards that is a + b against b + a, equal in IEEE arithmetic, and every other step is
+# element-wise or (the clipping norm) summed in an order that does not depend on threads.
+# So the weights agree exactly; the tolerance (1e-6) is for an MPI library that would add
+# more than two ranks in another order.
+"$bin" "${train[@]}" --model "$work/one" --threads 2 --max-updates 20 > /dev/null 2> "$work/one.log"
+mpi2 "$bin" "${train[@]}" --model "$work/two" --threads 1 --max-updates 20 > /dev/null 2> "$work/two.log"
+grep -q "2 MPI ranks" "$work/two.log" || fail "the 2-rank log does not say it ran on 2 ranks"
+[ "$(grep -c '^model:' "$work/two.log")" = 1 ] || fail "the 2-rank log is not written by rank 0 alone"
+diff=$(max_difference "$work/one/model.npz" "$work/two/model.npz")
+/usr/bin/python3 -c "import sys; sys.exit(0 if $diff <= 1e-6 else 1)" || fail "2 ranks differ from 1 process by $diff"
+# Validation is split across the ranks and reduced: the same perplexity and BLEU (exactly,
+# as the weights are).
+[ "$(grep '^valid' "$work/one.log" | sed 's/train_time.*//')" = "$(grep '^valid' "$work/two.log" | sed 's/train_time.*//')" ] ||
+  fail "validation lines differ: $(grep '^valid' "$work/one.log" "$work/two.log")"
+echo "test_mpi: training, 2 ranks vs 1 process: max |difference| $diff"
+
+# 2. Resume: 10 updates, stop, 10 more, all on 2 ranks.
+mpi2 "$bin" "${train[@]}" --model "$work/resumed" --threads 1 --max-updates 10 > /dev/null 2>&1
+mpi2 "$bin" "${train[@]}" --model "$work/resumed" --threads 1 --max-updates 20 > /dev/null 2> "$work/resumed.log"
+grep -q "resuming at update 10" "$work/resumed.log" || fail "the second 2-rank run did not resume: $(cat "$work/resumed.log")"
+diff=$(max_difference "$work/two/model.npz" "$work/resumed/model.npz")
+[ "$diff" = 0.0 ] || fail "a resumed 2-rank run differs from an uninterrupted one by $diff"
+echo "test_mpi: resumed 2-rank run equals the uninterrupted one"
+
+# 3. Decoding: rank 0 writes everything, in input order, as one process does.
+# (--batch-size 3: small batches give both ranks work.)
+input="$root/corpora/tiny/val.en"
+for options in "" "--n-best 3 --alignment hard" "--format json --alignment soft" "--beam-size 1"; do
+  # shellcheck disable=SC2086
+  "$bin" translate --model "$work/one" --input "$input" --batch-size 3 $options > "$work/one.txt" 2> /dev/null
+  # shellcheck disable=SC2086
+  mpi2 "$bin" translate --model "$work/one" --input "$input" --batch-size 3 $options > "$work/two.txt" 2> /dev/null ||
+    fail "translate on 2 ranks failed ($options)"
+  [ -s "$work/two.txt" ] || fail "translate $options on 2 ranks wrote nothing"
+  cmp -s "$work/one.txt" "$work/two.txt" || fail "translate $options: 2 ranks differ from 1 process"
+done
+mpi2 "$bin" translate --model "$work/one" --batch-size 3 < "$input" > "$work/two.txt" 2> /dev/null
+"$bin" translate --model "$work/one" --batch-size 3 < "$input" > "$work/one.txt" 2> /dev/null
+cmp -s "$work/one.txt" "$work/two.txt" || fail "translate from stdin: 2 ranks differ from 1 process"
+"$bin" score --model "$work/one" --src "$input" --tgt "$root/corpora/tiny/val.de" --batch-size 3 \
+  --alignment soft > "$work/one.txt" 2> /dev/null
+mpi2 "$bin" score --model "$work/one" --src "$input" --tgt "$root/corpora/tiny/val.de" --batch-size 3 \
+  --alignment soft > "$work/two.txt" 2> /dev/null
+cmp -s "$work/one.txt" "$work/two.txt" || fail "score: 2 ranks differ from 1 process"
+echo "test_mpi: translate and score on 2 ranks are byte-identical to 1 process"
+
+# 4. One rank's corpus is missing (as on a machine without the file): the job ends, non-zero,
+# within seconds, naming the file, and leaves nothing half-written.
+mkdir -p "$work/a/corpus" "$work/b"
+cp "$root"/corpora/tiny/* "$work/a/corpus/"
+args=(train --train-src corpus/train.en --train-tgt corpus/train.de --valid-src corpus/val.en
+      --valid-tgt corpus/val.de --model "$work/failed" --emb 8 --hidden 12 --maxout 6 --max-updates 5)
+start=$(date +%s)
+if timeout 120 "$mpirun" -np 1 --wdir "$work/a" "$bin" "${args[@]}" : -np 1 --wdir "$work/b" "$bin" "${args[@]}" \
+     > /dev/null 2> "$work/failed.log"; then
+  fail "a job with a rank missing its corpus exited 0"
+fi
+seconds=$(($(date +%s) - start))
+[ "$seconds" -lt 60 ] || fail "the failing job took $seconds s to end"
+grep -q "rank 1 of 2): error: corpus/train.en" "$work/failed.log" ||
+  fail "no error line from rank 1 naming the file: $(cat "$work/failed.log")"
+echo "test_mpi: a rank without its corpus ends the job in $seconds s"
