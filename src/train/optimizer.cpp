@@ -21,7 +21,7 @@ Optimizer::Optimizer(const OptimizerOptions& options, size_t parameter_count)
   }
 }
 
-void Optimizer::step(AlignedVector<float>& params, const AlignedVector<float>& grads) {
+void Optimizer::step(AlignedVector<float>& params, const AlignedVector<float>& grads, float grad_scale) {
   if (options_.smoothing > 0 && average_.empty()) average_ = params;
   ++steps_;
   const long size = static_cast<long>(params.size());
@@ -30,9 +30,9 @@ void Optimizer::step(AlignedVector<float>& params, const AlignedVector<float>& g
   if (options_.kind == OptimizerKind::sgd) {
     const float lr = static_cast<float>(options_.lr);
 #pragma omp parallel for simd schedule(static)
-    for (long k = 0; k < size; ++k) p[k] -= lr * g[k];
+    for (long k = 0; k < size; ++k) p[k] -= lr * (grad_scale * g[k]);
   } else {
-    adam_step(params, grads);
+    adam_step(params, grads, grad_scale);
   }
   if (average_.empty()) return;
   // θ̄ += α_t (θ − θ̄), α_t = max(α, 9 / (9 + t)): early on the average forgets the random
@@ -43,7 +43,7 @@ void Optimizer::step(AlignedVector<float>& params, const AlignedVector<float>& g
   for (long k = 0; k < size; ++k) a[k] += alpha * (p[k] - a[k]);
 }
 
-void Optimizer::adam_step(AlignedVector<float>& params, const AlignedVector<float>& grads) {
+void Optimizer::adam_step(AlignedVector<float>& params, const AlignedVector<float>& grads, float grad_scale) {
   const long size = static_cast<long>(params.size());
   float* p = params.data();
   const float* g = grads.data();
@@ -57,8 +57,9 @@ void Optimizer::adam_step(AlignedVector<float>& params, const AlignedVector<floa
   float* v = v_.data();
 #pragma omp parallel for simd schedule(static)
   for (long k = 0; k < size; ++k) {
-    m[k] = beta1 * m[k] + (1 - beta1) * g[k];
-    v[k] = beta2 * v[k] + (1 - beta2) * g[k] * g[k];
+    const float gk = grad_scale * g[k];
+    m[k] = beta1 * m[k] + (1 - beta1) * gk;
+    v[k] = beta2 * v[k] + (1 - beta2) * gk * gk;
     p[k] -= step_size * m[k] / (std::sqrt(v[k]) * inv_sqrt_c2 + epsilon);
   }
 }
@@ -123,16 +124,8 @@ double global_norm(const AlignedVector<float>& grads) {
   return std::sqrt(sum);
 }
 
-double clip_global_norm(AlignedVector<float>& grads, double max_norm) {
-  const double norm = global_norm(grads);
-  if (max_norm > 0 && norm > max_norm) {
-    const float scale = static_cast<float>(max_norm / (norm + 1e-6));
-    const long size = static_cast<long>(grads.size());
-    float* g = grads.data();
-#pragma omp parallel for simd schedule(static)
-    for (long k = 0; k < size; ++k) g[k] *= scale;
-  }
-  return norm;
+float clip_factor(double norm, double max_norm) {
+  return max_norm > 0 && norm > max_norm ? static_cast<float>(max_norm / (norm + 1e-6)) : 1.0f;
 }
 
 }  // namespace rnnsearch

@@ -255,10 +255,10 @@ bool Trainer::train_update(const Batches& update, long next_batch) {
   const auto start = Clock::now();
   const UpdateCost sums = gradient(update);
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::optimizer);
-  const double norm = clip_global_norm(grads_->values(), o_.clip_norm);
+  const double norm = global_norm(grads_->values());
   const bool finite = std::isfinite(sums.cost) && std::isfinite(norm);
   if (finite)
-    optimizer_->step(params_->values(), grads_->values());
+    optimizer_->step(params_->values(), grads_->values(), clip_factor(norm, o_.clip_norm));
   else
     ++progress_.skipped_updates;
   phase.reset();

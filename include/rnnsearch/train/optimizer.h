@@ -35,7 +35,9 @@ class Optimizer {
  public:
   Optimizer(const OptimizerOptions& options, size_t parameter_count);
 
-  void step(AlignedVector<float>& params, const AlignedVector<float>& grads);
+  // One step on the gradient grad_scale · grads (the clipping factor, folded into the step:
+  // one pass over the gradient fewer than scaling it first).
+  void step(AlignedVector<float>& params, const AlignedVector<float>& grads, float grad_scale = 1);
   long steps() const { return steps_; }
   // θ̄, or nullptr without smoothing or before the first step.
   const AlignedVector<float>* average() const { return average_.empty() ? nullptr : &average_; }
@@ -49,7 +51,7 @@ class Optimizer {
   void load(const std::string& path);  // throws rnnsearch::Error on a size mismatch
 
  private:
-  void adam_step(AlignedVector<float>& params, const AlignedVector<float>& grads);
+  void adam_step(AlignedVector<float>& params, const AlignedVector<float>& grads, float grad_scale);
 
   OptimizerOptions options_;
   size_t parameter_count_;
@@ -60,8 +62,8 @@ class Optimizer {
 
 // ‖g‖₂ over all parameters.
 double global_norm(const AlignedVector<float>& grads);
-// torch.nn.utils.clip_grad_norm_: if ‖g‖ > max_norm, g *= max_norm / (‖g‖ + 1e-6).
-// max_norm 0 = no clipping. Returns ‖g‖ before clipping.
-double clip_global_norm(AlignedVector<float>& grads, double max_norm);
+// The factor of torch.nn.utils.clip_grad_norm_: max_norm / (‖g‖ + 1e-6) if ‖g‖ > max_norm,
+// else 1 (and always 1 for max_norm 0, no clipping).
+float clip_factor(double norm, double max_norm);
 
 }  // namespace rnnsearch
