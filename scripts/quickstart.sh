@@ -14,6 +14,7 @@
 #                was --replace-unk: each <unk> in the output becomes the source word it
 #                attends to most)
 #   THREADS=0    threads for training and translation (0 = all cores)
+#   SEED=1       random seed (initialisation, data order, dropout): another shows the spread
 #   MODEL=models/en-de-small
 #
 # Running it again resumes training where it stopped (or skips it when the budget is used).
@@ -27,6 +28,7 @@ SMOOTHING=${SMOOTHING:-0.001}
 TIED=${TIED:-1}
 NORMALIZE=${NORMALIZE:-2.0}
 MODEL=${MODEL:-models/en-de-small}
+SEED=${SEED:-1}
 data=corpora/multi30k
 bin=build/rnnsearch
 tied=()
@@ -40,7 +42,7 @@ $bin train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
   --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz \
   --model "$MODEL" --preset small "${tied[@]}" --dropout "$DROPOUT" --label-smoothing "$LABEL_SMOOTHING" \
   --exponential-smoothing "$SMOOTHING" --valid-metrics bleu,cross-entropy --valid-freq 500 \
-  --max-minutes "$MINUTES" --threads "$THREADS"
+  --max-minutes "$MINUTES" --threads "$THREADS" --seed "$SEED"
 
 echo "== translating test_2016_flickr (1000 sentences, beam 5)"
 $bin translate --model "$MODEL" --input $data/test_2016_flickr.en.gz --output "$MODEL/test.hyp.de" \
