@@ -6,6 +6,8 @@
 #              of batch construction + forward + backward + clipping + optimizer step;
 #              small also with 1 thread (scaling) and its peak memory
 #   decoding:  test_2016_flickr (1000 sentences), beam 5 and greedy with batches of 64
+#   scaling:   with mpirun, training small and beam-5 decoding on 2 MPI ranks × 1 thread
+#              against 1 process × 1 and × 2 threads (docs/scaling.md)
 #
 #   MODEL=models/en-de-small   trained model to decode with (scripts/quickstart.sh makes it)
 #   REF=<directory of the PyTorch reference implementation>, REF_CKPT=<reference checkpoint to decode with>; without
@@ -33,6 +35,7 @@ watch() {
 }
 # The value of " NAME=value" (the leading space keeps tgt_tok/s from matching src+tgt_tok/s).
 field() { grep -o " $1=[0-9.]*" | tail -1 | cut -d= -f2; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 
 echo "# rnnsearch benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p')"
 declare -A r
@@ -46,6 +49,17 @@ for run in "small 2" "base 2" "small 1"; do
   r[rss_$1_$2]=$(echo "$out" | field peak_rss_mb)
 done
 
+# Scaling over MPI (docs/scaling.md): 2 ranks × 1 thread against 1 process × 1 and × 2 threads.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi=$(command -v mpirun || true)
+if [ -n "$mpi" ]; then
+  out=$("$mpi" -np 2 "$bin" train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
+    --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz --model "$work/small-mpi" --preset small \
+    --threads 1 --bench-seconds "$BENCH_SECONDS" --bench-warmup 20 2>/dev/null || true)
+  echo "rnnsearch train small 2 MPI ranks x 1 thread: $(echo "$out" | grep -E 'BENCH' | tr '\n' ' ')"
+  r[train_small_mpi]=$(echo "$out" | field "tgt_tok/s" || true)
+fi
+
 zcat $data/test_2016_flickr.en.gz > "$work/test.en"
 # beam: one sentence at a time, as the reference decodes; beam_batched: our default batch 32
 for mode in "beam 5 1" "beam_batched 5 32" "greedy 1 64"; do
@@ -55,6 +69,23 @@ for mode in "beam 5 1" "beam_batched 5 32" "greedy 1 64"; do
   echo "rnnsearch translate $1 (beam $2, batch $3): $(echo "$out" | grep -E 'lines/s|CPUWATCH' | tr '\n' ' ')"
   r[decode_$1]=$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)
 done
+
+if [ -n "$mpi" ]; then
+  for mode in "1 1" "1 2" "2 1"; do  # ranks threads: beam 5, batches of 32 (1 rank: no mpirun)
+    set -- $mode
+    launch=()
+    [ "$1" = 1 ] || launch=("$mpi" -np "$1")
+    out=$("${launch[@]}" "$bin" translate -m "$MODEL" -i "$work/test.en" -o "$work/hyp.mpi" --beam-size 5 \
+      --batch-size 32 --threads "$2" 2>&1 >/dev/null || true)
+    r[decode_mpi_$1_$2]=$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1 || true)
+  done
+  echo
+  echo "| scaling (docs/scaling.md) | 1 process × 1 thread | 1 process × 2 threads | 2 MPI ranks × 1 thread | 2 ranks / 1 |"
+  echo "| --- | --- | --- | --- | --- |"
+  echo "| training small, tgt tok/s | ${r[train_small_1]} | ${r[train_small_2]} | ${r[train_small_mpi]} | $(ratio "${r[train_small_mpi]}" "${r[train_small_1]}") |"
+  echo "| translation beam 5 batch 32, sents/s | ${r[decode_mpi_1_1]} | ${r[decode_mpi_1_2]} | ${r[decode_mpi_2_1]} | $(ratio "${r[decode_mpi_2_1]}" "${r[decode_mpi_1_1]}") |"
+  echo
+fi
 
 if [ -n "$REF" ] && [ -f "$REF/train.py" ] && /usr/bin/python3 -c "import torch" 2>/dev/null; then
   cd "$REF"
@@ -77,7 +108,6 @@ if [ -n "$REF" ] && [ -f "$REF/train.py" ] && /usr/bin/python3 -c "import torch"
     r[ref_decode_$name]=$(echo "$out" | field "sents/s")
   done
   cd "$root"
-  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
   echo
   echo "| measure (2 threads) | rnnsearch | reference | ratio |"
   echo "| --- | --- | --- | --- |"
