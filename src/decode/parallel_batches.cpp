@@ -9,11 +9,16 @@ namespace rnnsearch {
 
 namespace {
 
-// This rank's batches: rank, rank + ranks, …
+// This rank's batches, dealt out in rounds of one per rank, every other round backwards
+// (0 1 1 0 0 1 … for 2 ranks): as batches go longest first, each rank gets a fair share of
+// long and short ones.
 std::vector<long> own_batches(size_t items, size_t batch_size) {
   std::vector<long> batches;
-  const long count = static_cast<long>((items + batch_size - 1) / batch_size);
-  for (long k = mpi::rank(); k < count; k += mpi::size()) batches.push_back(k);
+  const long count = static_cast<long>((items + batch_size - 1) / batch_size), ranks = mpi::size();
+  for (long k = 0; k < count; ++k) {
+    const long round = k / ranks, place = k % ranks;
+    if ((round % 2 == 0 ? place : ranks - 1 - place) == mpi::rank()) batches.push_back(k);
+  }
   return batches;
 }
 

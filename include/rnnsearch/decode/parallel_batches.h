@@ -13,9 +13,9 @@ namespace rnnsearch {
 
 // Runs run_batch(members, thread) for each consecutive slice of `order` of at most
 // batch_size items, on up to `threads` threads (thread = 0 .. threads-1 picks the caller's
-// workspace). In an MPI job (util/mpi.h) rank r runs only batches r, r + ranks, r + 2·ranks,
-// … (longest first, so the ranks get similar work); share_batch_results then gives every
-// rank the others' results. A single batch runs outside a parallel region, so Eigen may use the threads
+// workspace). In an MPI job (util/mpi.h) each rank runs its share of the batches (dealt
+// out in rounds, every other round backwards, so that long and short batches spread
+// evenly); share_batch_results then gives every rank the others' results. A single batch runs outside a parallel region, so Eigen may use the threads
 // itself. The first exception thrown by any batch is rethrown after all have stopped: an
 // exception must not leave an OpenMP region.
 void run_batches(const std::vector<size_t>& order, size_t batch_size, int threads,
