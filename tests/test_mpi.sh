@@ -14,6 +14,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # Open MPI refuses root without these; --oversubscribe lets 2 ranks share fewer cores.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# Under AddressSanitizer (scripts/sanitize.sh) Open MPI's plugins leak at exit, unloaded
+# before LeakSanitizer can name them, so no suppression by library works: leak checking is
+# off for the ranks (the single-process tests check the same code for leaks); every other
+# ASan and UBSan report still fails the test.
+[ -z "${ASAN_OPTIONS:-}" ] || export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
 mpi2() { "$mpirun" -np 2 "$@"; }
 fail() { echo "test_mpi: FAIL: $*" >&2; exit 1; }
 
