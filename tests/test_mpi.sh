@@ -3,7 +3,8 @@
 #   1. training: 2 ranks × 1 thread end with the weights of 1 process × 2 threads;
 #   2. resuming a 2-rank run gives the weights of an uninterrupted one;
 #   3. translate and score: output byte-identical to 1 process (text, n-best, JSON, alignments);
-#   4. a rank that fails alone (its corpus missing) ends the whole job, non-zero, in seconds.
+#   4. a rank that fails alone (its corpus missing) ends the whole job, non-zero, in seconds;
+#   5. ranks that disagree (command line, corpus, --threads) are refused at start.
 # Usage: tests/test_mpi.sh RNNSEARCH_BINARY MPIRUN
 set -euo pipefail
 bin=$(realpath "$1")
@@ -86,13 +87,15 @@ cmp -s "$work/one.txt" "$work/two.txt" || fail "score: 2 ranks differ from 1 pro
 echo "test_mpi: translate and score on 2 ranks are byte-identical to 1 process"
 
 # 4. One rank's corpus is missing (as on a machine without the file): the job ends, non-zero,
-# within seconds, naming the file, and leaves nothing half-written.
+# within seconds, and rank 1 says which file.
 mkdir -p "$work/a/corpus" "$work/b"
 cp "$root"/corpora/tiny/* "$work/a/corpus/"
-args=(train --train-src corpus/train.en --train-tgt corpus/train.de --valid-src corpus/val.en
-      --valid-tgt corpus/val.de --model "$work/failed" --emb 8 --hidden 12 --maxout 6 --max-updates 5)
+# (corpus paths relative to each rank's working directory)
+relative=(train --train-src corpus/train.en --train-tgt corpus/train.de --valid-src corpus/val.en
+          --valid-tgt corpus/val.de --emb 8 --hidden 12 --maxout 6 --max-updates 5)
 start=$(date +%s)
-if timeout 120 "$mpirun" -np 1 --wdir "$work/a" "$bin" "${args[@]}" : -np 1 --wdir "$work/b" "$bin" "${args[@]}" \
+if timeout 120 "$mpirun" -np 1 --wdir "$work/a" "$bin" "${relative[@]}" --model "$work/failed" \
+     : -np 1 --wdir "$work/b" "$bin" "${relative[@]}" --model "$work/failed" \
      > /dev/null 2> "$work/failed.log"; then
   fail "a job with a rank missing its corpus exited 0"
 fi
@@ -101,3 +104,24 @@ seconds=$(($(date +%s) - start))
 grep -q "rank 1 of 2): error: corpus/train.en" "$work/failed.log" ||
   fail "no error line from rank 1 naming the file: $(cat "$work/failed.log")"
 echo "test_mpi: a rank without its corpus ends the job in $seconds s"
+
+# 5. Ranks that would train different things are refused at start, naming the difference.
+refused() {  # refused PATTERN MPIRUN_ARGS...: the job fails and its errors match PATTERN
+  local pattern=$1
+  shift
+  if timeout 120 "$mpirun" "$@" > /dev/null 2> "$work/refused.log"; then fail "a job of disagreeing ranks exited 0"; fi
+  grep -q "$pattern" "$work/refused.log" || fail "no error matching '$pattern': $(cat "$work/refused.log")"
+}
+refused "command line differs from rank 0's" \
+  -np 1 "$bin" "${train[@]}" --model "$work/r1" --max-updates 2 : -np 1 "$bin" "${train[@]}" --model "$work/r1" --max-updates 3
+mkdir -p "$work/c/corpus"
+cp "$work"/a/corpus/* "$work/c/corpus/"
+for side in en de; do tac "$work/a/corpus/train.$side" > "$work/c/corpus/train.$side"; done  # same pairs, other order
+refused "rank 1 of 2): error: corpus/train.en: differs from rank 0's" \
+  -np 1 --wdir "$work/a" "$bin" "${relative[@]}" --model "$work/r2" : -np 1 --wdir "$work/c" "$bin" "${relative[@]}" --model "$work/r2"
+if [ "$(nproc)" -ge 2 ]; then  # --threads 0 = this rank's cores: 2 unbound, 1 under taskset
+  refused "rank 1 of 2): error: --threads is 1 here" --bind-to none \
+    -np 1 "$bin" "${train[@]}" --model "$work/r3" --threads 0 --max-updates 2 : \
+    -np 1 taskset -c 0 "$bin" "${train[@]}" --model "$work/r3" --threads 0 --max-updates 2
+fi
+echo "test_mpi: ranks with another command line, corpus or thread count are refused"
