@@ -19,7 +19,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 # before LeakSanitizer can name them, so no suppression by library works: leak checking is
 # off for the ranks (the single-process tests check the same code for leaks); every other
 # ASan and UBSan report still fails the test.
-[ -z "${ASAN_OPTIONS:-}" ] || export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 mpi2() { "$mpirun" -np 2 "$@"; }
 fail() { echo "test_mpi: FAIL: $*" >&2; exit 1; }
 
@@ -44,8 +44,10 @@ EOF
 # element-wise or (the clipping norm) summed in an order that does not depend on threads.
 # So the weights agree exactly; the tolerance (1e-6) is for an MPI library that would add
 # more than two ranks in another order.
-"$bin" "${train[@]}" --model "$work/one" --threads 2 --max-updates 20 > /dev/null 2> "$work/one.log"
-mpi2 "$bin" "${train[@]}" --model "$work/two" --threads 1 --max-updates 20 > /dev/null 2> "$work/two.log"
+"$bin" "${train[@]}" --model "$work/one" --threads 2 --max-updates 20 > /dev/null 2> "$work/one.log" ||
+  fail "1-process training failed: $(cat "$work/one.log")"
+mpi2 "$bin" "${train[@]}" --model "$work/two" --threads 1 --max-updates 20 > /dev/null 2> "$work/two.log" ||
+  fail "2-rank training failed: $(cat "$work/two.log")"
 grep -q "2 MPI ranks" "$work/two.log" || fail "the 2-rank log does not say it ran on 2 ranks"
 [ "$(grep -c '^model:' "$work/two.log")" = 1 ] || fail "the 2-rank log is not written by rank 0 alone"
 diff=$(max_difference "$work/one/model.npz" "$work/two/model.npz")
@@ -57,8 +59,10 @@ diff=$(max_difference "$work/one/model.npz" "$work/two/model.npz")
 echo "test_mpi: training, 2 ranks vs 1 process: max |difference| $diff"
 
 # 2. Resume: 10 updates, stop, 10 more, all on 2 ranks.
-mpi2 "$bin" "${train[@]}" --model "$work/resumed" --threads 1 --max-updates 10 > /dev/null 2>&1
-mpi2 "$bin" "${train[@]}" --model "$work/resumed" --threads 1 --max-updates 20 > /dev/null 2> "$work/resumed.log"
+mpi2 "$bin" "${train[@]}" --model "$work/resumed" --threads 1 --max-updates 10 > /dev/null 2> "$work/resumed.log" ||
+  fail "2-rank training failed: $(cat "$work/resumed.log")"
+mpi2 "$bin" "${train[@]}" --model "$work/resumed" --threads 1 --max-updates 20 > /dev/null 2> "$work/resumed.log" ||
+  fail "resuming on 2 ranks failed: $(cat "$work/resumed.log")"
 grep -q "resuming at update 10" "$work/resumed.log" || fail "the second 2-rank run did not resume: $(cat "$work/resumed.log")"
 diff=$(max_difference "$work/two/model.npz" "$work/resumed/model.npz")
 [ "$diff" = 0.0 ] || fail "a resumed 2-rank run differs from an uninterrupted one by $diff"
@@ -69,20 +73,23 @@ echo "test_mpi: resumed 2-rank run equals the uninterrupted one"
 input="$root/corpora/tiny/val.en"
 for options in "" "--n-best 3 --alignment hard" "--format json --alignment soft" "--beam-size 1"; do
   # shellcheck disable=SC2086
-  "$bin" translate --model "$work/one" --input "$input" --batch-size 3 $options > "$work/one.txt" 2> /dev/null
+  "$bin" translate --model "$work/one" --input "$input" --batch-size 3 $options > "$work/one.txt" 2> "$work/err" ||
+    fail "translate $options failed: $(cat "$work/err")"
   # shellcheck disable=SC2086
-  mpi2 "$bin" translate --model "$work/one" --input "$input" --batch-size 3 $options > "$work/two.txt" 2> /dev/null ||
-    fail "translate on 2 ranks failed ($options)"
+  mpi2 "$bin" translate --model "$work/one" --input "$input" --batch-size 3 $options > "$work/two.txt" 2> "$work/err" ||
+    fail "translate $options on 2 ranks failed: $(cat "$work/err")"
   [ -s "$work/two.txt" ] || fail "translate $options on 2 ranks wrote nothing"
   cmp -s "$work/one.txt" "$work/two.txt" || fail "translate $options: 2 ranks differ from 1 process"
 done
-mpi2 "$bin" translate --model "$work/one" --batch-size 3 < "$input" > "$work/two.txt" 2> /dev/null
-"$bin" translate --model "$work/one" --batch-size 3 < "$input" > "$work/one.txt" 2> /dev/null
+mpi2 "$bin" translate --model "$work/one" --batch-size 3 < "$input" > "$work/two.txt" 2> "$work/err" ||
+  fail "translate from stdin on 2 ranks failed: $(cat "$work/err")"
+"$bin" translate --model "$work/one" --batch-size 3 < "$input" > "$work/one.txt" 2> "$work/err" ||
+  fail "translate from stdin failed: $(cat "$work/err")"
 cmp -s "$work/one.txt" "$work/two.txt" || fail "translate from stdin: 2 ranks differ from 1 process"
 "$bin" score --model "$work/one" --src "$input" --tgt "$root/corpora/tiny/val.de" --batch-size 3 \
-  --alignment soft > "$work/one.txt" 2> /dev/null
+  --alignment soft > "$work/one.txt" 2> "$work/err" || fail "score failed: $(cat "$work/err")"
 mpi2 "$bin" score --model "$work/one" --src "$input" --tgt "$root/corpora/tiny/val.de" --batch-size 3 \
-  --alignment soft > "$work/two.txt" 2> /dev/null
+  --alignment soft > "$work/two.txt" 2> "$work/err" || fail "score on 2 ranks failed: $(cat "$work/err")"
 cmp -s "$work/one.txt" "$work/two.txt" || fail "score: 2 ranks differ from 1 process"
 echo "test_mpi: translate and score on 2 ranks are byte-identical to 1 process"
 

@@ -29,6 +29,9 @@ std::string who(const char* command) {
   return name;
 }
 
+// One line to stderr in one write, so that ranks of an MPI job do not interleave theirs.
+void report(const std::string& line) { std::cerr << line + "\n" << std::flush; }
+
 // Runs a command; a failure prints one line and, in an MPI job, ends every rank (the others
 // would otherwise wait forever for this one).
 int run(int (*command)(const rnnsearch::cli::Args&), const char* name, const rnnsearch::cli::Args& args) {
@@ -40,11 +43,11 @@ int run(int (*command)(const rnnsearch::cli::Args&), const char* name, const rnn
       throw rnnsearch::Error("the command line differs from rank 0's (every rank must run the same command)");
     return command(args);
   } catch (const rnnsearch::Error& e) {
-    std::cerr << who(name) << ": error: " << e.what() << std::endl;
+    report(who(name) + ": error: " + e.what());
   } catch (const std::bad_alloc&) {
-    std::cerr << who(name) << ": error: out of memory" << std::endl;
+    report(who(name) + ": error: out of memory");
   } catch (const std::exception& e) {
-    std::cerr << who(name) << ": internal error: " << e.what() << std::endl;
+    report(who(name) + ": internal error: " + e.what());
   }
   if (rnnsearch::mpi::size() > 1) rnnsearch::mpi::abort(1);
   return 1;

@@ -85,7 +85,7 @@ void TrainLog::line(const std::string& text) {
   if (silent_) return;
   if (live_) std::cerr << "\r\033[K";
   live_ = false;
-  std::cerr << text << std::endl;
+  std::cerr << text + "\n" << std::flush;  // one write: another rank's error line cannot split it
   file_ << text << std::endl;
 }
 
