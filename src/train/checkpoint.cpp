@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <utility>
 #include <vector>
@@ -90,17 +91,30 @@ nlohmann::json progress_json(const Progress& p, uint32_t model_crc, uint32_t opt
           {"optimizer_crc32", optimizer_crc}};
 }
 
+// A whole number from 0 to T's maximum. nlohmann's get<int>() of 1e70 (or get<uint32_t>()
+// of -1) converts out of range, undefined behaviour that fuzz_progress_json found: refuse.
+template <typename T>
+T whole_number(const nlohmann::json& j, const char* key) {
+  const nlohmann::json& value = j.at(key);
+  if (!value.is_number_unsigned() || value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+    throw nlohmann::json::other_error::create(
+        501, std::string(key) + " must be a whole number from 0 to " + std::to_string(std::numeric_limits<T>::max()),
+        nullptr);
+  return value.get<T>();
+}
+
 Progress progress_from_json(const nlohmann::json& j) {
   Progress p;
-  p.update = j.at("update").get<long>();
-  p.skipped_updates = j.value("skipped_updates", 0L);  // absent in checkpoints of older versions
-  p.epoch = j.at("epoch").get<int>();
-  p.batch_in_epoch = j.at("batch_in_epoch").get<long>();
+  p.update = whole_number<long>(j, "update");
+  // (absent in checkpoints of older versions)
+  p.skipped_updates = j.contains("skipped_updates") ? whole_number<long>(j, "skipped_updates") : 0;
+  p.epoch = whole_number<int>(j, "epoch");
+  p.batch_in_epoch = whole_number<long>(j, "batch_in_epoch");
   p.train_seconds = j.at("train_seconds").get<double>();
   p.best_valid_cost = j.at("best_valid_cost").is_null() ? INFINITY : j.at("best_valid_cost").get<double>();
-  p.best_update = j.at("best_update").get<long>();
-  p.validations_without_improvement = j.at("validations_without_improvement").get<int>();
-  p.seed = j.at("seed").get<uint64_t>();
+  p.best_update = whole_number<long>(j, "best_update");
+  p.validations_without_improvement = whole_number<int>(j, "validations_without_improvement");
+  p.seed = whole_number<uint64_t>(j, "seed");
   return p;
 }
 
@@ -146,7 +160,7 @@ void CheckpointSet::remove_stale_files() const {
 
 std::string CheckpointSet::committed_file(const nlohmann::json& progress, const char* file_key, const char* crc_key,
                                           const char* name) const {
-  const uint32_t crc = progress.at(crc_key).get<uint32_t>();
+  const uint32_t crc = whole_number<uint32_t>(progress, crc_key);
   for (const std::string& candidate : {progress.value(file_key, std::string(name)), std::string(name)})
     if (std::filesystem::exists(path(candidate)) && file_crc32(path(candidate)) == crc)
       return path(candidate);
