@@ -153,13 +153,12 @@ void abort(int status) {
 
 void init(int*, char***) {
   // N copies that each believe they are alone would train N models into one directory.
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
-    const char* ranks = std::getenv(name);
-    if (launched_by_mpirun() && ranks && std::atoi(ranks) > 1) {
-      std::fprintf(stderr, "rnnsearch: error: started by mpirun, but this build has no MPI (install libopenmpi-dev "
-                           "and rebuild)\n");
-      std::exit(2);
-    }
+  const char* ranks = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (!ranks) ranks = std::getenv("PMI_SIZE");
+  if (launched_by_mpirun() && ranks && std::atoi(ranks) > 1) {
+    std::fprintf(stderr, "rnnsearch: error: started by mpirun, but this build has no MPI (install libopenmpi-dev "
+                         "and rebuild)\n");
+    std::exit(2);
   }
 }
 void finalize() {}
