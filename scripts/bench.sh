@@ -5,11 +5,13 @@
 #   training:  target tokens/s, presets small and base, 20 warm-up updates, BENCH_SECONDS (60)
 #              of batch construction + forward + backward + clipping + optimizer step;
 #              small also with 1 thread (scaling) and its peak memory
-#   decoding:  test_2016_flickr (1000 sentences), beam 5 and greedy with batches of 64
+#   decoding:  test_2016_flickr (1000 sentences), beam 5 and greedy with batches of 64;
+#              beam 5 with the lexical shortlist, and its BLEU change
 #   scaling:   with mpirun, training small and beam-5 decoding on 2 MPI ranks × 1 thread
 #              against 1 process × 1 and × 2 threads (docs/scaling.md)
 #
 #   MODEL=models/en-de-small   trained model to decode with (scripts/quickstart.sh makes it)
+#   SHORTLIST="1000 100"         FIRST BEST of translate --shortlist (MODEL/lex.s2t, or learned here)
 #   REF=<directory of the PyTorch reference implementation>, REF_CKPT=<reference checkpoint to decode with>; without
 #   one the reference is trained for REF_MINUTES (6) first. The reference runs only if
 #   /usr/bin/python3 can import torch (apt-get install python3-torch libopenblas0-pthread).
@@ -18,6 +20,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 BENCH_SECONDS=${BENCH_SECONDS:-60}
 MODEL=${MODEL:-models/en-de-small}
+SHORTLIST=${SHORTLIST:-1000 100}
 REF=${REF:-}  # the PyTorch reference is not part of this repository
 REF_MINUTES=${REF_MINUTES:-6}
 data=$root/corpora/multi30k
@@ -69,6 +72,22 @@ for mode in "beam 5 1" "beam_batched 5 32" "greedy 1 64"; do
   echo "rnnsearch translate $1 (beam $2, batch $3): $(echo "$out" | grep -E 'lines/s|CPUWATCH' | tr '\n' ' ')"
   r[decode_$1]=$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)
 done
+
+# Lexical shortlist (docs/design.md §1.7): beam 5 in batches of 32 as above, with
+# --shortlist LEX $SHORTLIST; BLEU of both outputs against the reference translations.
+lex=$MODEL/lex.s2t
+if [ ! -f "$lex" ]; then
+  lex=$work/lex.s2t
+  "$bin" shortlist -m "$MODEL" --train-src $data/train.en.gz --train-tgt $data/train.de.gz -o "$lex" 2>/dev/null
+fi
+out=$("$bin" translate -m "$MODEL" -i "$work/test.en" -o "$work/hyp.shortlist" --beam-size 5 --batch-size 32 \
+  --threads 2 --shortlist "$lex" $SHORTLIST 2>&1 >/dev/null)
+r[decode_shortlist]=$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)
+"$bin" tokenize -i $data/test_2016_flickr.de.gz -o "$work/test.ref.de"
+bleu() { "$bin" bleu --ref "$work/test.ref.de" --hyp "$1" | grep -o 'BLEU = [0-9.]*' | cut -d' ' -f3; }
+echo "rnnsearch translate beam 5, batch 32, --shortlist $SHORTLIST: ${r[decode_shortlist]} lines/s," \
+  "$(ratio "${r[decode_shortlist]}" "${r[decode_beam_batched]}") of the full output layer;" \
+  "BLEU $(bleu "$work/hyp.shortlist") with, $(bleu "$work/hyp.beam_batched") without"
 
 if [ -n "$mpi" ]; then
   for mode in "1 1" "1 2" "2 1"; do  # ranks threads: beam 5, batches of 32 (1 rank: no mpirun)

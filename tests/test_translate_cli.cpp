@@ -542,6 +542,41 @@ TEST_F(Cli, HeatmapsWriteIndexAndOneSvgPerSentenceUpToTheLimit) {
   EXPECT_TRUE(std::filesystem::exists(scored + "/index.html"));
 }
 
+// rnnsearch shortlist learns MODEL/lex.s2t; a shortlist that keeps every target word
+// translates exactly as without it, and a broken table is a one-line error naming its line.
+TEST_F(Cli, ShortlistLearnsATableAndKeepingEveryWordChangesNothing) {
+  const std::string src = write("lex.src", "a b c\nd e\na f\nb c d\n");
+  const std::string tgt = write("lex.tgt", "x y z\nw v\nx v\ny z w\n");
+  const std::string table = dir_->path("lex.s2t");
+  const Result learned = run("shortlist -m " + model() + " --train-src " + src + " --train-tgt " + tgt + " -o " + table);
+  ASSERT_EQ(learned.status, 0) << learned.err_text;
+  const std::vector<std::string> entries = lines_of(file_text(table));
+  ASSERT_FALSE(entries.empty());
+  for (const std::string& entry : entries) EXPECT_EQ(words(entry).size(), 3u) << "target source prob: " << entry;
+
+  const std::string input = mixed_input();
+  const std::string translate = "translate -m " + model() + " -i " + input + " --max-length 40 --beam-size 3 ";
+  const Result full = run(translate);
+  const Result everything = run(translate + "--shortlist " + table + " 1000 1");
+  ASSERT_EQ(everything.status, 0) << everything.err_text;
+  EXPECT_EQ(everything.out, full.out);
+  const Result short_list = run(translate + "--shortlist " + table + " 0 2");
+  ASSERT_EQ(short_list.status, 0) << short_list.err_text;
+  EXPECT_EQ(short_list.out.size(), kMixedLines) << "line-aligned with the input";
+
+  const std::string broken = write("broken.s2t", "x a 0.5\ny b\n");
+  const Result bad = run(translate + "--shortlist " + broken + " 10 5");
+  EXPECT_EQ(bad.status, 1);
+  ASSERT_EQ(bad.err.size(), 1u) << bad.err_text;
+  EXPECT_NE(bad.err[0].find(broken + ":2:"), std::string::npos) << bad.err[0];
+  for (const std::string sizes : {"10", "ten 5", "10 1.5"}) {
+    const Result r = run(translate + "--shortlist " + table + " " + sizes);
+    EXPECT_EQ(r.status, 1) << sizes;
+    ASSERT_EQ(r.err.size(), 1u) << sizes << ": " << r.err_text;
+    EXPECT_NE(r.err[0].find("--shortlist"), std::string::npos) << r.err[0];
+  }
+}
+
 TEST_F(Cli, MissingModelIsOneLineError) {
   const Result r = run("translate -m " + dir_->path("no-such-model"), mixed_input());
   EXPECT_NE(r.status, 0);

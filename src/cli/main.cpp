@@ -19,7 +19,8 @@ const char* kUsage =
     "  score      force-decode given translations: log-probabilities and alignments\n"
     "  bleu       corpus BLEU of tokenized text, as multi-bleu.perl\n"
     "  tokenize   tokenize text as training does (e.g. references for bleu)\n"
-    "  average    average the weights of several checkpoints of one model\n";
+    "  average    average the weights of several checkpoints of one model\n"
+    "  shortlist  learn a lexical table for translate --shortlist (faster decoding)\n";
 
 // "rnnsearch train", or "rnnsearch train (rank 1 of 2)" in an MPI job.
 std::string who(const char* command) {
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"vocab", vocab_command}, {"train", train_command}, {"translate", translate_command},
       {"score", score_command}, {"bleu", bleu_command}, {"tokenize", tokenize_command},
-      {"average", average_command}};
+      {"average", average_command}, {"shortlist", shortlist_command}};
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::cout << kUsage;
     return argc < 2 ? 1 : 0;

@@ -3,7 +3,9 @@
 // the input is still being read.
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <optional>
+#include <utility>
 
 #include "commands.h"
 #include "rnnsearch/decode/translator.h"
@@ -27,6 +29,24 @@ bool read_chunk(LineReader* input, size_t count, std::vector<std::string>& lines
   return !lines.empty();
 }
 
+// --shortlist FILE FIRST BEST: the two sizes (0, 0 without the option).
+std::pair<int, int> parse_shortlist_sizes(const std::vector<std::string>& values) {
+  if (values.empty()) return {0, 0};
+  if (values.size() != 3) throw Error("--shortlist takes three values: FILE FIRST BEST");
+  const auto size = [](const std::string& text, const char* name) {
+    size_t used = 0;
+    int value = -1;
+    try {
+      value = std::stoi(text, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != text.size() || value < 0)
+      throw Error(std::string("--shortlist: ") + name + " must be a whole number >= 0, not '" + text + "'");
+    return value;
+  };
+  return {size(values[1], "FIRST"), size(values[2], "BEST")};
+}
+
 }  // namespace
 
 int translate_command(const Args& args) {
@@ -36,6 +56,7 @@ int translate_command(const Args& args) {
   int n_best = 0, maxi_batch = 10;
   bool detokenize = false;
   std::string unk_dictionary;
+  std::vector<std::string> shortlist;
   po::options_description options("translate options");
   options.add_options()
       ("input,i", po::value(&input)->default_value("-"),
@@ -56,7 +77,11 @@ int translate_command(const Args& args) {
       ("replace-unk", po::bool_switch(&topts.replace_unk),
        "replace each <unk> in the output with the source word it attends to most")
       ("unk-dictionary", po::value(&unk_dictionary),
-       "with --replace-unk: lines 'source target' giving the replacement of a source word");
+       "with --replace-unk: lines 'source target' giving the replacement of a source word")
+      ("shortlist", po::value(&shortlist)->multitoken(),
+       "FILE FIRST BEST: compute the output layer only for the FIRST most frequent target tokens and the "
+       "BEST translations of each source token in the lexical table FILE (rnnsearch shortlist writes "
+       "MODEL/lex.s2t); faster, approximate");
   options.add(model_option_group(decode, "sentences")).add(output_option_group(decode));
   po::variables_map vm;
   if (parse_options("translate", "--model DIR [--input FILE] [--output FILE] [options]", options, args, vm))
@@ -74,9 +99,14 @@ int translate_command(const Args& args) {
   }
   topts.threads = set_threads(decode.threads);
   check_beam_options(topts.beam);  // before loading a model
+  const std::pair<int, int> shortlist_sizes = parse_shortlist_sizes(shortlist);
 
   const std::vector<Model> models = load_ensemble(decode.model_dirs);
   const Model& model = models.front();
+  if (!shortlist.empty())
+    topts.shortlist = std::make_shared<Shortlist>(read_lexical_table(shortlist[0], model.src_vocab, model.tgt_vocab),
+                                                  static_cast<int>(model.tgt_vocab.size()), shortlist_sizes.first,
+                                                  shortlist_sizes.second);
   Translator translator(model, ensemble_weights(models), topts);
   const OutputPrinter printer(oopts);
   // Rank 0 alone reads the input and writes the output (and the heatmaps).

@@ -24,7 +24,7 @@ int max_output_length(int source_length) { return 2 * source_length + 10; }
 template <class T>
 BeamSearch<T>::BeamSearch(const std::vector<const Parameters<T>*>& models) {
   if (models.empty()) throw Error("beam search needs a model");
-  for (const Parameters<T>* params : models) members_.push_back(Member{params, {}, {}, {}});
+  for (const Parameters<T>* params : models) members_.push_back(Member{params, {}, {}, {}, {}});
 }
 
 // Every model's decoder step on the same rows; a single model's results are used as they
@@ -32,7 +32,8 @@ BeamSearch<T>::BeamSearch(const std::vector<const Parameters<T>*>& models) {
 template <class T>
 void BeamSearch<T>::step(Index rows) {
   for (Member& m : members_)
-    decoder_step<T>(*m.params, m.encoder, row_sentence_.data(), m.s_prev.topRows(rows), y_prev_.data(), m.step);
+    decoder_step<T>(*m.params, m.encoder, row_sentence_.data(), m.s_prev.topRows(rows), y_prev_.data(), m.step,
+                    shortlist_ ? &m.shortlist : nullptr);
   log_probs_ = &members_.front().step.log_probs;
   alpha_ = &members_.front().step.alpha;
   if (members_.size() == 1) return;
@@ -51,10 +52,14 @@ void BeamSearch<T>::step(Index rows) {
 
 template <class T>
 std::vector<std::vector<Hypothesis>> BeamSearch<T>::search(const std::vector<std::vector<int>>& sources,
-                                                           const BeamOptions& options) {
+                                                           const BeamOptions& options,
+                                                           const std::vector<int>* shortlist) {
   check_beam_options(options);
   options_ = options;
   if (sources.empty()) return {};
+  shortlist_ = shortlist;
+  if (shortlist)
+    for (Member& m : members_) select_output_words<T>(*m.params, *shortlist, m.shortlist);
   encode(sources);
   start(sources);
   for (Index rows = static_cast<Index>(sources.size()); rows > 0; rows = gather_states()) {
@@ -158,19 +163,22 @@ void BeamSearch<T>::close(Sentence& s, int first_row) {
 
 // The best `count` candidates (h, w), by σ_h + log p(w | h), of the sentence's rows: one
 // pass over its log-probabilities keeping a min-heap of the best so far, O(rows·V); most
-// candidates fall below the heap's minimum and cost one comparison.
+// candidates fall below the heap's minimum and cost one comparison. Column k is word k, or
+// the shortlist's k-th word.
 template <class T>
 void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t count) {
   const auto worse = [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; };
-  const int V = members_.front().params->config().tgt_vocab;
+  const int columns = static_cast<int>(log_probs_->cols());
+  const int* words = shortlist_ ? shortlist_->data() : nullptr;
   T threshold = -std::numeric_limits<T>::infinity();  // the heap's minimum once it is full
   heap_.clear();
   for (size_t i = 0; i < s.live.size(); ++i) {
     const int row = first_row + static_cast<int>(i);
     const T* log_p = log_probs_->row(row).data();
     const T base = s.live[i].log_prob;
-    for (int w = 0; w < V; ++w) {
-      const T candidate = base + log_p[w];
+    for (int k = 0; k < columns; ++k) {
+      const int w = words ? words[k] : k;
+      const T candidate = base + log_p[k];
       // strict: on a tie the candidate found first stays
       if (candidate <= threshold || w == Vocab::kPad || w == Vocab::kBos) continue;
       if (heap_.size() == count) {  // the new candidate replaces the heap's minimum

@@ -69,7 +69,10 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
               [&](const std::vector<size_t>& members, int thread) {
                 std::vector<std::vector<int>> sources;
                 for (size_t k : members) sources.push_back(ids[k]);
-                auto hypotheses = searches_[thread].search(sources, options_.beam);
+                std::vector<int> words;
+                if (options_.shortlist) words = options_.shortlist->words(sources);
+                auto hypotheses =
+                    searches_[thread].search(sources, options_.beam, options_.shortlist ? &words : nullptr);
                 for (size_t i = 0; i < members.size(); ++i) {
                   LineTranslation& result = results[members[i]];
                   result.hypotheses = std::move(hypotheses[i]);

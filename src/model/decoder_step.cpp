@@ -59,7 +59,8 @@ void decoder_recurrence_weight_grads(const MatCRef<T>& s_prev_all,
 
 template <class T>
 void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encoder, const int* row_sentence,
-                  const MatCRef<T>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws) {
+                  const MatCRef<T>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws,
+                  const OutputShortlist<T>* shortlist) {
   const ModelConfig& cfg = params.config();
   const Index R = s_prev.rows(), n = cfg.hidden, e = cfg.emb;
   // E = tgt_emb[y_prev];  g_E = E dec_W + dec_b
@@ -81,8 +82,9 @@ void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encode
   else
     X.leftCols(n) = states;
   X.middleCols(n, e) = E;
-  auto log_probs = rows_of(ws.log_probs, R, cfg.tgt_vocab);
-  output_forward<T>(params, X, ws.output, log_probs);
+  const Index V = shortlist ? static_cast<Index>(shortlist->words.size()) : cfg.tgt_vocab;
+  auto log_probs = rows_of(ws.log_probs, R, V);
+  output_forward<T>(params, X, ws.output, log_probs, shortlist);
   log_softmax_rows<T>(log_probs);
 }
 
@@ -100,8 +102,10 @@ void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encode
 RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(float)
 RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(double)
 template void decoder_step<float>(const Parameters<float>&, const EncoderWorkspace<float>&, const int*,
-                                  const MatCRef<float>&, const int*, DecoderStepWorkspace<float>&);
+                                  const MatCRef<float>&, const int*, DecoderStepWorkspace<float>&,
+                                  const OutputShortlist<float>*);
 template void decoder_step<double>(const Parameters<double>&, const EncoderWorkspace<double>&, const int*,
-                                   const MatCRef<double>&, const int*, DecoderStepWorkspace<double>&);
+                                   const MatCRef<double>&, const int*, DecoderStepWorkspace<double>&,
+                                   const OutputShortlist<double>*);
 
 }  // namespace rnnsearch

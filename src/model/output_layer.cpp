@@ -5,20 +5,53 @@
 namespace rnnsearch {
 
 template <class T>
+void select_output_words(const Parameters<T>& params, std::vector<int> words, OutputShortlist<T>& shortlist) {
+  const ModelConfig& cfg = params.config();
+  const bool linear = cfg.output == OutputKind::linear;
+  const Index K = static_cast<Index>(words.size());
+  shortlist.W.resize(linear ? cfg.output_input() : cfg.maxout, K);
+  shortlist.b.resize(K);
+  const auto bias = params.vec(linear ? out_b : out_bo);
+  for (Index k = 0; k < K; ++k) {
+    const int w = words[static_cast<size_t>(k)];
+    if (linear)
+      shortlist.W.col(k) = params.mat(out_W).col(w);
+    else if (cfg.tied_embeddings)
+      shortlist.W.col(k) = params.mat(tgt_emb).row(w).transpose();
+    else
+      shortlist.W.col(k) = params.mat(out_Wo).col(w);
+    shortlist.b(k) = bias(w);
+  }
+  shortlist.words = std::move(words);
+}
+
+namespace {
+
+// out = in W + b
+template <class T, class Weights, class Bias>
+void affine(const MatCRef<T>& in, const Weights& W, const Bias& b, MatRef<T> out) {
+  out.noalias() = in * W;
+  out.rowwise() += b;
+}
+
+}  // namespace
+
+template <class T>
 void output_forward(const Parameters<T>& params, const MatCRef<T>& X, OutputCache<T>& cache,
-                    MatRef<T> logits) {
+                    MatRef<T> logits, const OutputShortlist<T>* shortlist) {
   const Index N = X.rows();
   if (params.config().output == OutputKind::linear) {
     // logits = X out_W + out_b
-    logits.noalias() = X * params.mat(out_W);
-    logits.rowwise() += params.vec(out_b);
+    if (shortlist)
+      affine<T>(X, shortlist->W, shortlist->b, logits);
+    else
+      affine<T>(X, params.mat(out_W), params.vec(out_b), logits);
     return;
   }
   const Index l = params.config().maxout;
   // t̃ = X out_W + out_b
   auto pre = rows_of(cache.pre_maxout, N, 2 * l);
-  pre.noalias() = X * params.mat(out_W);
-  pre.rowwise() += params.vec(out_b);
+  affine<T>(X, params.mat(out_W), params.vec(out_b), pre);
   // t[k] = max(t̃[2k], t̃[2k+1]): the even and odd columns of t̃
   auto t = rows_of(cache.maxout, N, l);
   for (Index i = 0; i < N; ++i) {
@@ -26,11 +59,12 @@ void output_forward(const Parameters<T>& params, const MatCRef<T>& X, OutputCach
     for (Index k = 0; k < l; ++k) t(i, k) = std::max(p[2 * k], p[2 * k + 1]);
   }
   // logits = t out_Wo + out_bo, or with tied embeddings t tgt_embᵀ + out_bo
-  if (params.config().tied_embeddings)
-    logits.noalias() = t * params.mat(tgt_emb).transpose();
+  if (shortlist)
+    affine<T>(t, shortlist->W, shortlist->b, logits);
+  else if (params.config().tied_embeddings)
+    affine<T>(t, params.mat(tgt_emb).transpose(), params.vec(out_bo), logits);
   else
-    logits.noalias() = t * params.mat(out_Wo);
-  logits.rowwise() += params.vec(out_bo);
+    affine<T>(t, params.mat(out_Wo), params.vec(out_bo), logits);
 }
 
 template <class T>
@@ -136,8 +170,9 @@ T output_layer_cost(const Parameters<T>& params, const MatCRef<T>& X, const int*
 }
 
 #define RNNSEARCH_INSTANTIATE_OUTPUT(T)                                                              \
+  template void select_output_words<T>(const Parameters<T>&, std::vector<int>, OutputShortlist<T>&); \
   template void output_forward<T>(const Parameters<T>&, const MatCRef<T>&, OutputCache<T>&, \
-                                  MatRef<T>);                                               \
+                                  MatRef<T>, const OutputShortlist<T>*);                    \
   template void log_softmax_rows<T>(MatRef<T>);                                             \
   template T softmax_cross_entropy<T>(MatRef<T>, const int*, T, T*);                           \
   template void softmax_cross_entropy_backward<T>(MatRef<T>, const int*, T, T);             \

@@ -17,6 +17,9 @@
 // model's decoder step on the same hypotheses and uses the mean of their log-probabilities,
 // log p(w | h) = (1/M) Σ_m log p_m(w | h); the attention returned is the mean attention.
 //
+// Shortlist: given the target words a batch may produce (decode/shortlist.h), every step
+// computes and normalises log p over those words only; candidates are those words.
+//
 // Batching: the live hypotheses of all sentences of a batch are the rows of one
 // decoder_step, each attending to its own sentence; the encoder (annotations, keys, s_0)
 // runs once per batch. <pad> and <s> are never proposed: they are never training targets.
@@ -49,9 +52,11 @@ class BeamSearch {
   explicit BeamSearch(const std::vector<const Parameters<T>*>& models);
 
   // sources: token ids, each ending in </s>. Returns for each source its best
-  // min(n_best, found) hypotheses, best first (ties: the one found first).
+  // min(n_best, found) hypotheses, best first (ties: the one found first). shortlist: the
+  // target ids the output layer is restricted to, increasing (nullptr: all of them).
   std::vector<std::vector<Hypothesis>> search(const std::vector<std::vector<int>>& sources,
-                                              const BeamOptions& options);
+                                              const BeamOptions& options,
+                                              const std::vector<int>* shortlist = nullptr);
 
  private:
   // The hypotheses of a sentence form a tree of nodes (one per output token) sharing
@@ -99,13 +104,15 @@ class BeamSearch {
     const Parameters<T>* params;
     EncoderWorkspace<T> encoder;
     DecoderStepWorkspace<T> step;
+    OutputShortlist<T> shortlist;  // this model's output weights of the batch's shortlist
     Mat<T> s_prev;  // R×n decoder states the next step continues
   };
   void step(Index rows);
 
   std::vector<Member> members_;
   BeamOptions options_;
-  const Mat<T>* log_probs_ = nullptr;  // the last step's (mean) log-probabilities, R×V
+  const std::vector<int>* shortlist_ = nullptr;  // column k of log_probs_ is word (*shortlist_)[k]
+  const Mat<T>* log_probs_ = nullptr;  // the last step's (mean) log-probabilities, R×V (or V')
   const Mat<T>* alpha_ = nullptr;      // and (mean) attention, R×S
   Mat<T> mean_log_probs_, mean_alpha_;
   std::vector<int> src_, lengths_;        // the padded time-major source batch

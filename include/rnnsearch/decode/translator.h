@@ -4,13 +4,16 @@
 //   each line: UTF-8 check, tokenize, cut at max_length tokens, map to ids (+ </s>)
 //   the chunk's sentences sorted by length and cut into batches of batch_size, so a batch
 //   holds sentences of similar length (little padding, beams that end together)
-//   batches decoded in parallel, one BeamSearch (its own workspaces) per thread
+//   batches decoded in parallel, one BeamSearch (its own workspaces) per thread, each
+//   over its batch's shortlist if one is given
 //   results returned in input order, one per line, as whole words (subword models decode
 //   pieces; the Translator joins them and sums/averages their attention into words)
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "rnnsearch/decode/beam_search.h"
+#include "rnnsearch/decode/shortlist.h"
 #include "rnnsearch/decode/unk_replacement.h"
 #include "rnnsearch/model/model_io.h"
 
@@ -24,6 +27,7 @@ struct TranslatorOptions {
   bool replace_unk = false;       // --replace-unk (needs beam.alignment)
   bool piece_alignments = false;  // --alignment-units pieces: keep the subword pieces' matrix
   UnkReplacement unk_replacement;
+  std::shared_ptr<const Shortlist> shortlist;  // --shortlist: restricts each batch's output layer
 };
 
 // The result for one input line. Empty lines and lines that are not UTF-8 have no source

@@ -79,11 +79,13 @@ struct DecoderStepWorkspace {
   // results of the last step, R rows each
   Mat<T> states;          // R×n  s
   Mat<T> alpha;           // R×S  attention weights
-  Mat<T> log_probs;       // R×V
+  Mat<T> log_probs;       // R×V, or R×V' over a shortlist's words
 };
 
+// With a shortlist, log p is computed and normalised over its V' words only.
 template <class T>
 void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encoder, const int* row_sentence,
-                  const MatCRef<T>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws);
+                  const MatCRef<T>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws,
+                  const OutputShortlist<T>* shortlist = nullptr);
 
 }  // namespace rnnsearch

@@ -7,6 +7,8 @@
 //   linear: logits = X out_W + out_b
 //
 // and the training cost Σ −log softmax(logits)[y].
+#include <vector>
+
 #include "rnnsearch/model/parameters.h"
 
 namespace rnnsearch {
@@ -22,10 +24,25 @@ struct OutputCache {
 // (N × V, N up to thousands of target tokens) would be the largest buffer of training.
 constexpr Index kOutputChunkRows = 256;
 
-// Writes logits (N×V). The cache is filled for maxout models.
+// The last projection of the output layer restricted to some target tokens (a decoding
+// shortlist, decode/shortlist.h): column k of W and b is that of token words[k] in
+// out_Wo / out_bo (tied: tgt_embᵀ), or in out_W / out_b for the linear output.
+template <class T>
+struct OutputShortlist {
+  std::vector<int> words;  // V' target ids
+  Mat<T> W;                // l×V' (maxout) or (n+e+2n)×V' (linear)
+  RowVec<T> b;             // 1×V'
+};
+
+// Gathers the columns of `words` (copies V'·l weights: once per batch, not per step).
+template <class T>
+void select_output_words(const Parameters<T>& params, std::vector<int> words, OutputShortlist<T>& shortlist);
+
+// Writes logits (N×V; with a shortlist N×V', column k for token words[k]). The cache is
+// filled for maxout models.
 template <class T>
 void output_forward(const Parameters<T>& params, const MatCRef<T>& X, OutputCache<T>& cache,
-                    MatRef<T> logits);
+                    MatRef<T> logits, const OutputShortlist<T>* shortlist = nullptr);
 
 // Replaces each row of logits by its log-softmax.
 template <class T>
