@@ -6,7 +6,10 @@
 //   build/gemm_bench [SECONDS_PER_MEASUREMENT]   (default 1; median of the repetitions)
 //
 // Built without EIGEN_USE_BLAS and without rnnsearch's library, so that "eigen" really is
-// Eigen's kernel; each BLAS is dlopen'ed and called through its Fortran sgemm_.
+// Eigen's kernel; each BLAS is dlopen'ed and called through its Fortran sgemm_. With oneDNN
+// (libdnnl-dev) installed at build time, its matmul in fp32 and in bf16 (fp32 accumulation,
+// AVX512_BF16 where the CPU has it) joins: "dnnl-bf16" with both operands already in bf16,
+// "+convert" including their conversion from fp32, which training would pay on every call.
 #include <dlfcn.h>
 
 #include <Eigen/Dense>
@@ -16,6 +19,11 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
+#ifdef GEMM_BENCH_DNNL
+#include <omp.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
 
 namespace {
 
@@ -69,6 +77,56 @@ double gflops(F f, double flop, double seconds) {
   return flop / times[times.size() / 2] / 1e9;
 }
 
+#ifdef GEMM_BENCH_DNNL
+// oneDNN's matmul C = op(A) op(B) for one shape and data type; a transposed operand is the
+// same buffer read with swapped strides (format tag ba), as rnnsearch's Eigen expressions do.
+class DnnlMatmul {
+ public:
+  DnnlMatmul(const Shape& s, dnnl::memory::data_type type)
+      : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
+    using tag = dnnl::memory::format_tag;
+    const dnnl::memory::desc a({s.m, s.k}, type, s.transpose_a ? tag::ba : tag::ab);
+    const dnnl::memory::desc b({s.k, s.n}, type, s.transpose_b ? tag::ba : tag::ab);
+    const dnnl::memory::desc c({s.m, s.n}, dnnl::memory::data_type::f32, tag::ab);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), engine_);
+    kernel_ = pd.impl_info_str();
+    matmul_ = dnnl::matmul(pd);
+    a_ = dnnl::memory(a, engine_);
+    b_ = dnnl::memory(b, engine_);
+    c_ = dnnl::memory(c, engine_);
+  }
+  // Fills the operands from fp32 buffers (converting them when the type is bf16).
+  void load(const float* a, const float* b) {
+    convert(a, a_);
+    convert(b, b_);
+  }
+  void run() {
+    matmul_.execute(stream_, {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}});
+    stream_.wait();
+  }
+  const std::string& kernel() const { return kernel_; }
+
+ private:
+  void convert(const float* from, dnnl::memory& to) {
+    const dnnl::memory::desc& desc = to.get_desc();
+    dnnl::memory source({desc.dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab}, engine_,
+                        const_cast<float*>(from));
+    // A transposed operand's fp32 buffer is stored as its transpose: view it so.
+    if (desc != dnnl::memory::desc(desc.dims(), desc.data_type(), dnnl::memory::format_tag::ab))
+      source = dnnl::memory({desc.dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::ba}, engine_,
+                            const_cast<float*>(from));
+    dnnl::reorder(source, to).execute(stream_, source, to);
+    stream_.wait();
+  }
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  dnnl::matmul matmul_;
+  dnnl::memory a_, b_, c_;
+  std::string kernel_;
+};
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,6 +135,9 @@ int main(int argc, char** argv) {
   setenv("OMP_NUM_THREADS", "1", 1);
   setenv("OPENBLAS_NUM_THREADS", "1", 1);
   setenv("BLIS_NUM_THREADS", "1", 1);
+#ifdef GEMM_BENCH_DNNL
+  omp_set_num_threads(1);
+#endif
   std::vector<std::pair<std::string, Sgemm>> backends;
   for (const auto& [name, path] : kLibraries) {
     void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -86,6 +147,10 @@ int main(int argc, char** argv) {
   std::printf("GFLOP/s on one core (median of repetitions over %.1f s each)\n", seconds);
   std::printf("%-48s %9s", "product", "eigen");
   for (const auto& backend : backends) std::printf(" %16s", backend.first.c_str());
+#ifdef GEMM_BENCH_DNNL
+  std::printf(" %10s %10s %10s", "dnnl-f32", "dnnl-bf16", "+convert");
+  std::string bf16_kernel;
+#endif
   std::printf("\n");
   for (const Shape& s : kShapes) {
     const Mat A = Mat::Random(s.transpose_a ? s.k : s.m, s.transpose_a ? s.m : s.k);
@@ -109,7 +174,23 @@ int main(int argc, char** argv) {
                     backend.second(&op_b, &op_a, &s.n, &s.m, &s.k, &one, B.data(), &ldb, A.data(), &lda, &zero,
                                    C.data(), &ldc);
                   }, flop, seconds));
+#ifdef GEMM_BENCH_DNNL
+    DnnlMatmul f32(s, dnnl::memory::data_type::f32), bf16(s, dnnl::memory::data_type::bf16);
+    f32.load(A.data(), B.data());
+    bf16.load(A.data(), B.data());
+    bf16_kernel = bf16.kernel();
+    std::printf(" %10.1f", gflops([&] { f32.run(); }, flop, seconds));
+    std::printf(" %10.1f", gflops([&] { bf16.run(); }, flop, seconds));
+    std::printf(" %10.1f", gflops([&] {
+                  bf16.load(A.data(), B.data());
+                  bf16.run();
+                }, flop, seconds));
+#endif
     std::printf("\n");
   }
+#ifdef GEMM_BENCH_DNNL
+  std::printf("oneDNN %d.%d.%d, bf16 kernel: %s\n", dnnl_version()->major, dnnl_version()->minor,
+              dnnl_version()->patch, bf16_kernel.c_str());
+#endif
   return 0;
 }
