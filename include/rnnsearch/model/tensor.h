@@ -7,7 +7,8 @@
 
 namespace rnnsearch {
 
-// Who multiplies the matrices: "openblas" when CMake found it (EIGEN_USE_BLAS), else "eigen".
+// Who multiplies the matrices: "onednn" (float products; OpenBLAS for the rest) or "openblas"
+// when CMake found them (EIGEN_USE_BLAS), else "eigen".
 #ifndef RNNSEARCH_GEMM
 #define RNNSEARCH_GEMM "eigen"
 #endif
