@@ -577,6 +577,21 @@ TEST_F(Cli, ShortlistLearnsATableAndKeepingEveryWordChangesNothing) {
   }
 }
 
+// bf16 changes the logits by a few roundings: on this model not enough to change a
+// translation. Where the CPU has no AVX512_BF16, it computes in fp32 and says so.
+TEST_F(Cli, Bf16PrecisionTranslatesAsFp32Does) {
+  const std::string input = mixed_input();
+  const std::string translate = "translate -m " + model() + " -i " + input + " --max-length 40 --beam-size 3 ";
+  const Result fp32 = run(translate);
+  const Result bf16 = run(translate + "--precision bf16");
+  ASSERT_EQ(bf16.status, 0) << bf16.err_text;
+  EXPECT_EQ(bf16.out, fp32.out);
+  const Result with_shortlist = run(translate + "--precision bf16 --shortlist " + input + " 10 1");
+  EXPECT_EQ(with_shortlist.status, 1);
+  ASSERT_EQ(with_shortlist.err.size(), 1u) << with_shortlist.err_text;
+  EXPECT_NE(with_shortlist.err[0].find("do not combine"), std::string::npos) << with_shortlist.err[0];
+}
+
 TEST_F(Cli, MissingModelIsOneLineError) {
   const Result r = run("translate -m " + dir_->path("no-such-model"), mixed_input());
   EXPECT_NE(r.status, 0);
@@ -595,6 +610,8 @@ TEST_F(Cli, InvalidNumericOptionsAreOneLineErrors) {
       {train + "--max-updates -5", "--max-updates must be"}, {train + "--patience -1", "--patience must be"},
       {translate + "--beam-size 0", "--beam-size must be"}, {translate + "--n-best -1", "--n-best must be"},
       {translate + "--batch-size 0", "--batch-size must be"}, {translate + "--normalize nan", "--normalize must be"},
+      {train + "--precision fp16", "--precision must be fp32 or bf16, not 'fp16'"},
+      {translate + "--precision half", "--precision must be fp32 or bf16, not 'half'"},
       // a value or name holding Boost's own message placeholders (formatting them looped forever)
       {train + "--emb %value%", "'%25value%25'"}, {train + "--%canonical_option%", "%25canonical_option%25"}};
   for (const auto& [command, message] : cases) {

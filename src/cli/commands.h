@@ -41,6 +41,10 @@ bool parse_options(const std::string& command, const std::string& usage,
 // --threads N (0 = all cores) applied to OpenMP; returns the number used.
 int set_threads(int requested);
 
+// --precision NAME (rnnsearch::Error if unknown): bf16 only where it runs natively
+// (model/bf16.h), else fp32 with a note on stderr.
+Precision precision_option(const std::string& name);
+
 // Validators for numeric options, attached with ->notifier(...): each throws a one-line
 // rnnsearch::Error naming the option and the value. NaN fails every check.
 std::function<void(double)> non_negative(const std::string& option);  // finite, >= 0

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <stdexcept>
 
 #include "commands.h"
 #include "rnnsearch/error.h"
@@ -65,6 +66,20 @@ int set_threads(int requested) {
   const int threads = requested > 0 ? requested : omp_get_num_procs();
   omp_set_num_threads(threads);
   return threads;
+}
+
+Precision precision_option(const std::string& name) {
+  Precision precision;
+  try {
+    precision = parse_precision(name);
+  } catch (const std::invalid_argument& e) {
+    throw Error(std::string("--") + e.what());
+  }
+  if (precision == Precision::bf16 && !bf16_supported()) {
+    std::cerr << "rnnsearch: --precision bf16 needs a CPU with AVX512_BF16 and a build with oneDNN; computing in fp32\n";
+    return Precision::fp32;
+  }
+  return precision;
 }
 
 namespace {

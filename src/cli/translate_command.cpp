@@ -57,6 +57,7 @@ int translate_command(const Args& args) {
   bool detokenize = false;
   std::string unk_dictionary;
   std::vector<std::string> shortlist;
+  std::string precision;
   po::options_description options("translate options");
   options.add_options()
       ("input,i", po::value(&input)->default_value("-"),
@@ -81,7 +82,10 @@ int translate_command(const Args& args) {
       ("shortlist", po::value(&shortlist)->multitoken(),
        "FILE FIRST BEST: compute the output layer only for the FIRST most frequent target tokens and the "
        "BEST translations of each source token in the lexical table FILE (rnnsearch shortlist writes "
-       "MODEL/lex.s2t); faster, approximate");
+       "MODEL/lex.s2t); faster, approximate")
+      ("precision", po::value(&precision)->default_value("fp32"),
+       "fp32, or bf16: the vocabulary projection's products in bf16 with fp32 sums (CPUs with AVX512_BF16; "
+       "elsewhere fp32; not with --shortlist)");
   options.add(model_option_group(decode, "sentences")).add(output_option_group(decode));
   po::variables_map vm;
   if (parse_options("translate", "--model DIR [--input FILE] [--output FILE] [options]", options, args, vm))
@@ -98,6 +102,9 @@ int translate_command(const Args& args) {
     topts.unk_replacement = UnkReplacement::load(unk_dictionary);
   }
   topts.threads = set_threads(decode.threads);
+  if (precision == "bf16" && !shortlist.empty())
+    throw Error("--precision bf16 and --shortlist do not combine (a shortlist's projection is fp32): give one");
+  topts.precision = precision_option(precision);
   check_beam_options(topts.beam);  // before loading a model
   const std::pair<int, int> shortlist_sizes = parse_shortlist_sizes(shortlist);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/vocab.h"
@@ -22,9 +23,12 @@ void check_beam_options(const BeamOptions& options) {
 int max_output_length(int source_length) { return 2 * source_length + 10; }
 
 template <class T>
-BeamSearch<T>::BeamSearch(const std::vector<const Parameters<T>*>& models) {
+BeamSearch<T>::BeamSearch(const std::vector<const Parameters<T>*>& models,
+                          const std::vector<const Bf16Projection*>& bf16) {
   if (models.empty()) throw Error("beam search needs a model");
+  if (!bf16.empty() && bf16.size() != models.size()) throw std::logic_error("BeamSearch: one bf16 projection per model");
   for (const Parameters<T>* params : models) members_.push_back(Member{params, {}, {}, {}, {}});
+  for (size_t m = 0; m < bf16.size(); ++m) members_[m].step.output.bf16 = bf16[m];
 }
 
 // Every model's decoder step on the same rows; a single model's results are used as they

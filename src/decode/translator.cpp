@@ -17,9 +17,16 @@ Translator::Translator(const ModelDefinition& model, const std::vector<const Par
   if (options.replace_unk && !options.beam.alignment) throw Error("--replace-unk needs the attention (beam.alignment)");
   if (options.replace_unk && options.piece_alignments)
     throw Error("--replace-unk works on word alignments: drop --alignment-units pieces");
+  std::vector<const Bf16Projection*> bf16;
+  if (options.precision == Precision::bf16)
+    for (const Parameters<float>* params : models) {
+      bf16_.push_back(std::make_unique<Bf16Projection>());
+      convert_projection(*params, *bf16_.back());
+      bf16.push_back(bf16_.back().get());
+    }
   const int threads = std::max(1, options.threads);
   searches_.reserve(threads);
-  for (int t = 0; t < threads; ++t) searches_.emplace_back(models);
+  for (int t = 0; t < threads; ++t) searches_.emplace_back(models, bf16);
 }
 
 // Tokens and ids (</s> appended; unknown words become <unk>) of one line. Lines without

@@ -1,6 +1,7 @@
 #include "rnnsearch/model/output_layer.h"
 
 #include <cmath>
+#include <type_traits>
 
 namespace rnnsearch {
 
@@ -34,7 +35,75 @@ void affine(const MatCRef<T>& in, const Weights& W, const Bias& b, MatRef<T> out
   out.rowwise() += b;
 }
 
+// The last projection, logits = P W + b: P is t (maxout) or X (linear output); W is out_Wo,
+// tgt_embᵀ (tied) or out_W (linear); b is out_bo or out_b.
+Param projection_weight(const ModelConfig& cfg) {
+  if (cfg.output == OutputKind::linear) return out_W;
+  return cfg.tied_embeddings ? tgt_emb : out_Wo;
+}
+Param projection_bias(const ModelConfig& cfg) { return cfg.output == OutputKind::linear ? out_b : out_bo; }
+// The parameter holds Wᵀ (V×l)
+bool projection_transposed(const ModelConfig& cfg) {
+  return cfg.output != OutputKind::linear && cfg.tied_embeddings;
+}
+
+// logits = P W + b
+template <class T>
+void projection_forward(const Parameters<T>& params, const MatCRef<T>& P, OutputCache<T>& cache, MatRef<T> logits) {
+  const ModelConfig& cfg = params.config();
+  const auto b = params.vec(projection_bias(cfg));
+  if constexpr (std::is_same_v<T, float>) {
+    if (cache.bf16) {
+      cache.input_bf16.assign(P);
+      gemm_bf16(cache.input_bf16, false, cache.bf16->W, cache.bf16->transposed, logits, false);
+      logits.rowwise() += b;
+      return;
+    }
+  }
+  const auto W = params.mat(projection_weight(cfg));
+  if (projection_transposed(cfg))
+    affine<T>(P, W.transpose(), b, logits);
+  else
+    affine<T>(P, W, b, logits);
+}
+
+// d W += Pᵀ dlogits (tied: d tgt_emb += dlogitsᵀ P), d b += Σ_rows dlogits, dP = dlogits Wᵀ.
+// dP may be P's storage: it is written last. In bf16, P is read from the forward's copy.
+template <class T>
+void projection_backward(const Parameters<T>& params, const MatCRef<T>& P, const MatCRef<T>& dlogits,
+                         OutputCache<T>& cache, Parameters<T>& grads, MatRef<T> dP) {
+  const ModelConfig& cfg = params.config();
+  const bool transposed = projection_transposed(cfg);
+  const Param weight = projection_weight(cfg);
+  grads.vec(projection_bias(cfg)) += dlogits.colwise().sum();
+  if constexpr (std::is_same_v<T, float>) {
+    if (cache.bf16) {
+      cache.dlogits_bf16.assign(dlogits);
+      if (transposed)
+        gemm_bf16(cache.dlogits_bf16, true, cache.input_bf16, false, grads.mat(weight), true);
+      else
+        gemm_bf16(cache.input_bf16, true, cache.dlogits_bf16, false, grads.mat(weight), true);
+      gemm_bf16(cache.dlogits_bf16, false, cache.bf16->W, !transposed, dP, false);
+      return;
+    }
+  }
+  const auto W = params.mat(weight);
+  if (transposed) {
+    grads.mat(weight).noalias() += dlogits.transpose() * P;
+    dP.noalias() = dlogits * W;
+  } else {
+    grads.mat(weight).noalias() += P.transpose() * dlogits;
+    dP.noalias() = dlogits * W.transpose();
+  }
+}
+
 }  // namespace
+
+void convert_projection(const Parameters<float>& params, Bf16Projection& projection) {
+  const ModelConfig& cfg = params.config();
+  projection.transposed = projection_transposed(cfg);
+  projection.W.assign(params.mat(projection_weight(cfg)));
+}
 
 template <class T>
 void output_forward(const Parameters<T>& params, const MatCRef<T>& X, OutputCache<T>& cache,
@@ -45,7 +114,7 @@ void output_forward(const Parameters<T>& params, const MatCRef<T>& X, OutputCach
     if (shortlist)
       affine<T>(X, shortlist->W, shortlist->b, logits);
     else
-      affine<T>(X, params.mat(out_W), params.vec(out_b), logits);
+      projection_forward<T>(params, X, cache, logits);
     return;
   }
   const Index l = params.config().maxout;
@@ -61,10 +130,8 @@ void output_forward(const Parameters<T>& params, const MatCRef<T>& X, OutputCach
   // logits = t out_Wo + out_bo, or with tied embeddings t tgt_embᵀ + out_bo
   if (shortlist)
     affine<T>(t, shortlist->W, shortlist->b, logits);
-  else if (params.config().tied_embeddings)
-    affine<T>(t, params.mat(tgt_emb).transpose(), params.vec(out_bo), logits);
   else
-    affine<T>(t, params.mat(out_Wo), params.vec(out_bo), logits);
+    projection_forward<T>(params, t, cache, logits);
 }
 
 template <class T>
@@ -115,24 +182,16 @@ void output_backward(const Parameters<T>& params, const MatCRef<T>& X, OutputCac
                      const MatCRef<T>& dlogits, Parameters<T>& grads, MatRef<T> dX) {
   const Index N = X.rows();
   if (params.config().output == OutputKind::linear) {
-    grads.mat(out_W).noalias() += X.transpose() * dlogits;
-    grads.vec(out_b) += dlogits.colwise().sum();
-    dX.noalias() = dlogits * params.mat(out_W).transpose();
+    // logits = X out_W + out_b
+    projection_backward<T>(params, X, dlogits, cache, grads, dX);
     return;
   }
   const Index l = params.config().maxout;
   auto pre = cache.pre_maxout.topRows(N);
   auto t = cache.maxout.topRows(N);
   // logits = t out_Wo + out_bo (tied: t tgt_embᵀ + out_bo, whose gradient adds to the embeddings')
-  grads.vec(out_bo) += dlogits.colwise().sum();
   auto dt = t;  // t is not needed any more once its weight gradient is taken: its storage takes dt
-  if (params.config().tied_embeddings) {
-    grads.mat(tgt_emb).noalias() += dlogits.transpose() * t;
-    dt.noalias() = dlogits * params.mat(tgt_emb);
-  } else {
-    grads.mat(out_Wo).noalias() += t.transpose() * dlogits;
-    dt.noalias() = dlogits * params.mat(out_Wo).transpose();
-  }
+  projection_backward<T>(params, t, dlogits, cache, grads, dt);
   // maxout: the gradient goes to the larger of each pair (the first on a tie, as forward)
   auto dpre = pre;  // likewise t̃ becomes dt̃, written pair by pair after reading it
   for (Index i = 0; i < N; ++i) {

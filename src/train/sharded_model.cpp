@@ -10,9 +10,11 @@
 
 namespace rnnsearch {
 
-ShardedModel::ShardedModel(const ModelConfig& config, int threads) {
+ShardedModel::ShardedModel(const ModelConfig& config, int threads, Precision precision) {
+  if (precision == Precision::bf16) projection_bf16_ = std::make_unique<Bf16Projection>();
   for (int t = 0; t < threads; ++t) {
     shards_.push_back(std::make_unique<Shard>());
+    shards_.back()->workspace.output.bf16 = projection_bf16_.get();
     if (t > 0) shards_.back()->grads = std::make_unique<Parameters<float>>(config);
   }
 }
@@ -38,6 +40,7 @@ double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& 
     }
     shards_[t]->batch = pad_batch(src, tgt, shard_ids);
   }
+  if (projection_bf16_) convert_projection(params, *projection_bf16_);  // the weights of this run
   phase.reset();
   double cost = 0, nll = 0;
   std::exception_ptr error;

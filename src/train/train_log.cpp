@@ -45,13 +45,14 @@ std::string data_line(const ParallelCorpus& train, const ParallelCorpus& valid, 
          std::to_string(config.src_vocab) + " / " + std::to_string(config.tgt_vocab);
 }
 
-std::string model_line(const ModelConfig& config, size_t parameters, int batch_size, int threads) {
+std::string model_line(const ModelConfig& config, size_t parameters, int batch_size, int threads,
+                       Precision precision) {
   return "model: e=" + std::to_string(config.emb) + " n=" + std::to_string(config.hidden) +
          " l=" + std::to_string(config.maxout) + " output=" + output_kind_name(config.output) +
          (config.tied_embeddings ? " tied" : "") + ", " + std::to_string(parameters) + " parameters; batch " +
          std::to_string(batch_size) + ", " +
          (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks × " : "") + std::to_string(threads) +
-         " thread(s), GEMM " + kGemmBackend;
+         " thread(s), GEMM " + kGemmBackend + (precision == Precision::bf16 ? ", vocabulary projection in bf16" : "");
 }
 
 std::string selection_text(double cost, ValidMetric metric) {

@@ -148,7 +148,7 @@ void Trainer::set_up() {
   params_ = std::make_unique<Parameters<float>>(model_def_.config);
   grads_ = std::make_unique<Parameters<float>>(model_def_.config);
   optimizer_ = std::make_unique<Optimizer>(o_.optimizer, params_->values().size());
-  model_ = std::make_unique<ShardedModel>(model_def_.config, o_.threads);
+  model_ = std::make_unique<ShardedModel>(model_def_.config, o_.threads, o_.precision);
   if (o_.accumulate > 1) batch_grads_ = std::make_unique<Parameters<float>>(model_def_.config);
   if (resume) {
     progress_ = checkpoints_.load(*params_, *optimizer_);
@@ -164,7 +164,7 @@ void Trainer::set_up() {
   }
   if (resume) saved_update_ = progress_.update;
   if (o_.bench_seconds > 0) bench_ = std::make_unique<Benchmark>(o_.bench_seconds, o_.bench_warmup);
-  log_.line(model_line(model_def_.config, params_->values().size(), o_.batch_size, o_.threads));
+  log_.line(model_line(model_def_.config, params_->values().size(), o_.batch_size, o_.threads, o_.precision));
 }
 
 bool Trainer::budget_exhausted() const {

@@ -28,6 +28,9 @@ struct TranslatorOptions {
   bool piece_alignments = false;  // --alignment-units pieces: keep the subword pieces' matrix
   UnkReplacement unk_replacement;
   std::shared_ptr<const Shortlist> shortlist;  // --shortlist: restricts each batch's output layer
+  // --precision bf16: the vocabulary projection in bf16 (model/bf16.h; not with a shortlist).
+  // The weights are converted once, so the models' weights must not change afterwards.
+  Precision precision = Precision::fp32;
 };
 
 // The result for one input line. Empty lines and lines that are not UTF-8 have no source
@@ -58,6 +61,7 @@ class Translator {
 
   const ModelDefinition& model_;
   TranslatorOptions options_;
+  std::vector<std::unique_ptr<Bf16Projection>> bf16_;  // one per model with --precision bf16
   std::vector<BeamSearch<float>> searches_;  // one per thread
 };
 

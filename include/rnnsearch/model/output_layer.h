@@ -9,15 +9,32 @@
 // and the training cost Σ −log softmax(logits)[y].
 #include <vector>
 
+#include "rnnsearch/model/bf16.h"
 #include "rnnsearch/model/parameters.h"
 
 namespace rnnsearch {
+
+// The last projection's weights in bf16, for --precision bf16: out_Wo (l×V), out_W for the
+// linear output, or with tied embeddings tgt_emb (V×l, the transpose of the projection).
+// Whoever owns the workspaces converts them once per set of weights (an update, a loaded
+// model) and points the caches at them.
+struct Bf16Projection {
+  Bf16Matrix W;
+  bool transposed = false;  // W holds the projection's transpose (tied embeddings)
+};
+
+void convert_projection(const Parameters<float>& params, Bf16Projection& projection);
 
 template <class T>
 struct OutputCache {
   Mat<T> pre_maxout;  // N×2l  t̃
   Mat<T> maxout;      // N×l   t
   Mat<T> logits;      // kOutputChunkRows × V (output_layer_cost)
+  // When set (float only), logits = t W (X W for the linear output) and its backward are
+  // bf16 products: the weights from here, the projection's input converted into input_bf16
+  // by output_forward (output_backward reads it there) and dlogits into dlogits_bf16.
+  const Bf16Projection* bf16 = nullptr;
+  Bf16Matrix input_bf16, dlogits_bf16;
 };
 
 // output_layer_cost works on this many rows at a time: the logits of a whole batch

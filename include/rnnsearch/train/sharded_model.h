@@ -15,7 +15,8 @@ namespace rnnsearch {
 
 class ShardedModel {
  public:
-  ShardedModel(const ModelConfig& config, int threads);
+  // With Precision::bf16, the output layer's vocabulary projection runs in bf16 (model/bf16.h).
+  ShardedModel(const ModelConfig& config, int threads, Precision precision = Precision::fp32);
 
   // Σ −log p over the target tokens of this rank's shards of the pairs ids of corpus (all of
   // them in one process); with grads, also sets grads to this rank's part of the gradient
@@ -42,6 +43,7 @@ class ShardedModel {
   void sum_into(Parameters<float>& total, int count);
 
   std::vector<std::unique_ptr<Shard>> shards_;
+  std::unique_ptr<Bf16Projection> projection_bf16_;  // --precision bf16: converted at each run
   long last_tokens_ = 0;
   double last_nll_ = 0;
 };

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rnnsearch/model/bf16.h"
 #include "rnnsearch/model/config.h"
 #include "rnnsearch/text/corpus.h"
 #include "rnnsearch/train/checkpoint.h"
@@ -36,7 +37,8 @@ std::string validation_line(const Progress& progress, const ValidationScores& sc
 std::string data_line(const ParallelCorpus& train, const ParallelCorpus& valid, size_t max_length,
                       const ModelConfig& config);
 // "model: e=.. n=.. l=.. output=.., P parameters; batch B, T thread(s)"
-std::string model_line(const ModelConfig& config, size_t parameters, int batch_size, int threads);
+std::string model_line(const ModelConfig& config, size_t parameters, int batch_size, int threads,
+                       Precision precision);
 
 // "perplexity 5.12" or "BLEU 35.10": a selection cost (ValidationScores::cost) as users read it.
 std::string selection_text(double cost, ValidMetric metric);

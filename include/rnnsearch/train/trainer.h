@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 
+#include "rnnsearch/model/bf16.h"
 #include "rnnsearch/model/config.h"
 #include "rnnsearch/model/rnnsearch.h"
 #include "rnnsearch/text/subwords.h"
@@ -44,6 +45,7 @@ struct TrainOptions {
   uint64_t seed = 1;
   bool shuffle = true;
   int threads = 1;             // 0 = all cores (resolved by the command line)
+  Precision precision = Precision::fp32;  // of the vocabulary projection's products
   bool profile = false;        // report the time of each phase (--profile)
   std::string vocab_src, vocab_tgt;  // given vocabularies, else built with min_count
   int min_count = 2;

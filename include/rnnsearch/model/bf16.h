@@ -1,0 +1,59 @@
+#pragma once
+// bf16 matrix products with fp32 accumulation, for the output layer's vocabulary projection
+// under --precision bf16 (docs/design.md §5).
+//
+// bf16 keeps fp32's sign and 8-bit exponent and 7 of its 23 mantissa bits: the range of
+// fp32, about 3 significant digits. CPUs with AVX512_BF16 (AMD Zen 4 and 5, Intel Cooper
+// Lake, Sapphire Rapids and later) multiply pairs of bf16 at twice the fp32 rate, summing in
+// fp32; oneDNN's matmul has the kernels. Operands are rounded to bf16 (to nearest, ties to
+// even) just before a product, results stay fp32, and everything else (the parameters,
+// their updates, the softmax) stays fp32: mixed precision as PyTorch's autocast does it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rnnsearch/model/tensor.h"
+
+namespace rnnsearch {
+
+enum class Precision { fp32, bf16 };
+
+// "fp32" or "bf16"; anything else throws std::invalid_argument.
+Precision parse_precision(const std::string& name);
+const char* precision_name(Precision precision);
+
+// Whether bf16 products run natively here: rnnsearch was built with oneDNN and the CPU has
+// AVX512_BF16. (Without it oneDNN would emulate bf16, slower than fp32.)
+bool bf16_supported();
+
+// fp32 → bf16, rounded to nearest with ties to even; NaN stays NaN.
+inline uint16_t float_to_bf16(float value) {
+  uint32_t bits;
+  __builtin_memcpy(&bits, &value, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+inline float bf16_to_float(uint16_t value) {
+  const uint32_t bits = static_cast<uint32_t>(value) << 16;
+  float result;
+  __builtin_memcpy(&result, &bits, sizeof result);
+  return result;
+}
+
+// A row-major bf16 matrix. Like the workspaces, its buffer only grows.
+struct Bf16Matrix {
+  Index rows = 0, cols = 0;
+  std::vector<uint16_t> values;
+
+  void assign(const MatCRef<float>& m);
+};
+
+// C = op(A) op(B), or C += op(A) op(B) when accumulate, with op(X) = Xᵀ when transposed
+// (C is M×N, op(A) M×K, op(B) K×N). Single-threaded inside an OpenMP parallel region, like
+// the fp32 products. Only when bf16_supported().
+void gemm_bf16(const Bf16Matrix& A, bool transpose_a, const Bf16Matrix& B, bool transpose_b, MatRef<float> C,
+               bool accumulate);
+
+}  // namespace rnnsearch

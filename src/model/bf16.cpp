@@ -1,0 +1,111 @@
+#include "rnnsearch/model/bf16.h"
+
+#include <array>
+#include <map>
+#include <stdexcept>
+
+#ifdef RNNSEARCH_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace rnnsearch {
+
+Precision parse_precision(const std::string& name) {
+  if (name == "fp32") return Precision::fp32;
+  if (name == "bf16") return Precision::bf16;
+  throw std::invalid_argument("precision must be fp32 or bf16, not '" + name + "'");
+}
+
+const char* precision_name(Precision precision) { return precision == Precision::bf16 ? "bf16" : "fp32"; }
+
+void Bf16Matrix::assign(const MatCRef<float>& m) {
+  rows = m.rows();
+  cols = m.cols();
+  values.resize(static_cast<size_t>(rows * cols));
+  for (Index i = 0; i < rows; ++i) {
+    const float* in = m.row(i).data();
+    uint16_t* out = values.data() + i * cols;
+    for (Index k = 0; k < cols; ++k) out[k] = float_to_bf16(in[k]);
+  }
+}
+
+#ifdef RNNSEARCH_HAVE_ONEDNN
+
+bool bf16_supported() { return __builtin_cpu_supports("avx512bf16"); }
+
+namespace {
+
+// One matmul primitive per shape, made once per thread: a primitive descriptor costs tens of
+// microseconds, as much as a small product, and decoding meets the same few shapes at every
+// step.
+struct MatmulKey {
+  std::array<Index, 7> shape;  // M, N, K, transpose_a, transpose_b, C's row stride, accumulate
+  bool operator<(const MatmulKey& other) const { return shape < other.shape; }
+};
+
+struct Matmul {
+  dnnl::memory::desc a, b, c;
+  dnnl::matmul primitive;
+};
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// Row-major M×K (or, transposed, the K×M matrix read as its transpose) as oneDNN's strides.
+dnnl::memory::desc operand(Index rows, Index cols, bool transposed, dnnl::memory::data_type type) {
+  const dnnl::memory::dims strides = transposed ? dnnl::memory::dims{1, rows} : dnnl::memory::dims{cols, 1};
+  return dnnl::memory::desc({rows, cols}, type, strides);
+}
+
+const Matmul& matmul_for(const MatmulKey& key) {
+  thread_local std::map<MatmulKey, Matmul> cache;
+  auto found = cache.find(key);
+  if (found != cache.end()) return found->second;
+  const auto [M, N, K, transpose_a, transpose_b, ldc, accumulate] = key.shape;
+  using type = dnnl::memory::data_type;
+  Matmul m;
+  m.a = operand(M, K, transpose_a != 0, type::bf16);
+  m.b = operand(K, N, transpose_b != 0, type::bf16);
+  m.c = dnnl::memory::desc({M, N}, type::f32, dnnl::memory::dims{ldc, 1});
+  dnnl::primitive_attr attr;
+  if (accumulate) {
+    dnnl::post_ops sum;  // C = A B + C
+    sum.append_sum(1.0f);
+    attr.set_post_ops(sum);
+  }
+  m.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(m.a, m.b, m.c), attr, cpu_engine()));
+  return cache.emplace(key, std::move(m)).first->second;
+}
+
+}  // namespace
+
+void gemm_bf16(const Bf16Matrix& A, bool transpose_a, const Bf16Matrix& B, bool transpose_b, MatRef<float> C,
+               bool accumulate) {
+  const Index M = transpose_a ? A.cols : A.rows, K = transpose_a ? A.rows : A.cols;
+  const Index N = transpose_b ? B.rows : B.cols;
+  if ((transpose_b ? B.cols : B.rows) != K || C.rows() != M || C.cols() != N)
+    throw std::logic_error("gemm_bf16: operand shapes do not match");
+  if (M == 0 || N == 0) return;
+  const Matmul& m = matmul_for({{M, N, K, transpose_a, transpose_b, C.outerStride(), accumulate}});
+  thread_local dnnl::stream stream(cpu_engine());
+  // oneDNN reads the operands through non-const handles but does not write them
+  dnnl::memory a(m.a, cpu_engine(), const_cast<uint16_t*>(A.values.data()));
+  dnnl::memory b(m.b, cpu_engine(), const_cast<uint16_t*>(B.values.data()));
+  dnnl::memory c(m.c, cpu_engine(), C.data());
+  m.primitive.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+  stream.wait();
+}
+
+#else
+
+bool bf16_supported() { return false; }
+
+void gemm_bf16(const Bf16Matrix&, bool, const Bf16Matrix&, bool, MatRef<float>, bool) {
+  throw std::logic_error("gemm_bf16: rnnsearch was built without oneDNN");
+}
+
+#endif
+
+}  // namespace rnnsearch

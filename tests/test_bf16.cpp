@@ -1,0 +1,152 @@
+// --precision bf16 (model/bf16.h): the rounding to bf16, the bf16 products against the same
+// products of the rounded operands in double precision, and the output layer in bf16 against
+// fp32 for each kind of output layer. The products need a CPU with AVX512_BF16 and a build
+// with oneDNN; elsewhere those tests are skipped (and --precision bf16 computes in fp32).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "fixtures.h"
+#include "rnnsearch/decode/beam_search.h"
+#include "rnnsearch/model/bf16.h"
+#include "rnnsearch/model/output_layer.h"
+
+namespace rnnsearch {
+namespace {
+
+TEST(Bf16, RoundsToNearestWithTiesToEven) {
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(bf16_to_float(float_to_bf16(-2.5f)), -2.5f);  // representable: unchanged
+  // 1 + 2⁻⁸ lies halfway between 1 and 1 + 2⁻⁷: the tie goes to the even mantissa, 1.
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 0x1p-8f)), 1.0f);
+  // 1 + 3·2⁻⁸ lies halfway between 1 + 2⁻⁷ (odd) and 1 + 2⁻⁶ (even): up.
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 3 * 0x1p-8f)), 1.0f + 0x1p-6f);
+  // just above a tie rounds up
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 0x1p-8f + 0x1p-20f)), 1.0f + 0x1p-7f);
+  EXPECT_EQ(bf16_to_float(float_to_bf16(std::numeric_limits<float>::infinity())),
+            std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+  // the largest float rounds to infinity, as in IEEE rounding to a narrower format
+  EXPECT_TRUE(std::isinf(bf16_to_float(float_to_bf16(std::numeric_limits<float>::max()))));
+}
+
+TEST(Bf16, MatrixKeepsShapeAndRoundsEachValue) {
+  const Mat<float> big = Mat<float>::Random(9, 20);
+  const auto block = big.block(2, 3, 4, 11);  // row stride 20
+  Bf16Matrix m;
+  m.assign(block);
+  ASSERT_EQ(m.rows, 4);
+  ASSERT_EQ(m.cols, 11);
+  for (Index i = 0; i < 4; ++i)
+    for (Index k = 0; k < 11; ++k) EXPECT_EQ(m.values[static_cast<size_t>(i * 11 + k)], float_to_bf16(block(i, k)));
+}
+
+// The matrix a Bf16Matrix holds, in double.
+Mat<double> widened(const Bf16Matrix& m) {
+  Mat<double> out(m.rows, m.cols);
+  for (Index i = 0; i < m.rows; ++i)
+    for (Index k = 0; k < m.cols; ++k) out(i, k) = bf16_to_float(m.values[static_cast<size_t>(i * m.cols + k)]);
+  return out;
+}
+
+// Products of bf16 values are exact in fp32; only the fp32 sums round.
+TEST(Bf16, ProductsMatchDoublePrecisionOfTheRoundedOperands) {
+  if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
+  const Index m = 37, k = 129, n = 301;
+  for (bool transpose_a : {false, true})
+    for (bool transpose_b : {false, true})
+      for (bool accumulate : {false, true}) {
+        Bf16Matrix A, B;
+        const Mat<float> a = Mat<float>::Random(m, k), b = Mat<float>::Random(k, n);
+        A.assign(transpose_a ? Mat<float>(a.transpose()) : a);
+        B.assign(transpose_b ? Mat<float>(b.transpose()) : b);
+        const Mat<double> a_wide = transpose_a ? Mat<double>(widened(A).transpose()) : widened(A);
+        const Mat<double> b_wide = transpose_b ? Mat<double>(widened(B).transpose()) : widened(B);
+        // C is a block of a larger matrix: its row stride is not its width
+        Mat<float> big_c = Mat<float>::Constant(m + 3, n + 5, 0.5f);
+        gemm_bf16(A, transpose_a, B, transpose_b, big_c.block(1, 2, m, n), accumulate);
+        const Mat<double> want = a_wide * b_wide + Mat<double>::Constant(m, n, accumulate ? 0.5 : 0.0);
+        const double error = (big_c.block(1, 2, m, n).cast<double>() - want).cwiseAbs().maxCoeff();
+        EXPECT_LT(error, 1e-5) << "transpose_a " << transpose_a << " transpose_b " << transpose_b << " accumulate "
+                               << accumulate;
+        EXPECT_EQ(big_c.row(0).cwiseAbs().maxCoeff(), 0.5f) << "rows outside the block are untouched";
+        EXPECT_EQ(big_c.col(1).cwiseAbs().maxCoeff(), 0.5f) << "columns outside the block are untouched";
+      }
+}
+
+double relative_difference(const MatCRef<float>& got, const MatCRef<float>& want) {
+  return (got - want).norm() / want.norm();
+}
+
+// The output layer's cost, weight gradients and input gradient in bf16 stay within a few
+// bf16 roundings (2⁻⁹ relative each) of fp32, for maxout, linear and tied outputs, across
+// chunks of output_layer_cost.
+TEST(Bf16, OutputLayerAgreesWithFp32) {
+  if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
+  for (OutputKind kind : {OutputKind::maxout, OutputKind::linear})
+    for (bool tied : {false, true}) {
+      if (tied && kind == OutputKind::linear) continue;
+      ModelConfig config = test::tiny_config(50, 300, kind, 32, 24, 32);
+      config.tied_embeddings = tied;
+      Parameters<float> params(config);
+      params.init_uniform(0.5, 5);
+      std::mt19937_64 rng(5);
+      const Index N = kOutputChunkRows + 40, din = config.output_input();
+      const Mat<float> X = Mat<float>::Random(N, din);
+      std::vector<int> targets(N);
+      for (Index i = 0; i < N; ++i) targets[i] = static_cast<int>(rng() % config.tgt_vocab);
+
+      auto run = [&](const Bf16Projection* bf16, Parameters<float>& grads, Mat<float>& dX) {
+        OutputCache<float> cache;
+        cache.bf16 = bf16;
+        grads.set_zero();
+        dX.resize(N, din);
+        return output_layer_cost<float>(params, X, targets.data(), 0.1f, cache, nullptr, 0.01f, &grads, &dX);
+      };
+      Parameters<float> grads32(config), grads16(config);
+      Mat<float> dX32, dX16;
+      const float cost32 = run(nullptr, grads32, dX32);
+      Bf16Projection projection;
+      convert_projection(params, projection);
+      const float cost16 = run(&projection, grads16, dX16);
+      const std::string name = std::string(kind == OutputKind::linear ? "linear" : "maxout") + (tied ? " tied" : "");
+      EXPECT_NEAR(cost16, cost32, 1e-3 * std::abs(cost32)) << name;
+      EXPECT_NE(cost16, cost32) << name << ": the bf16 path was not taken";
+      EXPECT_LT(relative_difference(dX16, dX32), 1e-2) << name;
+      const Param projection_weight = kind == OutputKind::linear ? out_W : tied ? tgt_emb : out_Wo;
+      for (Param p : {projection_weight, out_W}) {
+        EXPECT_LT(relative_difference(grads16.mat(p), grads32.mat(p)), 1e-2) << name << " " << p;
+        EXPECT_GT(relative_difference(grads16.mat(p), grads32.mat(p)), 0) << name << " " << p;
+      }
+    }
+}
+
+// Decoding (translate --precision bf16) with each ensemble member's bf16 projection: the
+// best hypotheses' log-probabilities move by bf16 roundings, not more.
+TEST(Bf16, BeamSearchDecodesWithTheBf16Projection) {
+  if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
+  ModelConfig config = test::tiny_config(20, 40, OutputKind::maxout, 16, 12, 16);
+  config.tied_embeddings = true;
+  Parameters<float> first(config), second(config);
+  first.init_uniform(0.5, 9);
+  second.init_uniform(0.5, 10);
+  Bf16Projection first_bf16, second_bf16;
+  convert_projection(first, first_bf16);
+  convert_projection(second, second_bf16);
+  BeamSearch<float> fp32({&first, &second}), bf16({&first, &second}, {&first_bf16, &second_bf16});
+  const std::vector<std::vector<int>> sources = {{4, 5, 6, 7, 3}, {8, 9, 3}, {10, 11, 12, 3}};
+  BeamOptions options;
+  options.beam_size = 3;
+  const auto want = fp32.search(sources, options), got = bf16.search(sources, options);
+  for (size_t s = 0; s < sources.size(); ++s) {
+    ASSERT_FALSE(want[s].empty());
+    ASSERT_FALSE(got[s].empty());
+    EXPECT_NEAR(got[s][0].log_prob, want[s][0].log_prob, 2e-2 * std::abs(want[s][0].log_prob)) << "sentence " << s;
+    EXPECT_NE(got[s][0].log_prob, want[s][0].log_prob) << "sentence " << s << ": the bf16 path was not taken";
+  }
+}
+
+}  // namespace
+}  // namespace rnnsearch
