@@ -16,14 +16,20 @@
 #                was --replace-unk: each <unk> in the output becomes the source word it
 #                attends to most)
 #   THREADS=0    threads for training and translation (0 = all cores)
+#   PRECISION=fp32 of the output layer's vocabulary projection in training and translation:
+#                bf16 on CPUs with AVX512_BF16 (docs/design.md §5)
 #   SEED=1       random seed (initialisation, data order, dropout): another shows the spread
 #   MODEL=models/en-de-small
+#   ENSEMBLE=1   models to train one after the other (seeds SEED, SEED+1, ...; the first in
+#                MODEL, the others in MODEL-s<seed>) and translate with as an ensemble;
+#                ENSEMBLE=4 is the 2-hour recipe of docs/quality.md (4 × 25 minutes)
 #
 # Running it again resumes training where it stopped (or skips it when the budget is used).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MINUTES=${MINUTES:-25}
 THREADS=${THREADS:-0}
+PRECISION=${PRECISION:-fp32}
 DROPOUT=${DROPOUT:-0.4}
 LABEL_SMOOTHING=${LABEL_SMOOTHING:-0.1}
 SMOOTHING=${SMOOTHING:-0.001}
@@ -33,6 +39,7 @@ VALID_FREQ=${VALID_FREQ:-500}
 NORMALIZE=${NORMALIZE:-2.0}
 MODEL=${MODEL:-models/en-de-small}
 SEED=${SEED:-1}
+ENSEMBLE=${ENSEMBLE:-1}
 data=corpora/multi30k
 bin=build/rnnsearch
 tied=()
@@ -41,24 +48,34 @@ case "$PRESET" in
   base) emb=256 ;;
   *) echo "quickstart.sh: PRESET must be small or base, not '$PRESET'" >&2; exit 2 ;;
 esac
+[[ "$ENSEMBLE" =~ ^[1-9][0-9]*$ ]] || { echo "quickstart.sh: ENSEMBLE must be a number >= 1, not '$ENSEMBLE'" >&2; exit 2; }
 [ "$TIED" = 1 ] && tied=(--tied-embeddings --maxout "$emb")
 
 scripts/setup.sh
 scripts/build.sh
 
-echo "== training preset ${PRESET} on Multi30k en→de for ${MINUTES} minutes into ${MODEL}"
-$bin train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
-  --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz \
-  --model "$MODEL" --preset "$PRESET" "${tied[@]}" --dropout "$DROPOUT" --label-smoothing "$LABEL_SMOOTHING" \
-  --exponential-smoothing "$SMOOTHING" --valid-metrics bleu,cross-entropy --valid-freq "$VALID_FREQ" \
-  --max-minutes "$MINUTES" --threads "$THREADS" --seed "$SEED"
+models=()
+for ((k = 0; k < ENSEMBLE; k++)); do
+  seed=$((SEED + k))
+  dir=$MODEL
+  [ "$k" -gt 0 ] && dir=$MODEL-s$seed
+  models+=(--model "$dir")
+  echo "== training preset ${PRESET} on Multi30k en→de for ${MINUTES} minutes into ${dir} (seed ${seed})"
+  $bin train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
+    --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz \
+    --model "$dir" --preset "$PRESET" "${tied[@]}" --dropout "$DROPOUT" --label-smoothing "$LABEL_SMOOTHING" \
+    --exponential-smoothing "$SMOOTHING" --valid-metrics bleu,cross-entropy --valid-freq "$VALID_FREQ" \
+    --max-minutes "$MINUTES" --threads "$THREADS" --seed "$seed" --precision "$PRECISION"
+done
 
-echo "== translating test_2016_flickr (1000 sentences, beam 5)"
-$bin translate --model "$MODEL" --input $data/test_2016_flickr.en.gz --output "$MODEL/test.hyp.de" \
-  --beam-size 5 --normalize "$NORMALIZE" --replace-unk --threads "$THREADS" --heatmaps "$MODEL/heatmaps" --heatmaps-limit 20
+hyp=$MODEL/test.hyp.de
+[ "$ENSEMBLE" -gt 1 ] && hyp=$MODEL/test.ensemble$ENSEMBLE.hyp.de
+echo "== translating test_2016_flickr (1000 sentences, beam 5) with ${ENSEMBLE} model(s)"
+$bin translate "${models[@]}" --input $data/test_2016_flickr.en.gz --output "$hyp" \
+  --beam-size 5 --normalize "$NORMALIZE" --replace-unk --threads "$THREADS" --precision "$PRECISION" --heatmaps "$MODEL/heatmaps" --heatmaps-limit 20
 
 echo "== BLEU (tokenized, lowercased, as multi-bleu.perl)"
 $bin tokenize --input $data/test_2016_flickr.de.gz --output "$MODEL/test.ref.de"
-$bin bleu --ref "$MODEL/test.ref.de" --hyp "$MODEL/test.hyp.de"
+$bin bleu --ref "$MODEL/test.ref.de" --hyp "$hyp"
 
 echo "== attention heatmaps: $(pwd)/$MODEL/heatmaps/index.html"
