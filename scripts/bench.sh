@@ -7,6 +7,8 @@
 #              small also with 1 thread (scaling) and its peak memory
 #   decoding:  test_2016_flickr (1000 sentences), beam 5 and greedy with batches of 64;
 #              beam 5 with the lexical shortlist, and its BLEU change
+#   bf16:      training small and base, and beam-5 decoding, with --precision bf16 (where
+#              the CPU has AVX512_BF16), and the BLEU change of decoding in bf16
 #   scaling:   with mpirun, training small and beam-5 decoding on 2 MPI ranks × 1 thread
 #              against 1 process × 1 and × 2 threads (docs/scaling.md)
 #
@@ -88,6 +90,26 @@ bleu() { "$bin" bleu --ref "$work/test.ref.de" --hyp "$1" | grep -o 'BLEU = [0-9
 echo "rnnsearch translate beam 5, batch 32, --shortlist $SHORTLIST: ${r[decode_shortlist]} lines/s," \
   "$(ratio "${r[decode_shortlist]}" "${r[decode_beam_batched]}") of the full output layer;" \
   "BLEU $(bleu "$work/hyp.shortlist") with, $(bleu "$work/hyp.beam_batched") without"
+
+# --precision bf16 (docs/design.md §5) against the fp32 figures above.
+for preset in small base; do
+  out=$("$bin" train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
+    --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz --model "$work/$preset-bf16" --preset "$preset" \
+    --threads 2 --precision bf16 --bench-seconds "$BENCH_SECONDS" --bench-warmup 20 2>&1)
+  r[train_${preset}_bf16]=$(echo "$out" | field "tgt_tok/s")
+done
+if echo "$out" | grep -q "computing in fp32"; then
+  echo "rnnsearch --precision bf16: this CPU or build has no native bf16 (it computes in fp32)"
+else
+  out=$("$bin" translate -m "$MODEL" -i "$work/test.en" -o "$work/hyp.bf16" --beam-size 5 --batch-size 32 \
+    --threads 2 --precision bf16 2>&1 >/dev/null)
+  r[decode_bf16]=$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)
+  echo "rnnsearch --precision bf16: training small ${r[train_small_bf16]} tgt tok/s" \
+    "($(ratio "${r[train_small_bf16]}" "${r[train_small_2]}") of fp32), base ${r[train_base_bf16]}" \
+    "($(ratio "${r[train_base_bf16]}" "${r[train_base_2]}")); beam 5, batch 32: ${r[decode_bf16]} lines/s" \
+    "($(ratio "${r[decode_bf16]}" "${r[decode_beam_batched]}")), BLEU $(bleu "$work/hyp.bf16") with," \
+    "$(bleu "$work/hyp.beam_batched") without"
+fi
 
 if [ -n "$mpi" ]; then
   for mode in "1 1" "1 2" "2 1"; do  # ranks threads: beam 5, batches of 32 (1 rank: no mpirun)
