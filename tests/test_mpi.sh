@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Two MPI ranks against one process (docs/design.md §7), on corpora/tiny:
-#   1. training: 2 ranks × 1 thread end with the weights of 1 process × 2 threads;
+#   1. training: 2 ranks × 1 thread end with the weights of 1 process × 2 threads (and 3
+#      ranks with those of 3 threads, to rounding);
 #   2. resuming a 2-rank run gives the weights of an uninterrupted one;
 #   3. translate and score: output byte-identical to 1 process (text, n-best, JSON, alignments);
 #   4. a rank that fails alone (its corpus missing) ends the whole job, non-zero, in seconds;
@@ -27,7 +28,7 @@ fail() { echo "test_mpi: FAIL: $*" >&2; exit 1; }
 train=(train --train-src "$root/corpora/tiny/train.en" --train-tgt "$root/corpora/tiny/train.de"
        --valid-src "$root/corpora/tiny/val.en" --valid-tgt "$root/corpora/tiny/val.de"
        --emb 8 --hidden 12 --maxout 6 --batch-size 16 --dropout 0.2 --seed 7
-       --valid-freq 10 --valid-metrics cross-entropy,bleu)
+       --valid-freq 10 --valid-metrics cross-entropy,bleu --exponential-smoothing 0.05)
 # Largest absolute difference between the arrays of two model.npz files.
 max_difference() {
   /usr/bin/python3 - "$1" "$2" <<'EOF'
@@ -39,11 +40,11 @@ EOF
 }
 
 # 1. Same global batch, same shards (global shard g = rank × threads + thread), same dropout
-# masks. The ranks' gradients are added by MPI where 1 process adds its threads': with two
-# shards that is a + b against b + a, equal in IEEE arithmetic, and every other step is
-# element-wise or (the clipping norm) summed in an order that does not depend on threads.
-# So the weights agree exactly; the tolerance (1e-6) is for an MPI library that would add
-# more than two ranks in another order.
+# masks. Each rank sums the gradients of its part of the weights (a reduce-scatter) where 1
+# process adds its threads': with two shards that is a + b against b + a, equal in IEEE
+# arithmetic; the clipping norm is summed in blocks in an order that depends neither on
+# threads nor ranks; each rank steps its part (Adam, and the weight average that validates)
+# and the parts are gathered. So the weights agree exactly: tolerance 0.
 "$bin" "${train[@]}" --model "$work/one" --threads 2 --max-updates 20 > /dev/null 2> "$work/one.log" ||
   fail "1-process training failed: $(cat "$work/one.log")"
 mpi2 "$bin" "${train[@]}" --model "$work/two" --threads 1 --max-updates 20 > /dev/null 2> "$work/two.log" ||
@@ -51,12 +52,30 @@ mpi2 "$bin" "${train[@]}" --model "$work/two" --threads 1 --max-updates 20 > /de
 grep -q "2 MPI ranks" "$work/two.log" || fail "the 2-rank log does not say it ran on 2 ranks"
 [ "$(grep -c '^model:' "$work/two.log")" = 1 ] || fail "the 2-rank log is not written by rank 0 alone"
 diff=$(max_difference "$work/one/model.npz" "$work/two/model.npz")
-/usr/bin/python3 -c "import sys; sys.exit(0 if $diff <= 1e-6 else 1)" || fail "2 ranks differ from 1 process by $diff"
+[ "$diff" = 0.0 ] || fail "2 ranks differ from 1 process by $diff"
+# Adam's moments and the average, stepped by parts, gathered into the checkpoint by rank 0.
+state=$(max_difference "$work/one/optimizer.npz" "$work/two/optimizer.npz")
+[ "$state" = 0.0 ] || fail "the 2-rank optimizer state differs from 1 process's by $state"
 # Validation is split across the ranks and reduced: the same perplexity and BLEU (exactly,
 # as the weights are).
 [ "$(grep '^valid' "$work/one.log" | sed 's/train_time.*//')" = "$(grep '^valid' "$work/two.log" | sed 's/train_time.*//')" ] ||
   fail "validation lines differ: $(grep '^valid' "$work/one.log" "$work/two.log")"
 echo "test_mpi: training, 2 ranks vs 1 process: max |difference| $diff"
+
+# 1b. Three ranks: parts of unequal size (21, 21 and 22 of the norm's 64 blocks) and a ring
+# of two steps. The ring adds the three gradients in another order than the threads of one
+# process ((c + a) + b against (a + b) + c for some parts): a rounding of the gradient (6e-8
+# relative) per update, which Adam passes on about as large to the weights (in its step
+# lr · m / sqrt(v) the same relative change of m and sqrt(v) cancels). 20 updates left 1e-7
+# on this machine; tolerance 1e-5: far below the 1e-3 step that a part left unstepped or a
+# gradient lost would leave.
+"$bin" "${train[@]}" --model "$work/one3" --threads 3 --max-updates 20 > /dev/null 2> "$work/one3.log" ||
+  fail "1-process 3-thread training failed: $(cat "$work/one3.log")"
+"$mpirun" -np 3 "$bin" "${train[@]}" --model "$work/three" --threads 1 --max-updates 20 > /dev/null \
+  2> "$work/three.log" || fail "3-rank training failed: $(cat "$work/three.log")"
+diff=$(max_difference "$work/one3/model.npz" "$work/three/model.npz")
+/usr/bin/python3 -c "import sys; sys.exit(0 if $diff <= 1e-5 else 1)" || fail "3 ranks differ from 1 process by $diff"
+echo "test_mpi: training, 3 ranks vs 1 process: max |difference| $diff"
 
 # 2. Resume: 10 updates, stop, 10 more, all on 2 ranks.
 mpi2 "$bin" "${train[@]}" --model "$work/resumed" --threads 1 --max-updates 10 > /dev/null 2> "$work/resumed.log" ||

@@ -1,5 +1,6 @@
 // The optimizer's weight average (--exponential-smoothing) follows θ̄ += α (θ − θ̄) from the
-// weights the first step started from, and survives a save/load round trip.
+// weights the first step started from, and survives a save/load round trip; steps on parts
+// of the weights (MPI ranks) equal the step on the whole; the gradient norm by blocks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -57,6 +58,53 @@ TEST(Optimizer, StepCountSurvivesSaveAndLoadExactly) {
   const float float_step = 3.0f;  // an old file's float32 step is refused, not rounded
   save_npz(dir.path("float.npz"), {{"step", {1}, &float_step}});
   EXPECT_THROW(again.load(dir.path("float.npz")), Error);
+}
+
+// An MPI rank steps only its part of the weights (WeightPartition): two optimizers that
+// step halves of the vector, their halves put together after each step as the all-gather
+// does, follow the optimizer that steps everything, bit for bit, weights and state alike;
+// and a part's step leaves the weights outside it alone.
+TEST(Optimizer, StepsOnPartsEqualTheStepOnTheWhole) {
+  OptimizerOptions options;  // Adam
+  options.smoothing = 0.1;
+  const size_t size = 37, cut = 16;
+  AlignedVector<float> whole(size), grads(size);
+  for (size_t k = 0; k < size; ++k) whole[k] = 0.1f * static_cast<float>(k) - 1.5f;
+  AlignedVector<float> first = whole, second = whole;
+  Optimizer all(options, size), lower(options, size, 0, cut), upper(options, size, cut, size);
+  for (int step = 1; step <= 5; ++step) {
+    for (size_t k = 0; k < size; ++k) grads[k] = std::sin(static_cast<float>(step * 7 + k));
+    all.step(whole, grads, 0.5f);
+    const AlignedVector<float> before = first;  // = second
+    lower.step(first, grads, 0.5f);
+    upper.step(second, grads, 0.5f);
+    EXPECT_TRUE(std::equal(first.begin() + cut, first.end(), before.begin() + cut));
+    EXPECT_TRUE(std::equal(second.begin(), second.begin() + cut, before.begin()));
+    std::copy(second.begin() + cut, second.end(), first.begin() + cut);  // the all-gather
+    second = first;
+    ASSERT_EQ(first, whole) << "step " << step;
+  }
+  const auto whole_state = all.state(), lower_state = lower.state(), upper_state = upper.state();
+  ASSERT_EQ(whole_state.size(), 3u);  // m, v, average
+  ASSERT_EQ(lower_state.size(), 3u);
+  for (size_t s = 0; s < whole_state.size(); ++s)
+    for (size_t k = 0; k < size; ++k)
+      EXPECT_EQ((*whole_state[s])[k], (*(k < cut ? lower_state : upper_state)[s])[k]) << "array " << s << ", " << k;
+}
+
+// The norm's blocks, summed by parts (as ranks sum their own blocks) and put together,
+// give global_norm exactly.
+TEST(Optimizer, NormOfBlockSumsByPartsEqualsTheGlobalNorm) {
+  AlignedVector<float> grads(1001);
+  for (size_t k = 0; k < grads.size(); ++k) grads[k] = std::cos(static_cast<float>(k)) * (k % 7 == 0 ? 100.f : 1.f);
+  double parts[kNormBlocks] = {}, other[kNormBlocks] = {};
+  norm_block_sums(grads, 0, 21, parts);
+  norm_block_sums(grads, 21, kNormBlocks, other);
+  for (int b = 21; b < kNormBlocks; ++b) parts[b] = other[b];
+  EXPECT_EQ(norm_from_block_sums(parts), global_norm(grads));
+  double squares = 0;
+  for (float g : grads) squares += double(g) * g;
+  EXPECT_NEAR(global_norm(grads), std::sqrt(squares), 1e-12 * std::sqrt(squares));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "rnnsearch/train/optimizer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "rnnsearch/error.h"
@@ -13,8 +14,11 @@ OptimizerKind parse_optimizer_kind(const std::string& name) {
   throw Error("unknown optimizer '" + name + "' (expected adam or sgd)");
 }
 
-Optimizer::Optimizer(const OptimizerOptions& options, size_t parameter_count)
-    : options_(options), parameter_count_(parameter_count) {
+Optimizer::Optimizer(const OptimizerOptions& options, size_t parameter_count, size_t begin, size_t end)
+    : options_(options),
+      parameter_count_(parameter_count),
+      begin_(static_cast<long>(std::min(begin, parameter_count))),
+      end_(static_cast<long>(std::min(end, parameter_count))) {
   if (options.kind == OptimizerKind::adam) {
     m_.assign(parameter_count, 0.f);
     v_.assign(parameter_count, 0.f);
@@ -24,13 +28,12 @@ Optimizer::Optimizer(const OptimizerOptions& options, size_t parameter_count)
 void Optimizer::step(AlignedVector<float>& params, const AlignedVector<float>& grads, float grad_scale) {
   if (options_.smoothing > 0 && average_.empty()) average_ = params;
   ++steps_;
-  const long size = static_cast<long>(params.size());
   float* p = params.data();
   const float* g = grads.data();
   if (options_.kind == OptimizerKind::sgd) {
     const float lr = static_cast<float>(options_.lr);
 #pragma omp parallel for simd schedule(static)
-    for (long k = 0; k < size; ++k) p[k] -= lr * (grad_scale * g[k]);
+    for (long k = begin_; k < end_; ++k) p[k] -= lr * (grad_scale * g[k]);
   } else {
     adam_step(params, grads, grad_scale);
   }
@@ -40,11 +43,17 @@ void Optimizer::step(AlignedVector<float>& params, const AlignedVector<float>& g
   const float alpha = static_cast<float>(std::max(options_.smoothing, 9.0 / (9.0 + static_cast<double>(steps_))));
   float* a = average_.data();
 #pragma omp parallel for simd schedule(static)
-  for (long k = 0; k < size; ++k) a[k] += alpha * (p[k] - a[k]);
+  for (long k = begin_; k < end_; ++k) a[k] += alpha * (p[k] - a[k]);
+}
+
+std::vector<AlignedVector<float>*> Optimizer::state() {
+  std::vector<AlignedVector<float>*> arrays;
+  for (AlignedVector<float>* array : {&m_, &v_, &average_})
+    if (!array->empty()) arrays.push_back(array);
+  return arrays;
 }
 
 void Optimizer::adam_step(AlignedVector<float>& params, const AlignedVector<float>& grads, float grad_scale) {
-  const long size = static_cast<long>(params.size());
   float* p = params.data();
   const float* g = grads.data();
   const float beta1 = static_cast<float>(options_.beta1), beta2 = static_cast<float>(options_.beta2);
@@ -56,7 +65,7 @@ void Optimizer::adam_step(AlignedVector<float>& params, const AlignedVector<floa
   float* m = m_.data();
   float* v = v_.data();
 #pragma omp parallel for simd schedule(static)
-  for (long k = 0; k < size; ++k) {
+  for (long k = begin_; k < end_; ++k) {
     const float gk = grad_scale * g[k];
     m[k] = beta1 * m[k] + (1 - beta1) * gk;
     v[k] = beta2 * v[k] + (1 - beta2) * gk * gk;
@@ -105,23 +114,29 @@ void Optimizer::load(const std::string& path) {
   }
 }
 
-double global_norm(const AlignedVector<float>& grads) {
-  // Fixed blocks added in a fixed order: the same norm whatever the number of threads, so
-  // that every MPI rank (and 1 process × 2 threads against 2 ranks × 1) clips alike.
-  constexpr long kBlocks = 64;
-  double block_sums[kBlocks];
-  const long size = static_cast<long>(grads.size());
+void norm_block_sums(const AlignedVector<float>& grads, int first, int last, double* block_sums) {
+  const size_t size = grads.size();
   const float* g = grads.data();
 #pragma omp parallel for schedule(static)
-  for (long b = 0; b < kBlocks; ++b) {
+  for (int b = first; b < last; ++b) {
     double sum = 0;
+    const long end = static_cast<long>(norm_block_begin(size, b + 1));
 #pragma omp simd reduction(+ : sum)
-    for (long k = size * b / kBlocks; k < size * (b + 1) / kBlocks; ++k) sum += double(g[k]) * g[k];
+    for (long k = static_cast<long>(norm_block_begin(size, b)); k < end; ++k) sum += double(g[k]) * g[k];
     block_sums[b] = sum;
   }
+}
+
+double norm_from_block_sums(const double* block_sums) {
   double sum = 0;
-  for (double block_sum : block_sums) sum += block_sum;
+  for (int b = 0; b < kNormBlocks; ++b) sum += block_sums[b];
   return std::sqrt(sum);
+}
+
+double global_norm(const AlignedVector<float>& grads) {
+  double block_sums[kNormBlocks];
+  norm_block_sums(grads, 0, kNormBlocks, block_sums);
+  return norm_from_block_sums(block_sums);
 }
 
 float clip_factor(double norm, double max_norm) {

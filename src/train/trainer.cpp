@@ -19,6 +19,7 @@
 #include "rnnsearch/train/model_setup.h"
 #include "rnnsearch/train/sharded_model.h"
 #include "rnnsearch/train/train_log.h"
+#include "rnnsearch/train/weight_partition.h"
 #include "rnnsearch/util/mpi.h"
 #include "rnnsearch/util/profile.h"
 #include "rnnsearch/util/seed.h"
@@ -85,6 +86,7 @@ class Trainer {
   std::string path(const char* name) const { return model_file(dir_, name); }
   void set_up();
   void validate_and_save(bool epoch_end);
+  void gather_optimizer_state();
   void save_checkpoint();
   bool budget_exhausted() const;
   using Batches = std::vector<std::vector<uint32_t>>;
@@ -106,10 +108,12 @@ class Trainer {
   std::unique_ptr<Parameters<float>> params_, grads_;
   std::unique_ptr<Parameters<float>> batch_grads_;  // --accumulate: one batch's gradient
   std::unique_ptr<Validator> validator_;
+  std::unique_ptr<WeightPartition> partition_;  // this rank's part of the optimizer step
   std::unique_ptr<Optimizer> optimizer_;
   std::unique_ptr<ShardedModel> model_;
   Progress progress_;
   long saved_update_ = -1;  // the update of the last checkpoint on disk
+  long state_gathered_at_ = -1;  // the update after which the optimizer's state was last gathered
   bool stop_for_patience_ = false;
   int non_finite_in_a_row_ = 0;
   int stop_signal_ = 0;  // SIGINT or SIGTERM seen by any rank after the last update
@@ -147,7 +151,9 @@ void Trainer::set_up() {
                                            o_.batch_size, o_.threads, valid_);
   params_ = std::make_unique<Parameters<float>>(model_def_.config);
   grads_ = std::make_unique<Parameters<float>>(model_def_.config);
-  optimizer_ = std::make_unique<Optimizer>(o_.optimizer, params_->values().size());
+  partition_ = std::make_unique<WeightPartition>(params_->values().size());
+  optimizer_ = std::make_unique<Optimizer>(o_.optimizer, params_->values().size(), partition_->begin(),
+                                           partition_->end());
   model_ = std::make_unique<ShardedModel>(model_def_.config, o_.threads, o_.precision);
   if (o_.accumulate > 1) batch_grads_ = std::make_unique<Parameters<float>>(model_def_.config);
   if (resume) {
@@ -173,7 +179,16 @@ bool Trainer::budget_exhausted() const {
          (o_.max_epochs > 0 && progress_.epoch > o_.max_epochs) || stop_for_patience_;
 }
 
+// Each rank keeps only its own part of the optimizer's state current: the parts come
+// together before a checkpoint is written or the average validated.
+void Trainer::gather_optimizer_state() {
+  if (state_gathered_at_ == progress_.update) return;
+  state_gathered_at_ = progress_.update;
+  for (AlignedVector<float>* state : optimizer_->state()) partition_->share(*state);
+}
+
 void Trainer::save_checkpoint() {
+  gather_optimizer_state();
   if (mpi::is_root()) checkpoints_.save(*params_, *optimizer_, progress_);
   saved_update_ = progress_.update;
 }
@@ -183,6 +198,7 @@ void Trainer::save_checkpoint() {
 void Trainer::validate_and_save(bool epoch_end) {
   ValidationScores scores;
   bool improved;
+  gather_optimizer_state();
   {
     // The average takes the parameters' place (a buffer swap, no copy) until the scope ends,
     // also by an exception: the checkpoint below must hold the raw weights.
@@ -240,7 +256,10 @@ Trainer::UpdateCost Trainer::gradient(const Batches& update) {
     }
     sums.tokens += batch_tokens;
   }
-  mpi::sum(grads_->values().data(), grads_->values().size());
+  {
+    profile::ScopedPhase phase(profile::Phase::rank_exchange);
+    partition_->sum_gradients(grads_->values());
+  }
   double costs[2] = {sums.cost, sums.nll};
   mpi::sum(costs, 2);
   sums.cost = costs[0];
@@ -255,12 +274,15 @@ bool Trainer::train_update(const Batches& update, long next_batch) {
   const auto start = Clock::now();
   const UpdateCost sums = gradient(update);
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::optimizer);
-  const double norm = global_norm(grads_->values());
+  const double norm = partition_->gradient_norm(grads_->values());
   const bool finite = std::isfinite(sums.cost) && std::isfinite(norm);
-  if (finite)
+  if (finite) {
     optimizer_->step(params_->values(), grads_->values(), clip_factor(norm, o_.clip_norm));
-  else
+    phase.emplace(profile::Phase::rank_exchange);
+    partition_->share(params_->values());
+  } else {
     ++progress_.skipped_updates;
+  }
   phase.reset();
   // The slowest rank's time, and a stop signal any rank saw: every rank takes the same
   // decisions (budget, stop) at the same update.

@@ -73,10 +73,10 @@ void all_reduce(T* data, size_t count, MPI_Datatype type, MPI_Op op) {
   }
 }
 
-int checked_int(size_t bytes) {
-  if (bytes > static_cast<size_t>(std::numeric_limits<int>::max()))
-    throw std::length_error("mpi: a message of more than 2 GB");
-  return static_cast<int>(bytes);
+int checked_int(size_t count) {
+  if (count > static_cast<size_t>(std::numeric_limits<int>::max()))
+    throw std::length_error("mpi: a message of more than 2^31 - 1 elements");
+  return static_cast<int>(count);
 }
 
 }  // namespace
@@ -103,6 +103,39 @@ int size() { return g_size; }
 void sum(float* data, size_t count) { all_reduce(data, count, MPI_FLOAT, MPI_SUM); }
 void sum(double* data, size_t count) { all_reduce(data, count, MPI_DOUBLE, MPI_SUM); }
 void max(double* data, size_t count) { all_reduce(data, count, MPI_DOUBLE, MPI_MAX); }
+
+// Ring step s (0 … size − 2) of a reduce-scatter: rank r sends part (r − s − 1) to rank
+// r + 1 and adds part (r − s − 2) from rank r − 1 into its own, so that after the last
+// step part r has passed every rank and holds their sum. An all-gather step sends part
+// (r − s) and receives part (r − s − 1): after size − 1 steps every part is everywhere.
+namespace {
+int ring_part(int offset) { return ((g_rank + offset) % g_size + g_size) % g_size; }
+int part_count(const std::vector<size_t>& bounds, int part) { return checked_int(bounds[part + 1] - bounds[part]); }
+}  // namespace
+
+void reduce_scatter_sum(float* data, const std::vector<size_t>& bounds, float* scratch) {
+  if (g_size == 1) return;
+  const int next = ring_part(1), previous = ring_part(-1);  // neighbours: rank r ± 1
+  for (int s = 0; s < g_size - 1; ++s) {
+    const int send = ring_part(-s - 1), receive = ring_part(-s - 2);
+    const int count = part_count(bounds, receive);
+    MPI_Sendrecv(data + bounds[send], part_count(bounds, send), MPI_FLOAT, next, 0, scratch, count, MPI_FLOAT,
+                 previous, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    float* sum = data + bounds[receive];
+#pragma omp parallel for simd schedule(static)
+    for (int k = 0; k < count; ++k) sum[k] += scratch[k];
+  }
+}
+
+void all_gather(float* data, const std::vector<size_t>& bounds) {
+  if (g_size == 1) return;
+  const int next = ring_part(1), previous = ring_part(-1);
+  for (int s = 0; s < g_size - 1; ++s) {
+    const int send = ring_part(-s), receive = ring_part(-s - 1);
+    MPI_Sendrecv(data + bounds[send], part_count(bounds, send), MPI_FLOAT, next, 1, data + bounds[receive],
+                 part_count(bounds, receive), MPI_FLOAT, previous, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+}
 
 void broadcast(std::string& bytes) {
   if (g_size == 1) return;
@@ -168,6 +201,8 @@ int size() { return 1; }
 void sum(float*, size_t) {}
 void sum(double*, size_t) {}
 void max(double*, size_t) {}
+void reduce_scatter_sum(float*, const std::vector<size_t>&, float*) {}
+void all_gather(float*, const std::vector<size_t>&) {}
 void broadcast(std::string&) {}
 void broadcast(std::vector<std::string>&) {}
 std::vector<std::string> all_gather(const std::string& bytes) { return {bytes}; }

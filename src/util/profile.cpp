@@ -13,7 +13,8 @@ constexpr int kMaxThreads = 64;
 constexpr const char* kNames[kNumPhases] = {
     "batching",         "encoder forward",      "attention forward",  "decoder GRU forward",
     "output + softmax", "output layer fwd+bwd",      "decoder GRU backward", "attention backward",
-    "decoder weight gradients", "encoder backward", "gradient sum",     "clip + optimizer"};
+    "decoder weight gradients", "encoder backward", "gradient sum",     "clip + optimizer",
+    "MPI gradients + weights"};
 
 bool g_enabled = false;
 // [thread][phase] seconds; padded rows so threads do not share cache lines.

@@ -14,6 +14,7 @@
 // ExponentialMovingAverage with num_updates) lets it forget those random weights within the
 // first few hundred steps instead of the 1/α it would take otherwise. The average validates and translates: it is the
 // weights' trajectory with the noise of the last updates smoothed out.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,10 @@ struct OptimizerOptions {
 
 class Optimizer {
  public:
-  Optimizer(const OptimizerOptions& options, size_t parameter_count);
+  // Steps parameters [begin, end) of the flat vector: all of them in one process, this
+  // rank's part in an MPI job (WeightPartition); the state of the other parts (moments,
+  // average) goes stale until gathered from their ranks (state()).
+  Optimizer(const OptimizerOptions& options, size_t parameter_count, size_t begin = 0, size_t end = SIZE_MAX);
 
   // One step on the gradient grad_scale · grads (the clipping factor, folded into the step:
   // one pass over the gradient fewer than scaling it first).
@@ -44,6 +48,8 @@ class Optimizer {
   // Exchanges θ̄ with values, without copying: the trainer validates the average in the
   // parameters' own buffer and swaps back (one model-sized buffer fewer).
   void swap_average(AlignedVector<float>& values) { average_.swap(values); }
+  // The parameter-sized arrays of the state (Adam's moments, the average once started).
+  std::vector<AlignedVector<float>*> state();
 
   // optimizer.npz: "adam_m", "adam_v" (Adam only), "average" (with smoothing, after the
   // first step) and "step" (a 1-element int64 array: float32 would be exact only to 2^24).
@@ -55,13 +61,22 @@ class Optimizer {
 
   OptimizerOptions options_;
   size_t parameter_count_;
+  long begin_, end_;  // the part stepped
   long steps_ = 0;
   AlignedVector<float> m_, v_;
   AlignedVector<float> average_;
 };
 
-// ‖g‖₂ over all parameters.
-double global_norm(const AlignedVector<float>& grads);
+// ‖g‖₂ is summed in kNormBlocks fixed blocks, block b = [norm_block_begin(size, b),
+// norm_block_begin(size, b + 1)), and the blocks' sums are added in block order: the same
+// norm whatever the number of threads, and, as MPI ranks own whole blocks (WeightPartition),
+// whatever the number of ranks: every rank clips as one process does.
+constexpr int kNormBlocks = 64;
+inline size_t norm_block_begin(size_t size, int block) { return size * static_cast<size_t>(block) / kNormBlocks; }
+// Σ g² of blocks first … last − 1 into block_sums[first … last − 1].
+void norm_block_sums(const AlignedVector<float>& grads, int first, int last, double* block_sums);
+double norm_from_block_sums(const double* block_sums);  // sqrt(Σ_b block_sums[b]), in block order
+double global_norm(const AlignedVector<float>& grads);   // both, for all blocks
 // The factor of torch.nn.utils.clip_grad_norm_: max_norm / (‖g‖ + 1e-6) if ‖g‖ > max_norm,
 // else 1 (and always 1 for max_norm 0, no clipping).
 float clip_factor(double norm, double max_norm);

@@ -29,6 +29,15 @@ void sum(float* data, size_t count);
 void sum(double* data, size_t count);
 void max(double* data, size_t count);
 
+// The two halves of an allreduce, for a vector cut into one part per rank (bounds: size() + 1
+// offsets, part r = [bounds[r], bounds[r + 1])), each a ring of size() − 1 exchanges with the
+// neighbours, so a rank sends and receives (size() − 1) / size() of the vector per call:
+// - reduce_scatter_sum: this rank's part becomes the element-wise sum over all ranks; the
+//   other parts are left holding partial sums. scratch: room for the largest part.
+// - all_gather: every rank's part of data to every rank, in place.
+void reduce_scatter_sum(float* data, const std::vector<size_t>& bounds, float* scratch);
+void all_gather(float* data, const std::vector<size_t>& bounds);
+
 void broadcast(std::string& bytes);                              // rank 0's bytes everywhere
 void broadcast(std::vector<std::string>& texts);                 // rank 0's lines everywhere
 std::vector<std::string> all_gather(const std::string& bytes);  // every rank's, in rank order

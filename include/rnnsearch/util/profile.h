@@ -22,6 +22,7 @@ enum class Phase : int {
   encoder_backward,
   gradient_sum,          // adding the shards' gradients
   optimizer,             // clipping and the optimizer step
+  rank_exchange,         // MPI: the gradients' reduce-scatter and the weights' all-gather
   count
 };
 constexpr int kNumPhases = static_cast<int>(Phase::count);
