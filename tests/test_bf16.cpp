@@ -76,6 +76,25 @@ TEST(Bf16, ProductsMatchDoublePrecisionOfTheRoundedOperands) {
       }
 }
 
+// gemm_bf16 keeps the primitives of its most recent shapes only (a bounded cache): more
+// shapes than it keeps, twice over in turn, evict and make primitives again, and every
+// product stays right.
+TEST(Bf16, ManyShapesInTurnStayRight) {
+  if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
+  const Index k = 24, n = 40;
+  Bf16Matrix B;
+  B.assign(Mat<float>(Mat<float>::Random(k, n)));
+  for (int pass = 0; pass < 2; ++pass)
+    for (Index m = 1; m <= 70; ++m) {
+      Bf16Matrix A;
+      A.assign(Mat<float>(Mat<float>::Random(m, k)));
+      Mat<float> c(m, n);
+      gemm_bf16(A, false, B, false, c, false);
+      const double error = (c.cast<double>() - widened(A) * widened(B)).cwiseAbs().maxCoeff();
+      ASSERT_LT(error, 1e-5) << "pass " << pass << ", " << m << " rows";
+    }
+}
+
 double relative_difference(const MatCRef<float>& got, const MatCRef<float>& want) {
   return (got - want).norm() / want.norm();
 }

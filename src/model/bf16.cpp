@@ -1,6 +1,7 @@
 #include "rnnsearch/model/bf16.h"
 
 #include <array>
+#include <list>
 #include <map>
 #include <stdexcept>
 
@@ -35,9 +36,16 @@ bool bf16_supported() { return __builtin_cpu_supports("avx512bf16"); }
 
 namespace {
 
-// One matmul primitive per shape, made once per thread: a primitive descriptor costs tens of
-// microseconds, as much as a small product, and decoding meets the same few shapes at every
-// step.
+// One matmul primitive per shape, made once per thread and kept while it is in use: a
+// primitive descriptor costs tens of microseconds, as much as a small product, and decoding
+// meets the same few shapes at every step. Some shapes come and go (the last chunk of rows of
+// each training batch, the number of live hypotheses in decoding); kept for ever, they piled
+// up primitives and their JIT code (quickstart training in bf16: 659 MB after 4,000 updates
+// and growing; fp32 354 MB). So a thread keeps its kCachedShapes most recently used (398 MB,
+// flat; the same speed), and oneDNN's own primitive cache, which would keep the dropped ones
+// alive, is bounded likewise.
+constexpr size_t kCachedShapes = 32;
+
 struct MatmulKey {
   std::array<Index, 7> shape;  // M, N, K, transpose_a, transpose_b, C's row stride, accumulate
   bool operator<(const MatmulKey& other) const { return shape < other.shape; }
@@ -60,9 +68,14 @@ dnnl::memory::desc operand(Index rows, Index cols, bool transposed, dnnl::memory
 }
 
 const Matmul& matmul_for(const MatmulKey& key) {
-  thread_local std::map<MatmulKey, Matmul> cache;
-  auto found = cache.find(key);
-  if (found != cache.end()) return found->second;
+  thread_local std::list<std::pair<MatmulKey, Matmul>> recent;  // most recently used first
+  thread_local std::map<MatmulKey, std::list<std::pair<MatmulKey, Matmul>>::iterator> cache;
+  if (auto found = cache.find(key); found != cache.end()) {
+    recent.splice(recent.begin(), recent, found->second);
+    return recent.front().second;
+  }
+  static const bool bounded = (dnnl::set_primitive_cache_capacity(2 * kCachedShapes), true);
+  (void)bounded;
   const auto [M, N, K, transpose_a, transpose_b, ldc, accumulate] = key.shape;
   using type = dnnl::memory::data_type;
   Matmul m;
@@ -76,7 +89,13 @@ const Matmul& matmul_for(const MatmulKey& key) {
     attr.set_post_ops(sum);
   }
   m.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(m.a, m.b, m.c), attr, cpu_engine()));
-  return cache.emplace(key, std::move(m)).first->second;
+  recent.emplace_front(key, std::move(m));
+  cache[key] = recent.begin();
+  if (recent.size() > kCachedShapes) {
+    cache.erase(recent.back().first);
+    recent.pop_back();
+  }
+  return recent.front().second;
 }
 
 }  // namespace
