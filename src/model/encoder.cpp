@@ -40,10 +40,11 @@ void direction_forward(const Parameters<T>& params, const DirectionParams& p, En
 template <class T>
 void direction_backward(const Parameters<T>& params, const DirectionParams& p, EncoderWorkspace<T>& ws,
                         EncoderDirection<T>& d, Parameters<T>& grads) {
-  const Index B = ws.batch, S = ws.max_len, n = params.config().hidden;
+  const Index B = ws.batch, S = ws.max_len;
   auto states = d.states.topRows((S + 1) * B);
   auto dstates = d.dstates.topRows((S + 1) * B);
-  auto dg = rows_of(d.dg, S * B, 3 * n);
+  // x W + b is spent once the forward is done: its rows hold dg, one S*B × 3n buffer fewer
+  auto dg = d.input_proj.topRows(S * B);
   for (Index k = S - 1; k >= 0; --k) {  // the forward's visiting order, reversed
     const Index j = p.reverse ? S - 1 - k : k;
     gru_step_backward<T>(step_rows(dstates, out_block(p, j), B), step_rows(states, prev_block(p, j), B),

@@ -127,7 +127,8 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
 
   // Decoder steps in reverse
   auto states = ws.states.topRows((Tn + 1) * B);
-  auto dg = rows_of(ws.dg, Tn * B, 3 * n);
+  // E dec_W + dec_b is spent once the forward is done: its rows hold dg, one T*B × 3n buffer fewer
+  auto dg = ws.EW.topRows(Tn * B);
   auto dqueries = rows_of(ws.dqueries, Tn * B, n);
   rows_of(ws.dannotations, B * S, 2 * n).setZero();
   rows_of(ws.dkeys, B * S, n).setZero();

@@ -21,12 +21,12 @@ namespace rnnsearch {
 // source position j (also for the backward direction, which visits j = S-1 .. 0).
 template <class T>
 struct EncoderDirection {
-  Mat<T> input_proj;   // S*B × 3n   x W + b, for all positions in one GEMM
+  Mat<T> input_proj;   // S*B × 3n   x W + b, for all positions in one GEMM; in the backward,
+                       //            the pre-activation gradients dg
   Mat<T> states;       // (S+1)*B × n: fw: block 0 = h_0, block j+1 = h→_j;
                        //              bw: block j = h←_j, block S = h_0
   Mat<T> gates;        // S*B × 3n   [r | z | h̃] per position
   Mat<T> r_h;          // S*B × n    r ∘ h_prev
-  Mat<T> dg;           // S*B × 3n   pre-activation gradients (backward)
   Mat<T> dstates;      // (S+1)*B × n (backward)
 };
 

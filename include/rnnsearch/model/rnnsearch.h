@@ -43,7 +43,7 @@ struct ModelWorkspace {
   std::vector<T> moving;            // T*B  1 where i < len_b
   Mat<T> E;                         // T*B × e  target embeddings into dec_W (after dropout)
   Mat<T> E_mask;                    // T*B × e
-  Mat<T> EW;                        // T*B × 3n E dec_W + dec_b
+  Mat<T> EW;                        // T*B × 3n E dec_W + dec_b; in the backward, dg
   Mat<T> g;                         // B × 3n   one step's gate input (scratch)
   Mat<T> states;                    // (T+1)*B × n  block i = s_i (s_0 from the encoder)
   Mat<T> queries;                   // T*B × n
@@ -61,7 +61,7 @@ struct ModelWorkspace {
   bool embedding_dropout = false, output_dropout = false;
   T label_smoothing = 0;
   // backward
-  Mat<T> dX, dstates, dE, dcontexts, dg, dqueries, dannotations, dkeys;
+  Mat<T> dX, dstates, dE, dcontexts, dqueries, dannotations, dkeys;  // (dg takes EW's rows)
 };
 
 template <class T>
