@@ -3,6 +3,7 @@
 #include <array>
 #include <list>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 
 #ifdef RNNSEARCH_HAVE_ONEDNN
@@ -68,14 +69,15 @@ dnnl::memory::desc operand(Index rows, Index cols, bool transposed, dnnl::memory
 }
 
 const Matmul& matmul_for(const MatmulKey& key) {
-  thread_local std::list<std::pair<MatmulKey, Matmul>> recent;  // most recently used first
-  thread_local std::map<MatmulKey, std::list<std::pair<MatmulKey, Matmul>>::iterator> cache;
+  using Recent = std::list<std::pair<MatmulKey, Matmul>>;  // most recently used first
+  thread_local Recent recent;
+  thread_local std::map<MatmulKey, Recent::iterator> cache;
   if (auto found = cache.find(key); found != cache.end()) {
     recent.splice(recent.begin(), recent, found->second);
     return recent.front().second;
   }
-  static const bool bounded = (dnnl::set_primitive_cache_capacity(2 * kCachedShapes), true);
-  (void)bounded;
+  static std::once_flag onednn_cache_bounded;
+  std::call_once(onednn_cache_bounded, [] { dnnl::set_primitive_cache_capacity(2 * kCachedShapes); });
   const auto [M, N, K, transpose_a, transpose_b, ldc, accumulate] = key.shape;
   using type = dnnl::memory::data_type;
   Matmul m;

@@ -133,12 +133,6 @@ double norm_from_block_sums(const double* block_sums) {
   return std::sqrt(sum);
 }
 
-double global_norm(const AlignedVector<float>& grads) {
-  double block_sums[kNormBlocks];
-  norm_block_sums(grads, 0, kNormBlocks, block_sums);
-  return norm_from_block_sums(block_sums);
-}
-
 float clip_factor(double norm, double max_norm) {
   return max_norm > 0 && norm > max_norm ? static_cast<float>(max_norm / (norm + 1e-6)) : 1.0f;
 }

@@ -9,12 +9,14 @@ namespace rnnsearch {
 
 // Rank r owns norm blocks [kNormBlocks · r / N, kNormBlocks · (r + 1) / N); beyond
 // kNormBlocks ranks some own nothing (they still compute gradients).
+namespace {
+int first_block_of(int rank) { return kNormBlocks * rank / mpi::size(); }
+}  // namespace
+
 WeightPartition::WeightPartition(size_t parameter_count)
-    : rank_(mpi::rank()),
-      first_block_(kNormBlocks * mpi::rank() / mpi::size()),
-      last_block_(kNormBlocks * (mpi::rank() + 1) / mpi::size()) {
+    : rank_(mpi::rank()), first_block_(first_block_of(rank_)), last_block_(first_block_of(rank_ + 1)) {
   const int ranks = mpi::size();
-  for (int r = 0; r <= ranks; ++r) bounds_.push_back(norm_block_begin(parameter_count, kNormBlocks * r / ranks));
+  for (int r = 0; r <= ranks; ++r) bounds_.push_back(norm_block_begin(parameter_count, first_block_of(r)));
   size_t largest = 0;
   for (int r = 0; r < ranks; ++r) largest = std::max(largest, bounds_[r + 1] - bounds_[r]);
   if (ranks > 1) received_.resize(largest);

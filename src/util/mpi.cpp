@@ -100,7 +100,6 @@ bool built_with_mpi() { return true; }
 int rank() { return g_rank; }
 int size() { return g_size; }
 
-void sum(float* data, size_t count) { all_reduce(data, count, MPI_FLOAT, MPI_SUM); }
 void sum(double* data, size_t count) { all_reduce(data, count, MPI_DOUBLE, MPI_SUM); }
 void max(double* data, size_t count) { all_reduce(data, count, MPI_DOUBLE, MPI_MAX); }
 
@@ -198,7 +197,6 @@ void finalize() {}
 bool built_with_mpi() { return false; }
 int rank() { return 0; }
 int size() { return 1; }
-void sum(float*, size_t) {}
 void sum(double*, size_t) {}
 void max(double*, size_t) {}
 void reduce_scatter_sum(float*, const std::vector<size_t>&, float*) {}

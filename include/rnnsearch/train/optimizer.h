@@ -76,7 +76,6 @@ inline size_t norm_block_begin(size_t size, int block) { return size * static_ca
 // Σ g² of blocks first … last − 1 into block_sums[first … last − 1].
 void norm_block_sums(const AlignedVector<float>& grads, int first, int last, double* block_sums);
 double norm_from_block_sums(const double* block_sums);  // sqrt(Σ_b block_sums[b]), in block order
-double global_norm(const AlignedVector<float>& grads);   // both, for all blocks
 // The factor of torch.nn.utils.clip_grad_norm_: max_norm / (‖g‖ + 1e-6) if ‖g‖ > max_norm,
 // else 1 (and always 1 for max_norm 0, no clipping).
 float clip_factor(double norm, double max_norm);

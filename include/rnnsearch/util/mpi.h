@@ -25,7 +25,6 @@ int size();
 inline bool is_root() { return rank() == 0; }
 
 // Element-wise, over all ranks, in place; every rank receives the same result.
-void sum(float* data, size_t count);
 void sum(double* data, size_t count);
 void max(double* data, size_t count);
 
