@@ -14,6 +14,7 @@ packages=(
   libsentencepiece-dev                   # subword units (train --subwords)
   libopenblas-openmp-dev                 # faster matrix products than Eigen's own (build/gemm_bench)
   libdnnl-dev                            # oneDNN: faster float products than OpenBLAS (build/gemm_bench)
+  ocl-icd-opencl-dev                     # OpenCL headers: oneDNN's CMake config requires them
   python3-numpy                          # the test that numpy.load reads our model.npz
   libopenmpi-dev openmpi-bin             # mpirun -np N rnnsearch train|translate|score
   clang libclang-rt-dev libomp-dev       # scripts/sanitize.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer
