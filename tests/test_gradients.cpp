@@ -135,14 +135,15 @@ TEST(GruStepGradient, InputsStateAndWeights) {
   Mat<double> g = random_matrix(B, 3 * n, rng), h_prev = random_matrix(B, n, rng),
               U = random_matrix(n, 3 * n, rng), w = random_matrix(B, n, rng);
   const double moving[B] = {1, 0, 1};  // the middle row is padding
-  Mat<double> gates(B, 3 * n), r_h(B, n), h(B, n);
+  Mat<double> gates(B, 3 * n), r_h(B, n), h(B, n), scratch(B, 3 * n);
   auto loss = [&] {
-    gru_step_forward<double>(g, h_prev, U, moving, {gates, r_h}, h);
+    gates = g;  // the forward writes the gates over g
+    gru_step_forward<double>(h_prev, U, moving, {gates, r_h}, scratch, h);
     return h.cwiseProduct(w).sum();
   };
   loss();
-  Mat<double> dg(B, 3 * n), dh_prev = Mat<double>::Zero(B, n), dU = Mat<double>::Zero(n, 3 * n);
-  gru_step_backward<double>(w, h_prev, U, moving, gates, dg, dh_prev);
+  Mat<double> dg = gates, dh_prev = Mat<double>::Zero(B, n), dU = Mat<double>::Zero(n, 3 * n);
+  gru_step_backward<double>(w, h_prev, U, moving, dg, scratch, dh_prev);
   gru_accumulate_dU<double>(h_prev, r_h, dg, dU);
   expect_gradient(g, dg, loss, "g");
   expect_gradient(h_prev, dh_prev, loss, "h_prev");
@@ -190,19 +191,22 @@ TEST(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
   const int row_sentence[R] = {0, 1, 1};
   const double moving[R] = {1, 0, 1};
   const AttentionMemory<double> memory{&annotations, &keys, S, lengths};
-  Mat<double> queries(R, n), alpha(R, S), context(R, 2 * n), gates(R, 3 * n), r_h(R, n), s(R, n), g, scratch;
+  Mat<double> queries(R, n), alpha(R, S), context(R, 2 * n), gates(R, 3 * n), r_h(R, n), s(R, n), gru_scratch,
+      scratch;
   const DecoderRecurrenceOutputs<double> out{queries, alpha, context, {gates, r_h}, s};
   auto loss = [&] {
-    decoder_recurrence<double>(params, memory, row_sentence, moving, s_prev, g_E, g, scratch, out);
+    gates = g_E;  // the step writes g, then the gates, over g_E
+    decoder_recurrence<double>(params, memory, row_sentence, moving, s_prev, gru_scratch, scratch, out);
     return s.cwiseProduct(w_s).sum() + context.cwiseProduct(w_c).sum();
   };
   loss();
-  Mat<double> dcontext = w_c, dg(R, 3 * n), dqueries(R, n), ds_prev = Mat<double>::Zero(R, n);
+  Mat<double> dcontext = w_c, dqueries(R, n), ds_prev = Mat<double>::Zero(R, n);
   Mat<double> dkeys = Mat<double>::Zero(Bs * S, n), dannotations = Mat<double>::Zero(Bs * S, 2 * n);
   Parameters<double> grads(params.config());
   grads.set_zero();
   decoder_recurrence_backward<double>(params, memory, row_sentence, moving, s_prev, out, w_s,
-                                      {dcontext, dg, dqueries, ds_prev}, dkeys, dannotations, grads, scratch);
+                                      {dcontext, dqueries, ds_prev}, dkeys, dannotations, grads, gru_scratch, scratch);
+  const Mat<double> dg = gates;  // the backward wrote d g over the gates
   decoder_recurrence_weight_grads<double>(s_prev, r_h, context, dg, dqueries, grads);
   expect_gradient(s_prev, ds_prev, loss, "s_prev");
   expect_gradient(g_E, dg, loss, "g_E");

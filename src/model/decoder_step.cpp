@@ -6,8 +6,7 @@ namespace rnnsearch {
 
 template <class T>
 void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
-                        const T* moving, const MatCRef<T>& s_prev,
-                        const MatCRef<T>& g_E, Mat<T>& g, Mat<T>& attention_scratch,
+                        const T* moving, const MatCRef<T>& s_prev, Mat<T>& gru_scratch, Mat<T>& attention_scratch,
                         DecoderRecurrenceOutputs<T> out) {
   {
     profile::ScopedPhase phase(profile::Phase::attention_forward);
@@ -18,24 +17,25 @@ void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& m
   }
   profile::ScopedPhase phase(profile::Phase::decoder_gru_forward);
   // g = g_E + c dec_C;  s = GRU(g, s_prev)
-  auto gate_input = rows_of(g, s_prev.rows(), g_E.cols());
-  gate_input = g_E;
-  gate_input.noalias() += out.context * params.mat(dec_C);
-  gru_step_forward<T>(gate_input, s_prev, params.mat(dec_U), moving, out.cache, out.state);
+  out.cache.gates.noalias() += out.context * params.mat(dec_C);
+  gru_step_forward<T>(s_prev, params.mat(dec_U), moving, out.cache,
+                      rows_of(gru_scratch, s_prev.rows(), out.cache.gates.cols()), out.state);
 }
 
 template <class T>
 void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMemory<T>& memory,
                                  const int* row_sentence, const T* moving, const MatCRef<T>& s_prev,
-                                 const DecoderRecurrenceOutputs<T>& forward, const MatCRef<T>& ds,
+                                 DecoderRecurrenceOutputs<T> forward, const MatCRef<T>& ds,
                                  DecoderRecurrenceGradients<T> grad, Mat<T>& dkeys, Mat<T>& dannotations,
-                                 Parameters<T>& grads, Mat<T>& attention_scratch) {
+                                 Parameters<T>& grads, Mat<T>& gru_scratch, Mat<T>& attention_scratch) {
   {
     profile::ScopedPhase phase(profile::Phase::decoder_gru_backward);
     // s = GRU(g, s_prev)
-    gru_step_backward<T>(ds, s_prev, params.mat(dec_U), moving, forward.cache.gates, grad.g, grad.s_prev);
+    auto dg = forward.cache.gates;
+    gru_step_backward<T>(ds, s_prev, params.mat(dec_U), moving, dg, rows_of(gru_scratch, s_prev.rows(), dg.cols()),
+                         grad.s_prev);
     // g = g_E + c dec_C
-    grad.context.noalias() += grad.g * params.mat(dec_C).transpose();
+    grad.context.noalias() += dg * params.mat(dec_C).transpose();
   }
   profile::ScopedPhase phase(profile::Phase::attention_backward);
   // α, c = attention(q)
@@ -66,16 +66,16 @@ void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encode
   // E = tgt_emb[y_prev];  g_E = E dec_W + dec_b
   auto E = rows_of(ws.E, R, e);
   for (Index r = 0; r < R; ++r) E.row(r) = params.mat(tgt_emb).row(y_prev[r]);
-  auto g_E = rows_of(ws.g_E, R, 3 * n);
+  auto g_E = rows_of(ws.gates, R, 3 * n);
   g_E.noalias() = E * params.mat(dec_W);
   g_E.rowwise() += params.vec(dec_b);
   ws.moving.assign(R, T(1));
   auto X = rows_of(ws.X, R, cfg.output_input());  // [s, E, c]: c is written in place
   auto states = rows_of(ws.states, R, n);
-  decoder_recurrence<T>(params, attention_memory(encoder), row_sentence, ws.moving.data(), s_prev, g_E, ws.g,
+  decoder_recurrence<T>(params, attention_memory(encoder), row_sentence, ws.moving.data(), s_prev, ws.gru_scratch,
                         ws.attention_scratch,
                         {rows_of(ws.queries, R, n), rows_of(ws.alpha, R, encoder.max_len), X.rightCols(2 * n),
-                         {rows_of(ws.gates, R, 3 * n), rows_of(ws.r_h, R, n)}, states});
+                         {g_E, rows_of(ws.r_h, R, n)}, states});
   // log p(y | ...) from [s_prev (maxout) or s (linear), E, c]
   if (cfg.output == OutputKind::maxout)
     X.leftCols(n) = s_prev;
@@ -90,12 +90,11 @@ void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encode
 
 #define RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(T)                                                         \
   template void decoder_recurrence<T>(const Parameters<T>&, const AttentionMemory<T>&, const int*, const T*,      \
-                                      const MatCRef<T>&, const MatCRef<T>&, Mat<T>&, \
-                                      Mat<T>&, DecoderRecurrenceOutputs<T>);                                   \
+                                      const MatCRef<T>&, Mat<T>&, Mat<T>&, DecoderRecurrenceOutputs<T>);       \
   template void decoder_recurrence_backward<T>(                                                                \
-      const Parameters<T>&, const AttentionMemory<T>&, const int*, const T*, const MatCRef<T>&,   \
-      const DecoderRecurrenceOutputs<T>&, const MatCRef<T>&, DecoderRecurrenceGradients<T>,       \
-      Mat<T>&, Mat<T>&, Parameters<T>&, Mat<T>&);                                                               \
+      const Parameters<T>&, const AttentionMemory<T>&, const int*, const T*, const MatCRef<T>&,                \
+      DecoderRecurrenceOutputs<T>, const MatCRef<T>&, DecoderRecurrenceGradients<T>, Mat<T>&, Mat<T>&,         \
+      Parameters<T>&, Mat<T>&, Mat<T>&);                                                                       \
   template void decoder_recurrence_weight_grads<T>(                                                            \
       const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&,        \
       const MatCRef<T>&, const MatCRef<T>&, Parameters<T>&);

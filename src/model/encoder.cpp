@@ -22,18 +22,17 @@ void direction_forward(const Parameters<T>& params, const DirectionParams& p, En
                        EncoderDirection<T>& d) {
   const Index B = ws.batch, S = ws.max_len, n = params.config().hidden;
   // [a_r | a_z | a_h] = x_j W + b for every position at once
-  auto proj = rows_of(d.input_proj, S * B, 3 * n);
-  proj.noalias() = ws.x.topRows(S * B) * params.mat(p.W);
-  proj.rowwise() += params.vec(p.b);
-  auto states = rows_of(d.states, (S + 1) * B, n);
   auto gates = rows_of(d.gates, S * B, 3 * n);
+  gates.noalias() = ws.x.topRows(S * B) * params.mat(p.W);
+  gates.rowwise() += params.vec(p.b);
+  auto states = rows_of(d.states, (S + 1) * B, n);
   auto r_h = rows_of(d.r_h, S * B, n);
+  auto scratch = rows_of(ws.gru_scratch, B, 3 * n);
   step_rows(states, p.reverse ? S : 0, B).setZero();  // h_0 = 0
   for (Index k = 0; k < S; ++k) {
     const Index j = p.reverse ? S - 1 - k : k;
-    gru_step_forward<T>(step_rows(proj, j, B), step_rows(states, prev_block(p, j), B), params.mat(p.U),
-                        &ws.moving[j * B], {step_rows(gates, j, B), step_rows(r_h, j, B)},
-                        step_rows(states, out_block(p, j), B));
+    gru_step_forward<T>(step_rows(states, prev_block(p, j), B), params.mat(p.U), &ws.moving[j * B],
+                        {step_rows(gates, j, B), step_rows(r_h, j, B)}, scratch, step_rows(states, out_block(p, j), B));
   }
 }
 
@@ -43,12 +42,12 @@ void direction_backward(const Parameters<T>& params, const DirectionParams& p, E
   const Index B = ws.batch, S = ws.max_len;
   auto states = d.states.topRows((S + 1) * B);
   auto dstates = d.dstates.topRows((S + 1) * B);
-  // x W + b is spent once the forward is done: its rows hold dg, one S*B × 3n buffer fewer
-  auto dg = d.input_proj.topRows(S * B);
+  auto dg = d.gates.topRows(S * B);  // each step's gates, until the step's backward replaces them by dg
+  auto scratch = ws.gru_scratch.topRows(B);
   for (Index k = S - 1; k >= 0; --k) {  // the forward's visiting order, reversed
     const Index j = p.reverse ? S - 1 - k : k;
     gru_step_backward<T>(step_rows(dstates, out_block(p, j), B), step_rows(states, prev_block(p, j), B),
-                         params.mat(p.U), &ws.moving[j * B], step_rows(d.gates, j, B), step_rows(dg, j, B),
+                         params.mat(p.U), &ws.moving[j * B], step_rows(dg, j, B), scratch,
                          step_rows(dstates, prev_block(p, j), B));
   }
   // Row j*B+b of h_prev_all is the state the step at position j started from.

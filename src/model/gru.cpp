@@ -3,33 +3,36 @@
 namespace rnnsearch {
 
 template <class T>
-void gru_step_forward(const MatCRef<T>& g, const MatCRef<T>& h_prev,
-                      const MatCRef<T>& U, const T* moving, GruStepCache<T> cache,
-                      MatRef<T> h) {
+void gru_step_forward(const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* moving, GruStepCache<T> cache,
+                      MatRef<T> scratch, MatRef<T> h) {
   const Index B = h_prev.rows(), n = h_prev.cols();
+  // cache.gates holds g until each coefficient is replaced by its gate: the updates below
+  // are coefficient-wise, so every g_k is read just before gate_k is written over it.
+  auto g = cache.gates;
   auto r = cache.gates.leftCols(n);
   auto z = cache.gates.middleCols(n, n);
   auto h_cand = cache.gates.rightCols(n);
 
   // [r | z] = σ(g_rz + h_prev U_rz)
-  cache.gates.leftCols(2 * n).noalias() = h_prev * U.leftCols(2 * n);
-  cache.gates.leftCols(2 * n) =
-      (cache.gates.leftCols(2 * n) + g.leftCols(2 * n)).array().logistic().matrix();
+  scratch.leftCols(2 * n).noalias() = h_prev * U.leftCols(2 * n);
+  cache.gates.leftCols(2 * n) = (scratch.leftCols(2 * n) + g.leftCols(2 * n)).array().logistic().matrix();
   // h̃ = tanh(g_h + (r ∘ h_prev) U_h)
   cache.r_h = r.cwiseProduct(h_prev);
-  h_cand.noalias() = cache.r_h * U.rightCols(n);
-  h_cand = (h_cand + g.rightCols(n)).array().tanh().matrix();
+  scratch.rightCols(n).noalias() = cache.r_h * U.rightCols(n);
+  h_cand = (scratch.rightCols(n) + g.rightCols(n)).array().tanh().matrix();
   // h = h_prev + m z ∘ (h̃ - h_prev)   (= (1-z) h_prev + z h̃ for moving rows)
   for (Index b = 0; b < B; ++b)
     h.row(b) = h_prev.row(b) + moving[b] * z.row(b).cwiseProduct(h_cand.row(b) - h_prev.row(b));
 }
 
 template <class T>
-void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev,
-                       const MatCRef<T>& U, const T* moving,
-                       const MatCRef<T>& gates, MatRef<T> dg,
-                       MatRef<T> dh_prev) {
+void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* moving,
+                       MatRef<T> gates_dg, MatRef<T> scratch, MatRef<T> dh_prev) {
   const Index B = h_prev.rows(), n = h_prev.cols();
+  // dg is written over the gates, which are read to the end: work from a copy
+  scratch = gates_dg;
+  const auto gates = scratch;
+  auto dg = gates_dg;
   const auto r = gates.leftCols(n).array();
   const auto z = gates.middleCols(n, n).array();
   const auto h_cand = gates.rightCols(n).array();
@@ -64,13 +67,10 @@ void gru_accumulate_dU(const MatCRef<T>& h_prev_all, const MatCRef<T>& r_h_all,
 }
 
 #define RNNSEARCH_INSTANTIATE_GRU(T)                                                              \
-  template void gru_step_forward<T>(const MatCRef<T>&, const MatCRef<T>&, \
-                                    const MatCRef<T>&, const T*, GruStepCache<T>,    \
-                                    MatRef<T>);                                           \
-  template void gru_step_backward<T>(const MatCRef<T>&, const MatCRef<T>&, \
-                                     const MatCRef<T>&, const T*,                    \
-                                     const MatCRef<T>&, MatRef<T>,          \
-                                     MatRef<T>);                                          \
+  template void gru_step_forward<T>(const MatCRef<T>&, const MatCRef<T>&, const T*, GruStepCache<T>,     \
+                                    MatRef<T>, MatRef<T>);                                              \
+  template void gru_step_backward<T>(const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&, const T*,   \
+                                     MatRef<T>, MatRef<T>, MatRef<T>);                                  \
   template void gru_accumulate_dU<T>(const MatCRef<T>&, const MatCRef<T>&, \
                                      const MatCRef<T>&, MatRef<T>);
 RNNSEARCH_INSTANTIATE_GRU(float)

@@ -58,21 +58,20 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
     draw_dropout_mask<T>(mask, regularization.embedding_dropout, regularization.seed + 1);
     E.array() *= mask.array();
   }
-  auto EW = rows_of(ws.EW, Tn * B, 3 * n);
-  EW.noalias() = E * params.mat(dec_W);
-  EW.rowwise() += params.vec(dec_b);
+  auto gates = rows_of(ws.gates, Tn * B, 3 * n);
+  gates.noalias() = E * params.mat(dec_W);
+  gates.rowwise() += params.vec(dec_b);
 
   auto states = rows_of(ws.states, (Tn + 1) * B, n);
   auto queries = rows_of(ws.queries, Tn * B, n);
   auto alpha = rows_of(ws.alpha, Tn * B, S);
   auto contexts = rows_of(ws.contexts, Tn * B, 2 * n);
-  auto gates = rows_of(ws.gates, Tn * B, 3 * n);
   auto r_h = rows_of(ws.r_h, Tn * B, n);
   step_rows(states, 0, B) = ws.encoder.s0.topRows(B);
   const AttentionMemory<T> memory = attention_memory(ws.encoder);
   for (Index i = 0; i < Tn; ++i)
     decoder_recurrence<T>(params, memory, identity_rows(B), &ws.moving[i * B], step_rows(states, i, B),
-                          step_rows(EW, i, B), ws.g, ws.attention_scratch,
+                          ws.gru_scratch, ws.attention_scratch,
                           {step_rows(queries, i, B), step_rows(alpha, i, B), step_rows(contexts, i, B),
                            {step_rows(gates, i, B), step_rows(r_h, i, B)}, step_rows(states, i + 1, B)});
 
@@ -127,8 +126,7 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
 
   // Decoder steps in reverse
   auto states = ws.states.topRows((Tn + 1) * B);
-  // E dec_W + dec_b is spent once the forward is done: its rows hold dg, one T*B × 3n buffer fewer
-  auto dg = ws.EW.topRows(Tn * B);
+  auto dg = ws.gates.topRows(Tn * B);  // each step's gates, until the step's backward replaces them by dg
   auto dqueries = rows_of(ws.dqueries, Tn * B, n);
   rows_of(ws.dannotations, B * S, 2 * n).setZero();
   rows_of(ws.dkeys, B * S, n).setZero();
@@ -139,8 +137,8 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
         {step_rows(ws.queries, i, B), step_rows(ws.alpha, i, B), step_rows(ws.contexts, i, B),
          {step_rows(ws.gates, i, B), step_rows(ws.r_h, i, B)}, step_rows(states, i + 1, B)},
         step_rows(dstates, i + 1, B),
-        {step_rows(dcontexts, i, B), step_rows(dg, i, B), step_rows(dqueries, i, B), step_rows(dstates, i, B)},
-        ws.dkeys, ws.dannotations, grads, ws.attention_scratch);
+        {step_rows(dcontexts, i, B), step_rows(dqueries, i, B), step_rows(dstates, i, B)}, ws.dkeys,
+        ws.dannotations, grads, ws.gru_scratch, ws.attention_scratch);
   decoder_recurrence_weight_grads<T>(states.topRows(Tn * B), ws.r_h.topRows(Tn * B), ws.contexts.topRows(Tn * B),
                                      dg, dqueries, grads);
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::decoder_weight_grads);

@@ -19,7 +19,7 @@ struct DecoderRecurrenceOutputs {
   MatRef<T> queries;  // R×n   q
   MatRef<T> alpha;    // R×S   α
   MatRef<T> context;  // R×2n  c
-  GruStepCache<T> cache;       // for the GRU's backward
+  GruStepCache<T> cache;  // for the GRU's backward; cache.gates: in g_E (R×3n), out the gates
   MatRef<T> state;    // R×n   s
 };
 
@@ -28,25 +28,24 @@ struct DecoderRecurrenceOutputs {
 //
 //   q = s_prev att_W     α, c = attention(q)     g = g_E + c dec_C     s = GRU(g, s_prev; dec_U)
 //
-// g_E = E dec_W + dec_b is given: training computes it for all steps in one GEMM.
-// Rows with moving = 0 keep s = s_prev. g is scratch (R×3n).
+// g_E = E dec_W + dec_b is given in out.cache.gates (training computes it for all steps in
+// one GEMM); g and then the GRU's gates are written over it. Rows with moving = 0 keep
+// s = s_prev. gru_scratch: R×3n.
 template <class T>
 void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
-                        const T* moving, const MatCRef<T>& s_prev,
-                        const MatCRef<T>& g_E, Mat<T>& g, Mat<T>& attention_scratch,
+                        const T* moving, const MatCRef<T>& s_prev, Mat<T>& gru_scratch, Mat<T>& attention_scratch,
                         DecoderRecurrenceOutputs<T> out);
 
 // Gradients of one step's recurrence, R rows each.
 template <class T>
 struct DecoderRecurrenceGradients {
   MatRef<T> context;  // R×2n  in: d c from its other uses (the output layer); out: + g's share
-  MatRef<T> g;        // R×3n  out: d g, which is also d g_E
   MatRef<T> queries;  // R×n   out: d q
   MatRef<T> s_prev;   // R×n   += d s_prev (it may already hold s_prev's other uses)
 };
 
 // The backward of decoder_recurrence, given ds (R×n, the total gradient of s) and the
-// forward's outputs:
+// forward's outputs; d g, which is also d g_E, replaces the gates in forward.cache.gates:
 //
 //   d g  = GRU backward of s            d c += d g dec_Cᵀ
 //   d q  = attention backward of c      d s_prev += GRU's share + d q att_Wᵀ
@@ -57,9 +56,9 @@ struct DecoderRecurrenceGradients {
 template <class T>
 void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMemory<T>& memory,
                                  const int* row_sentence, const T* moving, const MatCRef<T>& s_prev,
-                                 const DecoderRecurrenceOutputs<T>& forward, const MatCRef<T>& ds,
+                                 DecoderRecurrenceOutputs<T> forward, const MatCRef<T>& ds,
                                  DecoderRecurrenceGradients<T> grad, Mat<T>& dkeys, Mat<T>& dannotations,
-                                 Parameters<T>& grads, Mat<T>& attention_scratch);
+                                 Parameters<T>& grads, Mat<T>& gru_scratch, Mat<T>& attention_scratch);
 
 // d dec_U, d att_W and d dec_C of every step at once; rows are (step, row) pairs:
 // s_prev_all, r_h_all, contexts_all, dg_all and dqueries_all as the forward and backward
@@ -73,7 +72,7 @@ void decoder_recurrence_weight_grads(const MatCRef<T>& s_prev_all,
 
 template <class T>
 struct DecoderStepWorkspace {
-  Mat<T> E, g_E, queries, g, gates, r_h, X, attention_scratch;
+  Mat<T> E, gates, queries, r_h, X, gru_scratch, attention_scratch;  // gates: g_E, g, then [r | z | h̃]
   OutputCache<T> output;
   std::vector<T> moving;  // all ones: every row takes the step
   // results of the last step, R rows each

@@ -21,11 +21,10 @@ namespace rnnsearch {
 // source position j (also for the backward direction, which visits j = S-1 .. 0).
 template <class T>
 struct EncoderDirection {
-  Mat<T> input_proj;   // S*B × 3n   x W + b, for all positions in one GEMM; in the backward,
-                       //            the pre-activation gradients dg
+  Mat<T> gates;        // S*B × 3n   x W + b for all positions in one GEMM, which each step
+                       //            replaces by its [r | z | h̃], and the backward by dg
   Mat<T> states;       // (S+1)*B × n: fw: block 0 = h_0, block j+1 = h→_j;
                        //              bw: block j = h←_j, block S = h_0
-  Mat<T> gates;        // S*B × 3n   [r | z | h̃] per position
   Mat<T> r_h;          // S*B × n    r ∘ h_prev
   Mat<T> dstates;      // (S+1)*B × n (backward)
 };
@@ -40,6 +39,7 @@ struct EncoderWorkspace {
   Mat<T> dropout_mask;              // S*B × e   (rows used only with dropout)
   bool dropout = false;
   EncoderDirection<T> fw, bw;
+  Mat<T> gru_scratch;               // B × 3n
   Mat<T> annotations;               // B*S × 2n  batch-major: row b*S + j
   Mat<T> keys;                      // B*S × n
   Mat<T> mean;                      // B × 2n

@@ -12,6 +12,10 @@
 // which is at once the gradient of g and (with h_prev, r ∘ h_prev) all that dU needs, so
 // dU is accumulated for a whole sequence in two large GEMMs (gru_accumulate_dU) instead of
 // two small ones per step.
+//
+// One B×3n block per step goes through three lives: g (in), the gates (after the forward),
+// dg (after the backward). g is spent once the gates exist and the gates once dg does, so a
+// sequence keeps one S·B×3n buffer instead of three; each function takes a B×3n scratch.
 #include "rnnsearch/model/tensor.h"
 
 namespace rnnsearch {
@@ -19,25 +23,22 @@ namespace rnnsearch {
 // What the backward of one step needs, written by the forward. Shapes B×3n and B×n.
 template <class T>
 struct GruStepCache {
-  MatRef<T> gates;   // [r | z | h̃]   B×3n
+  MatRef<T> gates;   // [r | z | h̃]   B×3n  (in the forward: g, which the gates replace)
   MatRef<T> r_h;     // r ∘ h_prev    B×n
 };
 
-// g: B×3n, h_prev: B×n, U: n×3n, moving: B (1 = this row takes a step, 0 = padding).
-// Writes h (B×n) and the cache.
+// cache.gates: in g (B×3n), out the gates. h_prev: B×n, U: n×3n, moving: B (1 = this row
+// takes a step, 0 = padding). Writes h (B×n) and cache.r_h; scratch: B×3n.
 template <class T>
-void gru_step_forward(const MatCRef<T>& g, const MatCRef<T>& h_prev,
-                      const MatCRef<T>& U, const T* moving, GruStepCache<T> cache,
-                      MatRef<T> h);
+void gru_step_forward(const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* moving, GruStepCache<T> cache,
+                      MatRef<T> scratch, MatRef<T> h);
 
-// dh: B×n, the total gradient of the loss with respect to h.
-// Writes dg (B×3n, the pre-activation gradient) and adds the gradient of h_prev to dh_prev
-// (B×n), which may already hold h_prev's gradient from other uses.
+// dh: B×n, the total gradient of the loss with respect to h. gates_dg: in the forward's
+// gates, out dg (B×3n, the pre-activation gradient). Adds the gradient of h_prev to dh_prev
+// (B×n), which may already hold h_prev's gradient from other uses. scratch: B×3n.
 template <class T>
-void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev,
-                       const MatCRef<T>& U, const T* moving,
-                       const MatCRef<T>& gates, MatRef<T> dg,
-                       MatRef<T> dh_prev);
+void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* moving,
+                       MatRef<T> gates_dg, MatRef<T> scratch, MatRef<T> dh_prev);
 
 // dU[:, 0:2n] += H_prev^T dg[:, 0:2n];  dU[:, 2n:3n] += (R∘H_prev)^T dg[:, 2n:3n]
 // over all steps at once (rows = steps × batch).

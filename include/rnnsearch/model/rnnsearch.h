@@ -43,14 +43,14 @@ struct ModelWorkspace {
   std::vector<T> moving;            // T*B  1 where i < len_b
   Mat<T> E;                         // T*B × e  target embeddings into dec_W (after dropout)
   Mat<T> E_mask;                    // T*B × e
-  Mat<T> EW;                        // T*B × 3n E dec_W + dec_b; in the backward, dg
-  Mat<T> g;                         // B × 3n   one step's gate input (scratch)
+  Mat<T> gates;                     // T*B × 3n E dec_W + dec_b, which each step replaces by
+                                    //          its GRU gates [r | z | h̃], the backward by dg
   Mat<T> states;                    // (T+1)*B × n  block i = s_i (s_0 from the encoder)
   Mat<T> queries;                   // T*B × n
   Mat<T> alpha;                     // T*B × S
   Mat<T> contexts;                  // T*B × 2n
-  Mat<T> gates, r_h;                // T*B × 3n, T*B × n
-  Mat<T> attention_scratch;
+  Mat<T> r_h;                       // T*B × n  r ∘ s_prev
+  Mat<T> gru_scratch, attention_scratch;
   // output layer on the N non-padding positions
   std::vector<int> out_rows;        // N: the time-major row i*B + b of each
   std::vector<int> targets;         // N
@@ -61,7 +61,7 @@ struct ModelWorkspace {
   bool embedding_dropout = false, output_dropout = false;
   T label_smoothing = 0;
   // backward
-  Mat<T> dX, dstates, dE, dcontexts, dqueries, dannotations, dkeys;  // (dg takes EW's rows)
+  Mat<T> dX, dstates, dE, dcontexts, dqueries, dannotations, dkeys;  // (dg takes the gates' rows)
 };
 
 template <class T>
