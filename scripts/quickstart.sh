@@ -16,8 +16,8 @@
 #                was --replace-unk: each <unk> in the output becomes the source word it
 #                attends to most)
 #   THREADS=0    threads for training and translation (0 = all cores)
-#   PRECISION=fp32 of the output layer's vocabulary projection in training and translation:
-#                bf16 on CPUs with AVX512_BF16 (docs/design.md §5)
+#   PRECISION=auto of the output layer's vocabulary projection: auto (bf16 training, int8
+#                translation where the CPU runs them natively), fp32, bf16 (docs/design.md §5)
 #   SEED=1       random seed (initialisation, data order, dropout): another shows the spread
 #   MODEL=models/en-de-small
 #   ENSEMBLE=1   models to train one after the other (seeds SEED, SEED+1, ...; the first in
@@ -29,7 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 MINUTES=${MINUTES:-25}
 THREADS=${THREADS:-0}
-PRECISION=${PRECISION:-fp32}
+PRECISION=${PRECISION:-auto}
 DROPOUT=${DROPOUT:-0.4}
 LABEL_SMOOTHING=${LABEL_SMOOTHING:-0.1}
 SMOOTHING=${SMOOTHING:-0.001}

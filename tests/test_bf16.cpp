@@ -154,7 +154,7 @@ TEST(Bf16, BeamSearchDecodesWithTheBf16Projection) {
   Bf16Projection first_bf16, second_bf16;
   convert_projection(first, first_bf16);
   convert_projection(second, second_bf16);
-  BeamSearch<float> fp32({&first, &second}), bf16({&first, &second}, {&first_bf16, &second_bf16});
+  BeamSearch<float> fp32({&first, &second}), bf16({&first, &second}, {{&first_bf16, nullptr}, {&second_bf16, nullptr}});
   const std::vector<std::vector<int>> sources = {{4, 5, 6, 7, 3}, {8, 9, 3}, {10, 11, 12, 3}};
   BeamOptions options;
   options.beam_size = 3;

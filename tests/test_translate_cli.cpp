@@ -270,14 +270,15 @@ TEST_F(Cli, HardAlignmentPairsAreInRange) {
 }
 
 // score of (source, translation) is the translation's log-probability: translate ranked
-// its n-best with --normalize 0, i.e. by exactly that number. (Only translations that ended
+// its n-best with --normalize 0, i.e. by exactly that number (both in fp32: score has no
+// --precision). (Only translations that ended
 // with </s> and are not empty: score adds </s>, and skips empty targets.)
 TEST_F(Cli, ScoreOfATranslationIsItsLogProbability) {
   const std::vector<std::string> sources = {"a b c", "d e", "f a b c d"};
   std::string src_text;
   for (const std::string& s : sources) src_text += s + "\n";
   const Result translated =
-      run("translate -m " + model() + " -i " + write("score.in", src_text) + " --beam-size 4 --n-best 4 --normalize 0");
+      run("translate -m " + model() + " -i " + write("score.in", src_text) + " --beam-size 4 --n-best 4 --normalize 0 --precision fp32");
   ASSERT_EQ(translated.status, 0) << translated.err_text;
   ASSERT_EQ(translated.out.size(), 12u);
   std::string pair_src, pair_tgt;
@@ -543,7 +544,8 @@ TEST_F(Cli, HeatmapsWriteIndexAndOneSvgPerSentenceUpToTheLimit) {
 }
 
 // rnnsearch shortlist learns MODEL/lex.s2t; a shortlist that keeps every target word
-// translates exactly as without it, and a broken table is a one-line error naming its line.
+// translates exactly as without it (in fp32, which the default precision, auto, picks with a
+// shortlist), and a broken table is a one-line error naming its line.
 TEST_F(Cli, ShortlistLearnsATableAndKeepingEveryWordChangesNothing) {
   const std::string src = write("lex.src", "a b c\nd e\na f\nb c d\n");
   const std::string tgt = write("lex.tgt", "x y z\nw v\nx v\ny z w\n");
@@ -556,7 +558,7 @@ TEST_F(Cli, ShortlistLearnsATableAndKeepingEveryWordChangesNothing) {
 
   const std::string input = mixed_input();
   const std::string translate = "translate -m " + model() + " -i " + input + " --max-length 40 --beam-size 3 ";
-  const Result full = run(translate);
+  const Result full = run(translate + "--precision fp32");
   const Result everything = run(translate + "--shortlist " + table + " 1000 1");
   ASSERT_EQ(everything.status, 0) << everything.err_text;
   EXPECT_EQ(everything.out, full.out);
@@ -577,19 +579,24 @@ TEST_F(Cli, ShortlistLearnsATableAndKeepingEveryWordChangesNothing) {
   }
 }
 
-// bf16 changes the logits by a few roundings: on this model not enough to change a
-// translation. Where the CPU has no AVX512_BF16, it computes in fp32 and says so.
-TEST_F(Cli, Bf16PrecisionTranslatesAsFp32Does) {
+// bf16 and int8 change the logits by a few roundings: on this model not enough to change a
+// translation. Where the CPU lacks the instructions, they compute in fp32 and say so. The
+// default, auto, picks one of them (and fp32 with a shortlist: the test above).
+TEST_F(Cli, LowPrecisionTranslatesAsFp32Does) {
   const std::string input = mixed_input();
   const std::string translate = "translate -m " + model() + " -i " + input + " --max-length 40 --beam-size 3 ";
-  const Result fp32 = run(translate);
-  const Result bf16 = run(translate + "--precision bf16");
-  ASSERT_EQ(bf16.status, 0) << bf16.err_text;
-  EXPECT_EQ(bf16.out, fp32.out);
-  const Result with_shortlist = run(translate + "--precision bf16 --shortlist " + input + " 10 1");
-  EXPECT_EQ(with_shortlist.status, 1);
-  ASSERT_EQ(with_shortlist.err.size(), 1u) << with_shortlist.err_text;
-  EXPECT_NE(with_shortlist.err[0].find("do not combine"), std::string::npos) << with_shortlist.err[0];
+  const Result fp32 = run(translate + "--precision fp32");
+  ASSERT_EQ(fp32.status, 0) << fp32.err_text;
+  for (const std::string precision : {"bf16", "int8", "auto"}) {
+    const Result low = run(translate + "--precision " + precision);
+    ASSERT_EQ(low.status, 0) << precision << ": " << low.err_text;
+    EXPECT_EQ(low.out, fp32.out) << precision;
+    if (precision == "auto") continue;  // tested above
+    const Result with_shortlist = run(translate + "--precision " + precision + " --shortlist " + input + " 10 1");
+    EXPECT_EQ(with_shortlist.status, 1) << precision;
+    ASSERT_EQ(with_shortlist.err.size(), 1u) << with_shortlist.err_text;
+    EXPECT_NE(with_shortlist.err[0].find("do not combine"), std::string::npos) << with_shortlist.err[0];
+  }
 }
 
 TEST_F(Cli, MissingModelIsOneLineError) {
@@ -610,8 +617,9 @@ TEST_F(Cli, InvalidNumericOptionsAreOneLineErrors) {
       {train + "--max-updates -5", "--max-updates must be"}, {train + "--patience -1", "--patience must be"},
       {translate + "--beam-size 0", "--beam-size must be"}, {translate + "--n-best -1", "--n-best must be"},
       {translate + "--batch-size 0", "--batch-size must be"}, {translate + "--normalize nan", "--normalize must be"},
-      {train + "--precision fp16", "--precision must be fp32 or bf16, not 'fp16'"},
-      {translate + "--precision half", "--precision must be fp32 or bf16, not 'half'"},
+      {train + "--precision fp16", "--precision must be auto, fp32, bf16 or int8, not 'fp16'"},
+      {translate + "--precision half", "--precision must be auto, fp32, bf16 or int8, not 'half'"},
+      {train + "--precision int8", "--precision int8 is for translate"},
       // a value or name holding Boost's own message placeholders (formatting them looped forever)
       {train + "--emb %value%", "'%25value%25'"}, {train + "--%canonical_option%", "%25canonical_option%25"}};
   for (const auto& [command, message] : cases) {

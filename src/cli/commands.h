@@ -41,9 +41,11 @@ bool parse_options(const std::string& command, const std::string& usage,
 // --threads N (0 = all cores) applied to OpenMP; returns the number used.
 int set_threads(int requested);
 
-// --precision NAME (rnnsearch::Error if unknown): bf16 only where it runs natively
-// (model/bf16.h), else fp32 with a note on stderr.
-Precision precision_option(const std::string& name);
+// --precision NAME (rnnsearch::Error if unknown, or int8 in training): bf16 and int8 only
+// where they run natively (model/bf16.h, model/int8.h), else fp32 with a note on stderr.
+// auto: int8 (decoding), else bf16, else fp32, the first this CPU runs natively.
+enum class PrecisionUse { training, decoding };
+Precision precision_option(const std::string& name, PrecisionUse use);
 
 // Validators for numeric options, attached with ->notifier(...): each throws a one-line
 // rnnsearch::Error naming the option and the value. NaN fails every check.

@@ -83,9 +83,10 @@ int translate_command(const Args& args) {
        "FILE FIRST BEST: compute the output layer only for the FIRST most frequent target tokens and the "
        "BEST translations of each source token in the lexical table FILE (rnnsearch shortlist writes "
        "MODEL/lex.s2t); faster, approximate")
-      ("precision", po::value(&precision)->default_value("fp32"),
-       "fp32, or bf16: the vocabulary projection's products in bf16 with fp32 sums (CPUs with AVX512_BF16; "
-       "elsewhere fp32; not with --shortlist)");
+      ("precision", po::value(&precision)->default_value("auto"),
+       "of the vocabulary projection's products: fp32; bf16 with fp32 sums (CPUs with AVX512_BF16); int8 "
+       "with int32 sums (CPUs with AVX512_VNNI or AVX-VNNI); elsewhere fp32. auto = int8, else bf16, else "
+       "fp32, as the CPU allows; fp32 with --shortlist");
   options.add(model_option_group(decode, "sentences")).add(output_option_group(decode));
   po::variables_map vm;
   if (parse_options("translate", "--model DIR [--input FILE] [--output FILE] [options]", options, args, vm))
@@ -102,9 +103,9 @@ int translate_command(const Args& args) {
     topts.unk_replacement = UnkReplacement::load(unk_dictionary);
   }
   topts.threads = set_threads(decode.threads);
-  if (precision == "bf16" && !shortlist.empty())
-    throw Error("--precision bf16 and --shortlist do not combine (a shortlist's projection is fp32): give one");
-  topts.precision = precision_option(precision);
+  if (!shortlist.empty() && precision != "fp32" && precision != "auto")
+    throw Error("--precision " + precision + " and --shortlist do not combine (a shortlist's projection is fp32): give one");
+  topts.precision = shortlist.empty() ? precision_option(precision, PrecisionUse::decoding) : Precision::fp32;
   check_beam_options(topts.beam);  // before loading a model
   const std::pair<int, int> shortlist_sizes = parse_shortlist_sizes(shortlist);
 
@@ -149,7 +150,7 @@ int translate_command(const Args& args) {
             << (seconds > 0 ? lines_done / seconds : 0.0) << " lines/s), beam " << topts.beam.beam_size
             << ", batch " << topts.batch_size << ", "
             << (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks × " : "") << topts.threads
-            << " thread(s), " << model.weights_path
+            << " thread(s), projection in " << precision_name(topts.precision) << ", " << model.weights_path
             << (models.size() > 1 ? " and " + std::to_string(models.size() - 1) + " more (ensemble)" : "") << "\n";
   if (vm.count("heatmaps"))
     std::cerr << "rnnsearch translate: heatmaps: " << heatmap_records.write(decode.heatmaps) << "\n";

@@ -24,11 +24,15 @@ int max_output_length(int source_length) { return 2 * source_length + 10; }
 
 template <class T>
 BeamSearch<T>::BeamSearch(const std::vector<const Parameters<T>*>& models,
-                          const std::vector<const Bf16Projection*>& bf16) {
+                          const std::vector<LowPrecisionProjection>& low_precision) {
   if (models.empty()) throw Error("beam search needs a model");
-  if (!bf16.empty() && bf16.size() != models.size()) throw std::logic_error("BeamSearch: one bf16 projection per model");
+  if (!low_precision.empty() && low_precision.size() != models.size())
+    throw std::logic_error("BeamSearch: one low-precision projection per model");
   for (const Parameters<T>* params : models) members_.push_back(Member{params, {}, {}, {}, {}});
-  for (size_t m = 0; m < bf16.size(); ++m) members_[m].step.output.bf16 = bf16[m];
+  for (size_t m = 0; m < low_precision.size(); ++m) {
+    members_[m].step.output.bf16 = low_precision[m].bf16;
+    members_[m].step.output.int8 = low_precision[m].int8;
+  }
 }
 
 // Every model's decoder step on the same rows; a single model's results are used as they

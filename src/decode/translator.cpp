@@ -17,16 +17,21 @@ Translator::Translator(const ModelDefinition& model, const std::vector<const Par
   if (options.replace_unk && !options.beam.alignment) throw Error("--replace-unk needs the attention (beam.alignment)");
   if (options.replace_unk && options.piece_alignments)
     throw Error("--replace-unk works on word alignments: drop --alignment-units pieces");
-  std::vector<const Bf16Projection*> bf16;
-  if (options.precision == Precision::bf16)
-    for (const Parameters<float>* params : models) {
+  std::vector<LowPrecisionProjection> low_precision;
+  for (const Parameters<float>* params : models) {
+    if (options.precision == Precision::bf16) {
       bf16_.push_back(std::make_unique<Bf16Projection>());
       convert_projection(*params, *bf16_.back());
-      bf16.push_back(bf16_.back().get());
+      low_precision.push_back({bf16_.back().get(), nullptr});
+    } else if (options.precision == Precision::int8) {
+      int8_.push_back(std::make_unique<Int8Projection>());
+      convert_projection(*params, *int8_.back());
+      low_precision.push_back({nullptr, int8_.back().get()});
     }
+  }
   const int threads = std::max(1, options.threads);
   searches_.reserve(threads);
-  for (int t = 0; t < threads; ++t) searches_.emplace_back(models, bf16);
+  for (int t = 0; t < threads; ++t) searches_.emplace_back(models, low_precision);
 }
 
 // Tokens and ids (</s> appended; unknown words become <unk>) of one line. Lines without

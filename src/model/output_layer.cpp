@@ -1,6 +1,7 @@
 #include "rnnsearch/model/output_layer.h"
 
 #include <cmath>
+#include <stdexcept>
 #include <type_traits>
 
 namespace rnnsearch {
@@ -59,6 +60,12 @@ void projection_forward(const Parameters<T>& params, const MatCRef<T>& P, Output
       logits.rowwise() += b;
       return;
     }
+    if (cache.int8) {
+      cache.input_int8.assign(P);
+      gemm_int8(cache.input_int8, cache.int8->W, logits, cache.sums_int8);
+      logits.rowwise() += b;
+      return;
+    }
   }
   const auto W = params.mat(projection_weight(cfg));
   if (projection_transposed(cfg))
@@ -75,6 +82,7 @@ void projection_backward(const Parameters<T>& params, const MatCRef<T>& P, const
   const ModelConfig& cfg = params.config();
   const bool transposed = projection_transposed(cfg);
   const Param weight = projection_weight(cfg);
+  if (cache.int8) throw std::logic_error("output_backward: the int8 projection is for decoding only");
   grads.vec(projection_bias(cfg)) += dlogits.colwise().sum();
   if constexpr (std::is_same_v<T, float>) {
     if (cache.bf16) {
@@ -103,6 +111,16 @@ void convert_projection(const Parameters<float>& params, Bf16Projection& project
   const ModelConfig& cfg = params.config();
   projection.transposed = projection_transposed(cfg);
   projection.W.assign(params.mat(projection_weight(cfg)));
+}
+
+void convert_projection(const Parameters<float>& params, Int8Projection& projection) {
+  const ModelConfig& cfg = params.config();
+  const auto W = params.mat(projection_weight(cfg));
+  // gemm_int8 takes the words as rows: tgt_emb already is, out_Wo and out_W are transposed
+  if (projection_transposed(cfg))
+    projection.W.assign(W);
+  else
+    projection.W.assign(Mat<float>(W.transpose()));
 }
 
 template <class T>

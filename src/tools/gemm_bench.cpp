@@ -9,12 +9,15 @@
 // Eigen's kernel; each BLAS is dlopen'ed and called through its Fortran sgemm_. With oneDNN
 // (libdnnl-dev) installed at build time, its matmul in fp32 and in bf16 (fp32 accumulation,
 // AVX512_BF16 where the CPU has it) joins: "dnnl-bf16" with both operands already in bf16,
-// "+convert" including their conversion from fp32, which training would pay on every call.
+// "+convert" including their conversion from fp32, which training would pay on every call;
+// and its int8 gemm (int32 sums, AVX512_VNNI / AVX-VNNI where the CPU has them, translate
+// --precision int8), "dnnl-s8" in billions of integer operations per second.
 #include <dlfcn.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -148,7 +151,7 @@ int main(int argc, char** argv) {
   std::printf("%-48s %9s", "product", "eigen");
   for (const auto& backend : backends) std::printf(" %16s", backend.first.c_str());
 #ifdef GEMM_BENCH_DNNL
-  std::printf(" %10s %10s %10s", "dnnl-f32", "dnnl-bf16", "+convert");
+  std::printf(" %10s %10s %10s %10s", "dnnl-f32", "dnnl-bf16", "+convert", "dnnl-s8");
   std::string bf16_kernel;
 #endif
   std::printf("\n");
@@ -184,6 +187,13 @@ int main(int argc, char** argv) {
     std::printf(" %10.1f", gflops([&] {
                   bf16.load(A.data(), B.data());
                   bf16.run();
+                }, flop, seconds));
+    const std::vector<int8_t> a8(static_cast<size_t>(A.size()), 5), b8(static_cast<size_t>(B.size()), -3);
+    std::vector<int32_t> c32(static_cast<size_t>(C.size()));
+    const int32_t no_offset = 0;
+    std::printf(" %10.1f", gflops([&] {
+                  dnnl_gemm_s8s8s32(op_a, op_b, 'F', s.m, s.n, s.k, 1.0f, a8.data(), lda, 0, b8.data(), ldb, 0, 0.0f,
+                                    c32.data(), ldc, &no_offset);
                 }, flop, seconds));
 #endif
     std::printf("\n");

@@ -48,10 +48,11 @@ template <class T>
 class BeamSearch {
  public:
   explicit BeamSearch(const Parameters<T>& params) : BeamSearch(std::vector<const Parameters<T>*>{&params}) {}
-  // An ensemble; the models must share their vocabularies. bf16: each model's vocabulary
-  // projection in bf16 (--precision bf16; used without a shortlist), or empty for fp32.
+  // An ensemble; the models must share their vocabularies. low_precision: each model's
+  // vocabulary projection in bf16 or int8 (--precision; used without a shortlist), or empty
+  // for fp32.
   explicit BeamSearch(const std::vector<const Parameters<T>*>& models,
-                      const std::vector<const Bf16Projection*>& bf16 = {});
+                      const std::vector<LowPrecisionProjection>& low_precision = {});
 
   // sources: token ids, each ending in </s>. Returns for each source its best
   // min(n_best, found) hypotheses, best first (ties: the one found first). shortlist: the

@@ -28,7 +28,8 @@ struct TranslatorOptions {
   bool piece_alignments = false;  // --alignment-units pieces: keep the subword pieces' matrix
   UnkReplacement unk_replacement;
   std::shared_ptr<const Shortlist> shortlist;  // --shortlist: restricts each batch's output layer
-  // --precision bf16: the vocabulary projection in bf16 (model/bf16.h; not with a shortlist).
+  // --precision bf16 or int8: the vocabulary projection in bf16 (model/bf16.h) or int8
+  // (model/int8.h); not with a shortlist.
   // The weights are converted once, so the models' weights must not change afterwards.
   Precision precision = Precision::fp32;
 };
@@ -61,7 +62,9 @@ class Translator {
 
   const ModelDefinition& model_;
   TranslatorOptions options_;
-  std::vector<std::unique_ptr<Bf16Projection>> bf16_;  // one per model with --precision bf16
+  // one per model with --precision bf16 or int8
+  std::vector<std::unique_ptr<Bf16Projection>> bf16_;
+  std::vector<std::unique_ptr<Int8Projection>> int8_;
   std::vector<BeamSearch<float>> searches_;  // one per thread
 };
 

@@ -16,9 +16,10 @@
 
 namespace rnnsearch {
 
-enum class Precision { fp32, bf16 };
+// Of the vocabulary projection's products; int8 (model/int8.h) only in decoding.
+enum class Precision { fp32, bf16, int8 };
 
-// "fp32" or "bf16"; anything else throws std::invalid_argument.
+// "fp32", "bf16" or "int8"; anything else throws std::invalid_argument.
 Precision parse_precision(const std::string& name);
 const char* precision_name(Precision precision);
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rnnsearch/model/bf16.h"
+#include "rnnsearch/model/int8.h"
 #include "rnnsearch/model/parameters.h"
 
 namespace rnnsearch {
@@ -25,6 +26,20 @@ struct Bf16Projection {
 
 void convert_projection(const Parameters<float>& params, Bf16Projection& projection);
 
+// The last projection in int8, for translate --precision int8: one row per target word (the
+// projection's columns: tgt_emb's rows when tied), each with its own scale.
+struct Int8Projection {
+  Int8Matrix W;  // V×l (V×(n+e+2n) for the linear output)
+};
+
+void convert_projection(const Parameters<float>& params, Int8Projection& projection);
+
+// A decoder's choice of low-precision projection: at most one is set.
+struct LowPrecisionProjection {
+  const Bf16Projection* bf16 = nullptr;
+  const Int8Projection* int8 = nullptr;
+};
+
 template <class T>
 struct OutputCache {
   Mat<T> pre_maxout;  // N×2l  t̃
@@ -35,6 +50,11 @@ struct OutputCache {
   // by output_forward (output_backward reads it there) and dlogits into dlogits_bf16.
   const Bf16Projection* bf16 = nullptr;
   Bf16Matrix input_bf16, dlogits_bf16;
+  // When set (float only, decoding: output_backward refuses it), logits = t W is an int8
+  // product: the weights from here, the projection's input quantized into input_int8.
+  const Int8Projection* int8 = nullptr;
+  Int8Matrix input_int8;
+  std::vector<int32_t> sums_int8;  // N×V
 };
 
 // output_layer_cost works on this many rows at a time: the logits of a whole batch

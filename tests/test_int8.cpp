@@ -1,0 +1,136 @@
+// translate --precision int8 (model/int8.h): the per-row quantization, the int8 products
+// against the same products of the quantized operands in double precision, and the output
+// layer and beam search in int8 against fp32. The products need a CPU with AVX512_VNNI or
+// AVX-VNNI and a build with oneDNN; elsewhere those tests are skipped (and --precision int8
+// computes in fp32).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "fixtures.h"
+#include "rnnsearch/decode/beam_search.h"
+#include "rnnsearch/model/int8.h"
+#include "rnnsearch/model/output_layer.h"
+
+namespace rnnsearch {
+namespace {
+
+// The matrix an Int8Matrix stands for, in double: scale_i · q_ik.
+Mat<double> dequantized(const Int8Matrix& m) {
+  Mat<double> out(m.rows, m.cols);
+  for (Index i = 0; i < m.rows; ++i)
+    for (Index k = 0; k < m.cols; ++k)
+      out(i, k) = double(m.scales[static_cast<size_t>(i)]) * m.values[static_cast<size_t>(i * m.cols + k)];
+  return out;
+}
+
+// Each row on its own scale: its largest magnitude becomes ±127, every value is within half a
+// step of where it was, and a row of zeros stays zeros.
+TEST(Int8, QuantizesEachRowOnItsOwnScale) {
+  Mat<float> big = Mat<float>::Random(9, 20);
+  big.row(3) *= 1000.0f;  // a row far larger than the others keeps them from coarsening
+  big.row(5).setZero();
+  const auto block = big.block(1, 3, 6, 11);  // row stride 20
+  Int8Matrix m;
+  m.assign(block);
+  ASSERT_EQ(m.rows, 6);
+  ASSERT_EQ(m.cols, 11);
+  const Mat<double> back = dequantized(m);
+  for (Index i = 0; i < 6; ++i) {
+    const double largest = block.row(i).cwiseAbs().maxCoeff();
+    EXPECT_NEAR(m.scales[static_cast<size_t>(i)], largest / 127, 1e-6 * largest) << "row " << i;
+    for (Index k = 0; k < 11; ++k)
+      EXPECT_LE(std::abs(back(i, k) - block(i, k)), 0.5 * m.scales[static_cast<size_t>(i)] * (1 + 1e-6) + 1e-30)
+          << i << "," << k;
+    int extreme = 0;
+    for (Index k = 0; k < 11; ++k) extreme = std::max(extreme, std::abs(int(m.values[static_cast<size_t>(i * 11 + k)])));
+    EXPECT_EQ(extreme, i == 4 ? 0 : 127) << "row " << i;
+  }
+}
+
+// The int32 sums are exact: only the final scaling rounds.
+TEST(Int8, ProductsMatchDoublePrecisionOfTheQuantizedOperands) {
+  if (!int8_supported()) GTEST_SKIP() << "no AVX512_VNNI / AVX-VNNI or no oneDNN: int8 computes in fp32";
+  std::vector<int32_t> sums;
+  for (Index m : {1, 5, 37}) {
+    const Index k = 129, n = 301;
+    Int8Matrix A, B;
+    A.assign(Mat<float>(Mat<float>::Random(m, k)));
+    B.assign(Mat<float>(Mat<float>::Random(n, k) * 3.0f));
+    Mat<float> big_c = Mat<float>::Constant(m + 3, n + 5, 0.5f);
+    gemm_int8(A, B, big_c.block(1, 2, m, n), sums);
+    const Mat<double> want = dequantized(A) * dequantized(B).transpose();
+    const double error = (big_c.block(1, 2, m, n).cast<double>() - want).cwiseAbs().maxCoeff();
+    EXPECT_LT(error, 1e-5 * want.cwiseAbs().maxCoeff()) << m << " rows";
+    EXPECT_EQ(big_c.row(0).cwiseAbs().maxCoeff(), 0.5f) << "rows outside the block are untouched";
+    EXPECT_EQ(big_c.col(1).cwiseAbs().maxCoeff(), 0.5f) << "columns outside the block are untouched";
+  }
+}
+
+double relative_difference(const MatCRef<float>& got, const MatCRef<float>& want) {
+  return (got - want).norm() / want.norm();
+}
+
+// The logits of the int8 projection stay within the quantization's error (about 1% of a
+// row's largest value per operand) of fp32, for maxout, linear and tied outputs; the
+// backward refuses it.
+TEST(Int8, OutputLayerAgreesWithFp32) {
+  if (!int8_supported()) GTEST_SKIP() << "no AVX512_VNNI / AVX-VNNI or no oneDNN: int8 computes in fp32";
+  for (OutputKind kind : {OutputKind::maxout, OutputKind::linear})
+    for (bool tied : {false, true}) {
+      if (tied && kind == OutputKind::linear) continue;
+      ModelConfig config = test::tiny_config(50, 300, kind, 32, 24, 32);
+      config.tied_embeddings = tied;
+      Parameters<float> params(config);
+      params.init_uniform(0.5, 5);
+      const Index N = 40;
+      const Mat<float> X = Mat<float>::Random(N, config.output_input());
+      Int8Projection projection;
+      convert_projection(params, projection);
+      OutputCache<float> cache32, cache8;
+      cache8.int8 = &projection;
+      Mat<float> logits32(N, config.tgt_vocab), logits8(N, config.tgt_vocab);
+      output_forward<float>(params, X, cache32, logits32);
+      output_forward<float>(params, X, cache8, logits8);
+      const std::string name = std::string(kind == OutputKind::linear ? "linear" : "maxout") + (tied ? " tied" : "");
+      EXPECT_LT(relative_difference(logits8, logits32), 2e-2) << name;
+      EXPECT_GT(relative_difference(logits8, logits32), 0) << name << ": the int8 path was not taken";
+
+      std::vector<int> targets(N, 7);
+      Parameters<float> grads(config);
+      Mat<float> dX(N, config.output_input());
+      EXPECT_THROW(output_layer_cost<float>(params, X, targets.data(), 0.0f, cache8, nullptr, 1.0f, &grads, &dX),
+                   std::logic_error)
+          << name;
+    }
+}
+
+// Decoding with each ensemble member's int8 projection: the best hypotheses'
+// log-probabilities move by the quantization, not more.
+TEST(Int8, BeamSearchDecodesWithTheInt8Projection) {
+  if (!int8_supported()) GTEST_SKIP() << "no AVX512_VNNI / AVX-VNNI or no oneDNN: int8 computes in fp32";
+  ModelConfig config = test::tiny_config(20, 40, OutputKind::maxout, 16, 12, 16);
+  config.tied_embeddings = true;
+  Parameters<float> first(config), second(config);
+  first.init_uniform(0.5, 9);
+  second.init_uniform(0.5, 10);
+  Int8Projection first_int8, second_int8;
+  convert_projection(first, first_int8);
+  convert_projection(second, second_int8);
+  BeamSearch<float> fp32({&first, &second}), int8({&first, &second}, {{nullptr, &first_int8}, {nullptr, &second_int8}});
+  const std::vector<std::vector<int>> sources = {{4, 5, 6, 7, 3}, {8, 9, 3}, {10, 11, 12, 3}};
+  BeamOptions options;
+  options.beam_size = 3;
+  const auto want = fp32.search(sources, options), got = int8.search(sources, options);
+  for (size_t s = 0; s < sources.size(); ++s) {
+    ASSERT_FALSE(want[s].empty());
+    ASSERT_FALSE(got[s].empty());
+    EXPECT_NEAR(got[s][0].log_prob, want[s][0].log_prob, 5e-2 * std::abs(want[s][0].log_prob)) << "sentence " << s;
+    EXPECT_NE(got[s][0].log_prob, want[s][0].log_prob) << "sentence " << s << ": the int8 path was not taken";
+  }
+}
+
+}  // namespace
+}  // namespace rnnsearch
