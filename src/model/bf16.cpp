@@ -60,7 +60,7 @@ struct MatmulKey {
 };
 
 struct Matmul {
-  dnnl::memory::desc a, b, c;
+  dnnl::memory::desc a, b, c, scratchpad;
   dnnl::matmul primitive;
 };
 
@@ -92,12 +92,18 @@ const Matmul& matmul_for(const MatmulKey& key) {
   m.b = operand(K, N, transpose_b != 0, type::bf16);
   m.c = dnnl::memory::desc({M, N}, type::f32, dnnl::memory::dims{ldc, 1});
   dnnl::primitive_attr attr;
+  // Each primitive would otherwise own a scratchpad (its operands repacked into blocks, MBs
+  // for the vocabulary's width) for as long as it is cached; the thread's primitives run one
+  // at a time, so they share one buffer, the largest they need (gemm_bf16).
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (accumulate) {
     dnnl::post_ops sum;  // C = A B + C
     sum.append_sum(1.0f);
     attr.set_post_ops(sum);
   }
-  m.primitive = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(m.a, m.b, m.c), attr, cpu_engine()));
+  const dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(m.a, m.b, m.c), attr, cpu_engine());
+  m.scratchpad = descriptor.scratchpad_desc();
+  m.primitive = dnnl::matmul(descriptor);
   recent.emplace_front(key, std::move(m));
   cache[key] = recent.begin();
   if (recent.size() > kCachedShapes) {
@@ -122,7 +128,11 @@ void gemm_bf16(const Bf16Matrix& A, bool transpose_a, const Bf16Matrix& B, bool 
   dnnl::memory a(m.a, cpu_engine(), const_cast<uint16_t*>(A.values.data()));
   dnnl::memory b(m.b, cpu_engine(), const_cast<uint16_t*>(B.values.data()));
   dnnl::memory c(m.c, cpu_engine(), C.data());
-  m.primitive.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+  thread_local std::vector<uint8_t> scratchpad_buffer;  // only grows
+  if (scratchpad_buffer.size() < m.scratchpad.get_size()) scratchpad_buffer.resize(m.scratchpad.get_size());
+  dnnl::memory scratchpad(m.scratchpad, cpu_engine(), scratchpad_buffer.data());
+  m.primitive.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c},
+                               {DNNL_ARG_SCRATCHPAD, scratchpad}});
   stream.wait();
 }
 
