@@ -5,15 +5,18 @@
 #   training:  target tokens/s, presets small and base, 20 warm-up updates, BENCH_SECONDS (60)
 #              of batch construction + forward + backward + clipping + optimizer step;
 #              small also with 1 thread (scaling) and its peak memory
-#   decoding:  test_2016_flickr (1000 sentences), beam 5 and greedy with batches of 64;
+#   decoding:  test_2016_flickr (1000 sentences), beam 5 and greedy with batches of 64, and
+#              their peak memory;
 #              beam 5 with the lexical shortlist, and its BLEU change
-#   bf16:      training small and base, and beam-5 decoding, with --precision bf16 (where
-#              the CPU has AVX512_BF16), and the BLEU change of decoding in bf16
+#   precision: training small and base, and decoding, in fp32 against the default precision
+#              (auto: bf16 training, int8 decoding where the CPU runs them natively), and
+#              the BLEU change of decoding
 #   scaling:   with mpirun, training small and beam-5 decoding on 2 MPI ranks × 1 thread
 #              against 1 process × 1 and × 2 threads (docs/scaling.md)
 #
 #   MODEL=models/en-de-small   trained model to decode with (scripts/quickstart.sh makes it)
 #   SHORTLIST="1000 100"         FIRST BEST of translate --shortlist (MODEL/lex.s2t, or learned here)
+#   REPEAT=1                   runs of each main-table measure; the table gives their median
 #   REF=<directory of the PyTorch reference implementation>, REF_CKPT=<reference checkpoint to decode with>; without
 #   one the reference is trained for REF_MINUTES (6) first. The reference runs only if
 #   /usr/bin/python3 can import torch (apt-get install python3-torch libopenblas0-pthread).
@@ -25,6 +28,7 @@ MODEL=${MODEL:-models/en-de-small}
 SHORTLIST=${SHORTLIST:-1000 100}
 REF=${REF:-}  # the PyTorch reference is not part of this repository
 REF_MINUTES=${REF_MINUTES:-6}
+REPEAT=${REPEAT:-1}
 data=$root/corpora/multi30k
 bin=$root/build/rnnsearch
 work=$(mktemp -d)
@@ -41,17 +45,24 @@ watch() {
 # The value of " NAME=value" (the leading space keeps tgt_tok/s from matching src+tgt_tok/s).
 field() { grep -o " $1=[0-9.]*" | tail -1 | cut -d= -f2; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
+# The median of the arguments (the lower middle one of an even count).
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 echo "# rnnsearch benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p')"
 declare -A r
 for run in "small 2" "base 2" "small 1"; do
   set -- $run
-  out=$(watch "$bin" train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
-    --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz --model "$work/$1-$2" --preset "$1" \
-    --threads "$2" --bench-seconds "$BENCH_SECONDS" --bench-warmup 20 2>/dev/null)
-  echo "rnnsearch train $1 threads=$2: $(echo "$out" | grep -E 'BENCH|CPUWATCH' | tr '\n' ' ')"
-  r[train_$1_$2]=$(echo "$out" | field "tgt_tok/s")
-  r[rss_$1_$2]=$(echo "$out" | field peak_rss_mb)
+  speeds=() rss=()
+  for ((k = 0; k < REPEAT; ++k)); do
+    out=$(watch "$bin" train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
+      --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz --model "$work/$1-$2-$k" --preset "$1" \
+      --threads "$2" --bench-seconds "$BENCH_SECONDS" --bench-warmup 20 2>/dev/null)
+    echo "rnnsearch train $1 threads=$2: $(echo "$out" | grep -E 'BENCH|CPUWATCH' | tr '\n' ' ')"
+    speeds+=("$(echo "$out" | field "tgt_tok/s")")
+    rss+=("$(echo "$out" | field peak_rss_mb)")
+  done
+  r[train_$1_$2]=$(median "${speeds[@]}")
+  r[rss_$1_$2]=$(median "${rss[@]}")
 done
 
 # Scaling over MPI (docs/scaling.md): 2 ranks × 1 thread against 1 process × 1 and × 2 threads.
@@ -69,14 +80,50 @@ zcat $data/test_2016_flickr.en.gz > "$work/test.en"
 # beam: one sentence at a time, as the reference decodes; beam_batched: our default batch 32
 for mode in "beam 5 1" "beam_batched 5 32" "greedy 1 64"; do
   set -- $mode
-  out=$(watch "$bin" translate -m "$MODEL" -i "$work/test.en" -o "$work/hyp.$1" --beam-size "$2" \
-    --batch-size "$3" --threads 2 2>&1 >/dev/null)
-  echo "rnnsearch translate $1 (beam $2, batch $3): $(echo "$out" | grep -E 'lines/s|CPUWATCH' | tr '\n' ' ')"
-  r[decode_$1]=$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)
+  speeds=() rss=()
+  for ((k = 0; k < REPEAT; ++k)); do
+    out=$(watch "$bin" translate -m "$MODEL" -i "$work/test.en" -o "$work/hyp.$1" --beam-size "$2" \
+      --batch-size "$3" --threads 2 2>&1)  # (the translation goes to -o, cpuwatch's report to stdout)
+    echo "rnnsearch translate $1 (beam $2, batch $3): $(echo "$out" | grep -E 'lines/s|CPUWATCH' | tr '\n' ' ')"
+    speeds+=("$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)")
+    rss+=("$(echo "$out" | field peak_rss_mb)")
+  done
+  r[decode_$1]=$(median "${speeds[@]}")
+  r[rss_decode_$1]=$(median "${rss[@]}")
 done
 
+"$bin" tokenize -i $data/test_2016_flickr.de.gz -o "$work/test.ref.de"
+bleu() { "$bin" bleu --ref "$work/test.ref.de" --hyp "$1" | grep -o 'BLEU = [0-9.]*' | cut -d' ' -f3; }
+
+# The default precision (auto, docs/design.md §5: bf16 training, int8 or bf16 decoding where
+# the CPU runs them natively) against fp32: speed and the BLEU change of decoding.
+for preset in small base; do
+  out=$("$bin" train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
+    --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz --model "$work/$preset-fp32" --preset "$preset" \
+    --threads 2 --precision fp32 --bench-seconds "$BENCH_SECONDS" --bench-warmup 20 2>&1)
+  r[train_${preset}_fp32]=$(echo "$out" | field "tgt_tok/s")
+done
+for mode in "beam_batched 5 32" "greedy 1 64"; do
+  set -- $mode
+  out=$("$bin" translate -m "$MODEL" -i "$work/test.en" -o "$work/hyp.$1.fp32" --beam-size "$2" --batch-size "$3" \
+    --threads 2 --precision fp32 2>&1 >/dev/null)
+  r[decode_$1_fp32]=$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)
+done
+log=$("$bin" train --train-src $data/train.en.gz --train-tgt $data/train.de.gz --valid-src $data/val.en.gz \
+  --valid-tgt $data/val.de.gz --model "$work/small-default" --preset small --bench-seconds 1 --bench-warmup 1 2>&1)
+train_default=fp32
+if grep -q "projection in bf16" <<<"$log"; then train_default=bf16; fi
+decode_default=$(echo "a" | "$bin" translate -m "$MODEL" 2>&1 >/dev/null | grep -o "projection in [a-z0-9]*" | cut -d' ' -f3)
+echo "rnnsearch default precision (training $train_default, decoding $decode_default) against --precision fp32:" \
+  "training small ${r[train_small_2]} / ${r[train_small_fp32]} tgt tok/s ($(ratio "${r[train_small_2]}" "${r[train_small_fp32]}"))," \
+  "base ${r[train_base_2]} / ${r[train_base_fp32]} ($(ratio "${r[train_base_2]}" "${r[train_base_fp32]}"));" \
+  "beam 5, batch 32: ${r[decode_beam_batched]} / ${r[decode_beam_batched_fp32]} lines/s" \
+  "($(ratio "${r[decode_beam_batched]}" "${r[decode_beam_batched_fp32]}")), BLEU $(bleu "$work/hyp.beam_batched") /" \
+  "$(bleu "$work/hyp.beam_batched.fp32"); greedy, batch 64: ${r[decode_greedy]} / ${r[decode_greedy_fp32]} lines/s" \
+  "($(ratio "${r[decode_greedy]}" "${r[decode_greedy_fp32]}")), BLEU $(bleu "$work/hyp.greedy") / $(bleu "$work/hyp.greedy.fp32")"
+
 # Lexical shortlist (docs/design.md §1.7): beam 5 in batches of 32 as above, with
-# --shortlist LEX $SHORTLIST; BLEU of both outputs against the reference translations.
+# --shortlist LEX $SHORTLIST (which decodes in fp32) against fp32 without; BLEU of both.
 lex=$MODEL/lex.s2t
 if [ ! -f "$lex" ]; then
   lex=$work/lex.s2t
@@ -85,31 +132,9 @@ fi
 out=$("$bin" translate -m "$MODEL" -i "$work/test.en" -o "$work/hyp.shortlist" --beam-size 5 --batch-size 32 \
   --threads 2 --shortlist "$lex" $SHORTLIST 2>&1 >/dev/null)
 r[decode_shortlist]=$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)
-"$bin" tokenize -i $data/test_2016_flickr.de.gz -o "$work/test.ref.de"
-bleu() { "$bin" bleu --ref "$work/test.ref.de" --hyp "$1" | grep -o 'BLEU = [0-9.]*' | cut -d' ' -f3; }
 echo "rnnsearch translate beam 5, batch 32, --shortlist $SHORTLIST: ${r[decode_shortlist]} lines/s," \
-  "$(ratio "${r[decode_shortlist]}" "${r[decode_beam_batched]}") of the full output layer;" \
-  "BLEU $(bleu "$work/hyp.shortlist") with, $(bleu "$work/hyp.beam_batched") without"
-
-# --precision bf16 (docs/design.md §5) against the fp32 figures above.
-for preset in small base; do
-  out=$("$bin" train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
-    --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz --model "$work/$preset-bf16" --preset "$preset" \
-    --threads 2 --precision bf16 --bench-seconds "$BENCH_SECONDS" --bench-warmup 20 2>&1)
-  r[train_${preset}_bf16]=$(echo "$out" | field "tgt_tok/s")
-done
-if echo "$out" | grep -q "computing in fp32"; then
-  echo "rnnsearch --precision bf16: this CPU or build has no native bf16 (it computes in fp32)"
-else
-  out=$("$bin" translate -m "$MODEL" -i "$work/test.en" -o "$work/hyp.bf16" --beam-size 5 --batch-size 32 \
-    --threads 2 --precision bf16 2>&1 >/dev/null)
-  r[decode_bf16]=$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)
-  echo "rnnsearch --precision bf16: training small ${r[train_small_bf16]} tgt tok/s" \
-    "($(ratio "${r[train_small_bf16]}" "${r[train_small_2]}") of fp32), base ${r[train_base_bf16]}" \
-    "($(ratio "${r[train_base_bf16]}" "${r[train_base_2]}")); beam 5, batch 32: ${r[decode_bf16]} lines/s" \
-    "($(ratio "${r[decode_bf16]}" "${r[decode_beam_batched]}")), BLEU $(bleu "$work/hyp.bf16") with," \
-    "$(bleu "$work/hyp.beam_batched") without"
-fi
+  "$(ratio "${r[decode_shortlist]}" "${r[decode_beam_batched_fp32]}") of the full output layer (both fp32);" \
+  "BLEU $(bleu "$work/hyp.shortlist") with, $(bleu "$work/hyp.beam_batched.fp32") without"
 
 if [ -n "$mpi" ]; then
   for mode in "1 1" "1 2" "2 1"; do  # ranks threads: beam 5, batches of 32 (1 rank: no mpirun)
@@ -131,10 +156,15 @@ fi
 if [ -n "$REF" ] && [ -f "$REF/train.py" ] && /usr/bin/python3 -c "import torch" 2>/dev/null; then
   cd "$REF"
   for run in "small" "base"; do
-    out=$(watch /usr/bin/python3 train.py --config "$run" --bench-seconds "$BENCH_SECONDS" --threads 2 2>/dev/null)
-    echo "reference train $run threads=2: $(echo "$out" | grep -E 'BENCH|CPUWATCH' | tr '\n' ' ')"
-    r[ref_train_$run]=$(echo "$out" | field "tgt_tok/s")
-    r[ref_rss_$run]=$(echo "$out" | field peak_rss_mb)
+    speeds=() rss=()
+    for ((k = 0; k < REPEAT; ++k)); do
+      out=$(watch /usr/bin/python3 train.py --config "$run" --bench-seconds "$BENCH_SECONDS" --threads 2 2>/dev/null)
+      echo "reference train $run threads=2: $(echo "$out" | grep -E 'BENCH|CPUWATCH' | tr '\n' ' ')"
+      speeds+=("$(echo "$out" | field "tgt_tok/s")")
+      rss+=("$(echo "$out" | field peak_rss_mb)")
+    done
+    r[ref_train_$run]=$(median "${speeds[@]}")
+    r[ref_rss_$run]=$(median "${rss[@]}")
   done
   ckpt=${REF_CKPT:-$work/ref.pt}
   if [ ! -f "$ckpt" ]; then
@@ -144,13 +174,19 @@ if [ -n "$REF" ] && [ -f "$REF/train.py" ] && /usr/bin/python3 -c "import torch"
   for mode in "beam --mode beam --beam 5" "greedy --mode greedy --batch 64"; do
     set -- $mode
     name=$1; shift
-    out=$(/usr/bin/python3 translate.py --ckpt "$ckpt" --threads 2 "$@" 2>/dev/null)
-    echo "reference translate $name: $(echo "$out" | grep -E "DECODE|BLEU" | tr "\n" " ")"
-    r[ref_decode_$name]=$(echo "$out" | field "sents/s")
+    speeds=() rss=()
+    for ((k = 0; k < REPEAT; ++k)); do
+      out=$(watch /usr/bin/python3 translate.py --ckpt "$ckpt" --threads 2 "$@" 2>/dev/null)
+      echo "reference translate $name: $(echo "$out" | grep -E "DECODE|BLEU|CPUWATCH" | tr "\n" " ")"
+      speeds+=("$(echo "$out" | field "sents/s")")
+      rss+=("$(echo "$out" | field peak_rss_mb)")
+    done
+    r[ref_decode_$name]=$(median "${speeds[@]}")
+    r[ref_rss_decode_$name]=$(median "${rss[@]}")
   done
   cd "$root"
   echo
-  echo "| measure (2 threads) | rnnsearch | reference | ratio |"
+  echo "| measure (2 threads; median of $REPEAT) | rnnsearch | reference | ratio |"
   echo "| --- | --- | --- | --- |"
   echo "| training small, tgt tok/s | ${r[train_small_2]} | ${r[ref_train_small]} | $(ratio "${r[train_small_2]}" "${r[ref_train_small]}") |"
   echo "| training base, tgt tok/s | ${r[train_base_2]} | ${r[ref_train_base]} | $(ratio "${r[train_base_2]}" "${r[ref_train_base]}") |"
@@ -158,6 +194,8 @@ if [ -n "$REF" ] && [ -f "$REF/train.py" ] && /usr/bin/python3 -c "import torch"
   echo "| decoding beam 5, batches of 32 sentences, sents/s | ${r[decode_beam_batched]} | ${r[ref_decode_beam]} | $(ratio "${r[decode_beam_batched]}" "${r[ref_decode_beam]}") |"
   echo "| decoding greedy batch 64, sents/s | ${r[decode_greedy]} | ${r[ref_decode_greedy]} | $(ratio "${r[decode_greedy]}" "${r[ref_decode_greedy]}") |"
   echo "| peak memory training small, MB | ${r[rss_small_2]} | ${r[ref_rss_small]} | $(ratio "${r[rss_small_2]}" "${r[ref_rss_small]}") |"
+  echo "| peak memory decoding beam 5 (rnnsearch: batches of 32), MB | ${r[rss_decode_beam_batched]} | ${r[ref_rss_decode_beam]} | $(ratio "${r[rss_decode_beam_batched]}" "${r[ref_rss_decode_beam]}") |"
+  echo "| peak memory decoding greedy batch 64, MB | ${r[rss_decode_greedy]} | ${r[ref_rss_decode_greedy]} | $(ratio "${r[rss_decode_greedy]}" "${r[ref_rss_decode_greedy]}") |"
   echo "| training small 2 threads / 1 thread | $(ratio "${r[train_small_2]}" "${r[train_small_1]}") | | |"
 else
   echo "reference: skipped; set REF to the PyTorch reference's directory and install python3-torch libopenblas0-pthread for the side-by-side run"
