@@ -8,10 +8,8 @@
 #include <limits>
 #include <random>
 
-#include "fixtures.h"
-#include "rnnsearch/decode/beam_search.h"
+#include "low_precision.h"
 #include "rnnsearch/model/bf16.h"
-#include "rnnsearch/model/output_layer.h"
 
 namespace rnnsearch {
 namespace {
@@ -95,76 +93,49 @@ TEST(Bf16, ManyShapesInTurnStayRight) {
     }
 }
 
-double relative_difference(const MatCRef<float>& got, const MatCRef<float>& want) {
-  return (got - want).norm() / want.norm();
-}
-
 // The output layer's cost, weight gradients and input gradient in bf16 stay within a few
 // bf16 roundings (2⁻⁹ relative each) of fp32, for maxout, linear and tied outputs, across
 // chunks of output_layer_cost.
 TEST(Bf16, OutputLayerAgreesWithFp32) {
   if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
-  for (OutputKind kind : {OutputKind::maxout, OutputKind::linear})
-    for (bool tied : {false, true}) {
-      if (tied && kind == OutputKind::linear) continue;
-      ModelConfig config = test::tiny_config(50, 300, kind, 32, 24, 32);
-      config.tied_embeddings = tied;
-      Parameters<float> params(config);
-      params.init_uniform(0.5, 5);
-      std::mt19937_64 rng(5);
-      const Index N = kOutputChunkRows + 40, din = config.output_input();
-      const Mat<float> X = Mat<float>::Random(N, din);
-      std::vector<int> targets(N);
-      for (Index i = 0; i < N; ++i) targets[i] = static_cast<int>(rng() % config.tgt_vocab);
+  for (const auto& [name, config] : test::output_layer_variants()) {
+    Parameters<float> params(config);
+    params.init_uniform(0.5, 5);
+    std::mt19937_64 rng(5);
+    const Index N = kOutputChunkRows + 40, din = config.output_input();
+    const Mat<float> X = Mat<float>::Random(N, din);
+    std::vector<int> targets(N);
+    for (Index i = 0; i < N; ++i) targets[i] = static_cast<int>(rng() % config.tgt_vocab);
 
-      auto run = [&](const Bf16Projection* bf16, Parameters<float>& grads, Mat<float>& dX) {
-        OutputCache<float> cache;
-        cache.bf16 = bf16;
-        grads.set_zero();
-        dX.resize(N, din);
-        return output_layer_cost<float>(params, X, targets.data(), 0.1f, cache, nullptr, 0.01f, &grads, &dX);
-      };
-      Parameters<float> grads32(config), grads16(config);
-      Mat<float> dX32, dX16;
-      const float cost32 = run(nullptr, grads32, dX32);
-      Bf16Projection projection;
-      convert_projection(params, projection);
-      const float cost16 = run(&projection, grads16, dX16);
-      const std::string name = std::string(kind == OutputKind::linear ? "linear" : "maxout") + (tied ? " tied" : "");
-      EXPECT_NEAR(cost16, cost32, 1e-3 * std::abs(cost32)) << name;
-      EXPECT_NE(cost16, cost32) << name << ": the bf16 path was not taken";
-      EXPECT_LT(relative_difference(dX16, dX32), 1e-2) << name;
-      const Param projection_weight = kind == OutputKind::linear ? out_W : tied ? tgt_emb : out_Wo;
-      for (Param p : {projection_weight, out_W}) {
-        EXPECT_LT(relative_difference(grads16.mat(p), grads32.mat(p)), 1e-2) << name << " " << p;
-        EXPECT_GT(relative_difference(grads16.mat(p), grads32.mat(p)), 0) << name << " " << p;
-      }
+    auto run = [&](const Bf16Projection* bf16, Parameters<float>& grads, Mat<float>& dX) {
+      OutputCache<float> cache;
+      cache.bf16 = bf16;
+      grads.set_zero();
+      dX.resize(N, din);
+      return output_layer_cost<float>(params, X, targets.data(), 0.1f, cache, nullptr, 0.01f, &grads, &dX);
+    };
+    Parameters<float> grads32(config), grads16(config);
+    Mat<float> dX32, dX16;
+    const float cost32 = run(nullptr, grads32, dX32);
+    Bf16Projection projection;
+    convert_projection(params, projection);
+    const float cost16 = run(&projection, grads16, dX16);
+    EXPECT_NEAR(cost16, cost32, 1e-3 * std::abs(cost32)) << name;
+    EXPECT_NE(cost16, cost32) << name << ": the bf16 path was not taken";
+    EXPECT_LT(test::relative_difference(dX16, dX32), 1e-2) << name;
+    const Param projection_weight =
+        config.output == OutputKind::linear ? out_W : config.tied_embeddings ? tgt_emb : out_Wo;
+    for (Param p : {projection_weight, out_W}) {
+      EXPECT_LT(test::relative_difference(grads16.mat(p), grads32.mat(p)), 1e-2) << name << " " << p;
+      EXPECT_GT(test::relative_difference(grads16.mat(p), grads32.mat(p)), 0) << name << " " << p;
     }
+  }
 }
 
-// Decoding (translate --precision bf16) with each ensemble member's bf16 projection: the
-// best hypotheses' log-probabilities move by bf16 roundings, not more.
+// Decoding (translate --precision bf16) with each ensemble member's bf16 projection.
 TEST(Bf16, BeamSearchDecodesWithTheBf16Projection) {
   if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
-  ModelConfig config = test::tiny_config(20, 40, OutputKind::maxout, 16, 12, 16);
-  config.tied_embeddings = true;
-  Parameters<float> first(config), second(config);
-  first.init_uniform(0.5, 9);
-  second.init_uniform(0.5, 10);
-  Bf16Projection first_bf16, second_bf16;
-  convert_projection(first, first_bf16);
-  convert_projection(second, second_bf16);
-  BeamSearch<float> fp32({&first, &second}), bf16({&first, &second}, {{&first_bf16, nullptr}, {&second_bf16, nullptr}});
-  const std::vector<std::vector<int>> sources = {{4, 5, 6, 7, 3}, {8, 9, 3}, {10, 11, 12, 3}};
-  BeamOptions options;
-  options.beam_size = 3;
-  const auto want = fp32.search(sources, options), got = bf16.search(sources, options);
-  for (size_t s = 0; s < sources.size(); ++s) {
-    ASSERT_FALSE(want[s].empty());
-    ASSERT_FALSE(got[s].empty());
-    EXPECT_NEAR(got[s][0].log_prob, want[s][0].log_prob, 2e-2 * std::abs(want[s][0].log_prob)) << "sentence " << s;
-    EXPECT_NE(got[s][0].log_prob, want[s][0].log_prob) << "sentence " << s << ": the bf16 path was not taken";
-  }
+  test::expect_ensemble_decodes_near_fp32<Bf16Projection>(2e-2);
 }
 
 }  // namespace

@@ -9,10 +9,8 @@
 #include <random>
 #include <stdexcept>
 
-#include "fixtures.h"
-#include "rnnsearch/decode/beam_search.h"
+#include "low_precision.h"
 #include "rnnsearch/model/int8.h"
-#include "rnnsearch/model/output_layer.h"
 
 namespace rnnsearch {
 namespace {
@@ -69,67 +67,39 @@ TEST(Int8, ProductsMatchDoublePrecisionOfTheQuantizedOperands) {
   }
 }
 
-double relative_difference(const MatCRef<float>& got, const MatCRef<float>& want) {
-  return (got - want).norm() / want.norm();
-}
-
 // The logits of the int8 projection stay within the quantization's error (about 1% of a
 // row's largest value per operand) of fp32, for maxout, linear and tied outputs; the
 // backward refuses it.
 TEST(Int8, OutputLayerAgreesWithFp32) {
   if (!int8_supported()) GTEST_SKIP() << "no AVX512_VNNI / AVX-VNNI or no oneDNN: int8 computes in fp32";
-  for (OutputKind kind : {OutputKind::maxout, OutputKind::linear})
-    for (bool tied : {false, true}) {
-      if (tied && kind == OutputKind::linear) continue;
-      ModelConfig config = test::tiny_config(50, 300, kind, 32, 24, 32);
-      config.tied_embeddings = tied;
-      Parameters<float> params(config);
-      params.init_uniform(0.5, 5);
-      const Index N = 40;
-      const Mat<float> X = Mat<float>::Random(N, config.output_input());
-      Int8Projection projection;
-      convert_projection(params, projection);
-      OutputCache<float> cache32, cache8;
-      cache8.int8 = &projection;
-      Mat<float> logits32(N, config.tgt_vocab), logits8(N, config.tgt_vocab);
-      output_forward<float>(params, X, cache32, logits32);
-      output_forward<float>(params, X, cache8, logits8);
-      const std::string name = std::string(kind == OutputKind::linear ? "linear" : "maxout") + (tied ? " tied" : "");
-      EXPECT_LT(relative_difference(logits8, logits32), 2e-2) << name;
-      EXPECT_GT(relative_difference(logits8, logits32), 0) << name << ": the int8 path was not taken";
+  for (const auto& [name, config] : test::output_layer_variants()) {
+    Parameters<float> params(config);
+    params.init_uniform(0.5, 5);
+    const Index N = 40;
+    const Mat<float> X = Mat<float>::Random(N, config.output_input());
+    Int8Projection projection;
+    convert_projection(params, projection);
+    OutputCache<float> cache32, cache8;
+    cache8.int8 = &projection;
+    Mat<float> logits32(N, config.tgt_vocab), logits8(N, config.tgt_vocab);
+    output_forward<float>(params, X, cache32, logits32);
+    output_forward<float>(params, X, cache8, logits8);
+    EXPECT_LT(test::relative_difference(logits8, logits32), 2e-2) << name;
+    EXPECT_GT(test::relative_difference(logits8, logits32), 0) << name << ": the int8 path was not taken";
 
-      std::vector<int> targets(N, 7);
-      Parameters<float> grads(config);
-      Mat<float> dX(N, config.output_input());
-      EXPECT_THROW(output_layer_cost<float>(params, X, targets.data(), 0.0f, cache8, nullptr, 1.0f, &grads, &dX),
-                   std::logic_error)
-          << name;
-    }
+    std::vector<int> targets(N, 7);
+    Parameters<float> grads(config);
+    Mat<float> dX(N, config.output_input());
+    EXPECT_THROW(output_layer_cost<float>(params, X, targets.data(), 0.0f, cache8, nullptr, 1.0f, &grads, &dX),
+                 std::logic_error)
+        << name;
+  }
 }
 
-// Decoding with each ensemble member's int8 projection: the best hypotheses'
-// log-probabilities move by the quantization, not more.
+// Decoding (translate --precision int8) with each ensemble member's int8 projection.
 TEST(Int8, BeamSearchDecodesWithTheInt8Projection) {
   if (!int8_supported()) GTEST_SKIP() << "no AVX512_VNNI / AVX-VNNI or no oneDNN: int8 computes in fp32";
-  ModelConfig config = test::tiny_config(20, 40, OutputKind::maxout, 16, 12, 16);
-  config.tied_embeddings = true;
-  Parameters<float> first(config), second(config);
-  first.init_uniform(0.5, 9);
-  second.init_uniform(0.5, 10);
-  Int8Projection first_int8, second_int8;
-  convert_projection(first, first_int8);
-  convert_projection(second, second_int8);
-  BeamSearch<float> fp32({&first, &second}), int8({&first, &second}, {{nullptr, &first_int8}, {nullptr, &second_int8}});
-  const std::vector<std::vector<int>> sources = {{4, 5, 6, 7, 3}, {8, 9, 3}, {10, 11, 12, 3}};
-  BeamOptions options;
-  options.beam_size = 3;
-  const auto want = fp32.search(sources, options), got = int8.search(sources, options);
-  for (size_t s = 0; s < sources.size(); ++s) {
-    ASSERT_FALSE(want[s].empty());
-    ASSERT_FALSE(got[s].empty());
-    EXPECT_NEAR(got[s][0].log_prob, want[s][0].log_prob, 5e-2 * std::abs(want[s][0].log_prob)) << "sentence " << s;
-    EXPECT_NE(got[s][0].log_prob, want[s][0].log_prob) << "sentence " << s << ": the int8 path was not taken";
-  }
+  test::expect_ensemble_decodes_near_fp32<Int8Projection>(5e-2);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #ifdef RNNSEARCH_HAVE_ONEDNN
+#include <cpuid.h>
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
@@ -28,9 +29,19 @@ void Int8Matrix::assign(const MatCRef<float>& m) {
 
 #ifdef RNNSEARCH_HAVE_ONEDNN
 
-bool int8_supported() {
-  return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+namespace {
+
+// AVX-VNNI (the VEX-encoded int8 dot products of CPUs without AVX-512): CPUID leaf 7,
+// subleaf 1, EAX bit 4. Read directly: Clang 14's __builtin_cpu_supports does not know it.
+bool has_avx_vnni() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
+  return ((eax >> 4) & 1u) != 0 && __builtin_cpu_supports("avx2");
 }
+
+}  // namespace
+
+bool int8_supported() { return __builtin_cpu_supports("avx512vnni") || has_avx_vnni(); }
 
 void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, std::vector<int32_t>& sums) {
   const Index M = A.rows, N = B.rows, K = A.cols;
