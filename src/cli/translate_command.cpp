@@ -103,9 +103,10 @@ int translate_command(const Args& args) {
     topts.unk_replacement = UnkReplacement::load(unk_dictionary);
   }
   topts.threads = set_threads(decode.threads);
+  const Precision requested = precision_option(precision, PrecisionUse::decoding);  // checks the name first
   if (!shortlist.empty() && precision != "fp32" && precision != "auto")
     throw Error("--precision " + precision + " and --shortlist do not combine (a shortlist's projection is fp32): give one");
-  topts.precision = shortlist.empty() ? precision_option(precision, PrecisionUse::decoding) : Precision::fp32;
+  topts.precision = shortlist.empty() ? requested : Precision::fp32;
   check_beam_options(topts.beam);  // before loading a model
   const std::pair<int, int> shortlist_sizes = parse_shortlist_sizes(shortlist);
 

@@ -12,21 +12,6 @@
 
 namespace rnnsearch {
 
-Precision parse_precision(const std::string& name) {
-  if (name == "fp32") return Precision::fp32;
-  if (name == "bf16") return Precision::bf16;
-  if (name == "int8") return Precision::int8;
-  throw std::invalid_argument("precision must be fp32, bf16 or int8, not '" + name + "'");
-}
-
-const char* precision_name(Precision precision) {
-  switch (precision) {
-    case Precision::bf16: return "bf16";
-    case Precision::int8: return "int8";
-    default: return "fp32";
-  }
-}
-
 void Bf16Matrix::assign(const MatCRef<float>& m) {
   rows = m.rows();
   cols = m.cols();

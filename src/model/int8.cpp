@@ -53,6 +53,7 @@ void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, std::v
   const dnnl_status_t status = dnnl_gemm_s8s8s32('N', 'T', 'F', M, N, K, 1.0f, A.values.data(), K, 0,
                                                  B.values.data(), K, 0, 0.0f, sums.data(), N, &no_offset);
   if (status != dnnl_success) throw std::logic_error("gemm_int8: dnnl_gemm_s8s8s32 failed");
+  // C(i, j) = scale_a[i] · scale_b[j] · sums(i, j)
   for (Index i = 0; i < M; ++i) {
     const float scale_a = A.scales[static_cast<size_t>(i)];
     const int32_t* sum = sums.data() + i * N;

@@ -9,19 +9,11 @@
 // even) just before a product, results stay fp32, and everything else (the parameters,
 // their updates, the softmax) stays fp32: mixed precision as PyTorch's autocast does it.
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "rnnsearch/model/tensor.h"
 
 namespace rnnsearch {
-
-// Of the vocabulary projection's products; int8 (model/int8.h) only in decoding.
-enum class Precision { fp32, bf16, int8 };
-
-// "fp32", "bf16" or "int8"; anything else throws std::invalid_argument.
-Precision parse_precision(const std::string& name);
-const char* precision_name(Precision precision);
 
 // Whether bf16 products run natively here: rnnsearch was built with oneDNN and the CPU has
 // AVX512_BF16. (Without it oneDNN would emulate bf16, slower than fp32.)

@@ -11,6 +11,7 @@
 
 #include "rnnsearch/model/bf16.h"
 #include "rnnsearch/model/int8.h"
+#include "rnnsearch/model/precision.h"
 #include "rnnsearch/model/parameters.h"
 
 namespace rnnsearch {

@@ -1,0 +1,15 @@
+#pragma once
+// The precision of the output layer's vocabulary projection (docs/design.md §5): fp32, bf16
+// products with fp32 sums (model/bf16.h), or int8 products with int32 sums, for decoding
+// only (model/int8.h). Every other computation is fp32.
+#include <string>
+
+namespace rnnsearch {
+
+enum class Precision { fp32, bf16, int8 };
+
+// "fp32", "bf16" or "int8"; anything else throws std::invalid_argument.
+Precision parse_precision(const std::string& name);
+const char* precision_name(Precision precision);
+
+}  // namespace rnnsearch
