@@ -2,6 +2,18 @@
 
 namespace rnnsearch {
 
+namespace {
+
+// u_j = tanh(q + K_j) for the source positions j (rows of keys). Row by row: Eigen does not
+// vectorise a rowwise() broadcast (its Replicate has no packet access), which left the
+// attention's tanh, its costliest element-wise step, scalar.
+template <class T, class Keys>
+void attention_hidden(const Keys& keys, const RowVecCRef<T>& q, MatRef<T> u) {
+  for (Index j = 0; j < keys.rows(); ++j) u.row(j) = (keys.row(j) + q).array().tanh().matrix();
+}
+
+}  // namespace
+
 template <class T>
 void attention_forward(const MatCRef<T>& q, const AttentionMemory<T>& memory,
                        const int* row_sentence, const RowVecCRef<T>& att_v,
@@ -15,7 +27,7 @@ void attention_forward(const MatCRef<T>& q, const AttentionMemory<T>& memory,
     const auto annotations = memory.annotations->middleRows(b * S, len);
     // tanh(q_i + K_j) for every source position j: len×n
     auto u = hidden.topRows(len).leftCols(n);
-    u = (keys.rowwise() + q.row(r)).array().tanh().matrix();
+    attention_hidden<T>(keys, q.row(r), u);
     // e_ij = att_v · u_j, then a numerically stable softmax over j
     auto a = alpha.row(r).head(len);
     a.noalias() = att_v * u.transpose();
@@ -48,12 +60,17 @@ void attention_backward(const MatCRef<T>& dcontext, const MatCRef<T>& q,
     const T weighted = (a.array() * de.transpose().array()).sum();
     de = (a.transpose().array() * (de.array() - weighted)).matrix();
     // e_j = att_v · u_j with u_j = tanh(q + K_j):  datt_v += Σ_j de_j u_j
-    u = (keys.rowwise() + q.row(r)).array().tanh().matrix();
+    attention_hidden<T>(keys, q.row(r), u);
     datt_v.noalias() += de.transpose() * u;
     // d(q + K_j) = de_j att_v ∘ (1 - u_j²): to K_j directly, summed over j for q
-    u = ((de * att_v).array() * (1 - u.array().square())).matrix();
-    dkeys.middleRows(b * S, len) += u;
-    dq.row(r) = u.colwise().sum();
+    auto dq_r = dq.row(r);
+    dq_r.setZero();
+    for (Index j = 0; j < len; ++j) {
+      auto du_j = u.row(j);
+      du_j = (de(j, 0) * att_v.array() * (1 - du_j.array().square())).matrix();
+      dkeys.row(b * S + j) += du_j;
+      dq_r += du_j;
+    }
   }
 }
 
