@@ -40,7 +40,7 @@ namespace {
 constexpr size_t kCachedShapes = 32;
 
 struct MatmulKey {
-  std::array<Index, 7> shape;  // M, N, K, transpose_a, transpose_b, C's row stride, accumulate
+  std::array<Index, 9> shape;  // M, N, K, transpose_a, transpose_b, row strides of A, B and C, accumulate
   bool operator<(const MatmulKey& other) const { return shape < other.shape; }
 };
 
@@ -54,9 +54,10 @@ const dnnl::engine& cpu_engine() {
   return engine;
 }
 
-// Row-major M×K (or, transposed, the K×M matrix read as its transpose) as oneDNN's strides.
-dnnl::memory::desc operand(Index rows, Index cols, bool transposed, dnnl::memory::data_type type) {
-  const dnnl::memory::dims strides = transposed ? dnnl::memory::dims{1, rows} : dnnl::memory::dims{cols, 1};
+// Row-major rows×cols with row stride ld (or, transposed, the cols×rows matrix of row stride
+// ld read as its transpose) as oneDNN's strides.
+dnnl::memory::desc operand(Index rows, Index cols, Index ld, bool transposed, dnnl::memory::data_type type) {
+  const dnnl::memory::dims strides = transposed ? dnnl::memory::dims{1, ld} : dnnl::memory::dims{ld, 1};
   return dnnl::memory::desc({rows, cols}, type, strides);
 }
 
@@ -70,11 +71,11 @@ const Matmul& matmul_for(const MatmulKey& key) {
   }
   static std::once_flag onednn_cache_bounded;
   std::call_once(onednn_cache_bounded, [] { dnnl::set_primitive_cache_capacity(2 * kCachedShapes); });
-  const auto [M, N, K, transpose_a, transpose_b, ldc, accumulate] = key.shape;
+  const auto [M, N, K, transpose_a, transpose_b, lda, ldb, ldc, accumulate] = key.shape;
   using type = dnnl::memory::data_type;
   Matmul m;
-  m.a = operand(M, K, transpose_a != 0, type::bf16);
-  m.b = operand(K, N, transpose_b != 0, type::bf16);
+  m.a = operand(M, K, lda, transpose_a != 0, type::bf16);
+  m.b = operand(K, N, ldb, transpose_b != 0, type::bf16);
   m.c = dnnl::memory::desc({M, N}, type::f32, dnnl::memory::dims{ldc, 1});
   dnnl::primitive_attr attr;
   // Each primitive would otherwise own a scratchpad (its operands repacked into blocks, MBs
@@ -106,13 +107,19 @@ void gemm_bf16(const Bf16Matrix& A, bool transpose_a, const Bf16Matrix& B, bool 
   const Index N = transpose_b ? B.rows : B.cols;
   if ((transpose_b ? B.cols : B.rows) != K || C.rows() != M || C.cols() != N)
     throw std::logic_error("gemm_bf16: operand shapes do not match");
+  gemm_bf16(M, N, K, A.values.data(), A.cols, transpose_a, B.values.data(), B.cols, transpose_b, C.data(),
+            C.outerStride(), accumulate);
+}
+
+void gemm_bf16(Index M, Index N, Index K, const uint16_t* A, Index lda, bool transpose_a, const uint16_t* B,
+               Index ldb, bool transpose_b, float* C, Index ldc, bool accumulate) {
   if (M == 0 || N == 0) return;
-  const Matmul& m = matmul_for({{M, N, K, transpose_a, transpose_b, C.outerStride(), accumulate}});
+  const Matmul& m = matmul_for({{M, N, K, transpose_a, transpose_b, lda, ldb, ldc, accumulate}});
   thread_local dnnl::stream stream(cpu_engine());
   // oneDNN reads the operands through non-const handles but does not write them
-  dnnl::memory a(m.a, cpu_engine(), const_cast<uint16_t*>(A.values.data()));
-  dnnl::memory b(m.b, cpu_engine(), const_cast<uint16_t*>(B.values.data()));
-  dnnl::memory c(m.c, cpu_engine(), C.data());
+  dnnl::memory a(m.a, cpu_engine(), const_cast<uint16_t*>(A));
+  dnnl::memory b(m.b, cpu_engine(), const_cast<uint16_t*>(B));
+  dnnl::memory c(m.c, cpu_engine(), C);
   thread_local std::vector<uint8_t> scratchpad_buffer;  // only grows
   if (scratchpad_buffer.size() < m.scratchpad.get_size()) scratchpad_buffer.resize(m.scratchpad.get_size());
   dnnl::memory scratchpad(m.scratchpad, cpu_engine(), scratchpad_buffer.data());
@@ -126,6 +133,10 @@ void gemm_bf16(const Bf16Matrix& A, bool transpose_a, const Bf16Matrix& B, bool 
 bool bf16_supported() { return false; }
 
 void gemm_bf16(const Bf16Matrix&, bool, const Bf16Matrix&, bool, MatRef<float>, bool) {
+  throw std::logic_error("gemm_bf16: rnnsearch was built without oneDNN");
+}
+
+void gemm_bf16(Index, Index, Index, const uint16_t*, Index, bool, const uint16_t*, Index, bool, float*, Index, bool) {
   throw std::logic_error("gemm_bf16: rnnsearch was built without oneDNN");
 }
 

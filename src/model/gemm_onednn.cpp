@@ -8,11 +8,14 @@
 // build/gemm_bench measures both on the CPU at hand (docs/benchmarks.md).
 //
 // Inside the training threads' OpenMP parallel region oneDNN runs single-threaded, each
-// thread multiplying its own shard, as OpenBLAS's OpenMP build does.
+// thread multiplying its own shard, as OpenBLAS's OpenMP build does. Under --precision bf16
+// a training thread's products go to bf16 instead (model/bf16_products.h).
 #include <oneapi/dnnl/dnnl.h>
 
 #include <cstdio>
 #include <cstdlib>
+
+#include "rnnsearch/model/bf16_products.h"
 
 namespace {
 
@@ -27,6 +30,7 @@ char transposition(char blas) { return blas == 'N' || blas == 'n' ? 'N' : 'T'; }
 extern "C" int sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
                       const float* alpha, const float* a, const int* lda, const float* b, const int* ldb,
                       const float* beta, float* c, const int* ldc) {
+  if (rnnsearch::sgemm_in_bf16(*transa, *transb, *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, *ldc)) return 0;
   const dnnl_status_t status = dnnl_sgemm(transposition(*transb), transposition(*transa), *n, *m, *k, *alpha, b,
                                           *ldb, a, *lda, *beta, c, *ldc);
   if (status != dnnl_success) {

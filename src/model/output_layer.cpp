@@ -6,6 +6,11 @@
 
 namespace rnnsearch {
 
+Param projection_weight(const ModelConfig& cfg) {
+  if (cfg.output == OutputKind::linear) return out_W;
+  return cfg.tied_embeddings ? tgt_emb : out_Wo;
+}
+
 template <class T>
 void select_output_words(const Parameters<T>& params, std::vector<int> words, OutputShortlist<T>& shortlist) {
   const ModelConfig& cfg = params.config();
@@ -38,10 +43,6 @@ void affine(const MatCRef<T>& in, const Weights& W, const Bias& b, MatRef<T> out
 
 // The last projection, logits = P W + b: P is t (maxout) or X (linear output); W is out_Wo,
 // tgt_embᵀ (tied) or out_W (linear); b is out_bo or out_b.
-Param projection_weight(const ModelConfig& cfg) {
-  if (cfg.output == OutputKind::linear) return out_W;
-  return cfg.tied_embeddings ? tgt_emb : out_Wo;
-}
 Param projection_bias(const ModelConfig& cfg) { return cfg.output == OutputKind::linear ? out_b : out_bo; }
 // The parameter holds Wᵀ (V×l)
 bool projection_transposed(const ModelConfig& cfg) {

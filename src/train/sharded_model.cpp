@@ -11,7 +11,10 @@
 namespace rnnsearch {
 
 ShardedModel::ShardedModel(const ModelConfig& config, int threads, Precision precision) {
-  if (precision == Precision::bf16) projection_bf16_ = std::make_unique<Bf16Projection>();
+  if (precision == Precision::bf16) {
+    projection_bf16_ = std::make_unique<Bf16Projection>();
+    weights_bf16_ = std::make_unique<Bf16Weights>();
+  }
   for (int t = 0; t < threads; ++t) {
     shards_.push_back(std::make_unique<Shard>());
     shards_.back()->workspace.output.bf16 = projection_bf16_.get();
@@ -40,7 +43,10 @@ double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& 
     }
     shards_[t]->batch = pad_batch(src, tgt, shard_ids);
   }
-  if (projection_bf16_) convert_projection(params, *projection_bf16_);  // the weights of this run
+  if (projection_bf16_) {  // the weights of this run
+    convert_projection(params, *projection_bf16_);
+    weights_bf16_->assign(params);
+  }
   phase.reset();
   double cost = 0, nll = 0;
   std::exception_ptr error;
@@ -67,6 +73,8 @@ double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& 
 double ShardedModel::run_shard(const Parameters<float>& params, const Regularization& regularization, int t,
                                int global_shard, long tokens, Parameters<float>* grads) {
   Shard& shard = *shards_[t];
+  std::optional<Bf16Products> bf16_products;
+  if (weights_bf16_) bf16_products.emplace(*weights_bf16_);
   Regularization shard_regularization = regularization;
   shard_regularization.seed = mix_seed(regularization.seed + static_cast<uint64_t>(global_shard));
   if (!grads) return rnnsearch_forward<float>(params, shard.batch, shard_regularization, shard.workspace);

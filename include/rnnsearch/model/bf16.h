@@ -49,4 +49,9 @@ struct Bf16Matrix {
 void gemm_bf16(const Bf16Matrix& A, bool transpose_a, const Bf16Matrix& B, bool transpose_b, MatRef<float> C,
                bool accumulate);
 
+// The same on raw row-major storage: A is M×K (K×M when transposed) with row stride lda, B
+// K×N (N×K) with row stride ldb, C M×N with row stride ldc.
+void gemm_bf16(Index M, Index N, Index K, const uint16_t* A, Index lda, bool transpose_a, const uint16_t* B,
+               Index ldb, bool transpose_b, float* C, Index ldc, bool accumulate);
+
 }  // namespace rnnsearch

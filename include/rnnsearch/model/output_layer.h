@@ -16,6 +16,10 @@
 
 namespace rnnsearch {
 
+// The parameter the vocabulary projection multiplies by: out_Wo (maxout), tgt_emb (tied
+// embeddings, read as its transpose) or out_W (linear output).
+Param projection_weight(const ModelConfig& cfg);
+
 // The last projection's weights in bf16, for --precision bf16: out_Wo (l×V), out_W for the
 // linear output, or with tied embeddings tgt_emb (V×l, the transpose of the projection).
 // Whoever owns the workspaces converts them once per set of weights (an update, a loaded

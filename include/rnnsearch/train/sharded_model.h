@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "rnnsearch/model/bf16_products.h"
 #include "rnnsearch/model/rnnsearch.h"
 #include "rnnsearch/text/corpus.h"
 
@@ -15,7 +16,8 @@ namespace rnnsearch {
 
 class ShardedModel {
  public:
-  // With Precision::bf16, the output layer's vocabulary projection runs in bf16 (model/bf16.h).
+  // With Precision::bf16, the shards' matrix products run in bf16 (model/bf16_products.h;
+  // the vocabulary projection's through model/bf16.h).
   ShardedModel(const ModelConfig& config, int threads, Precision precision = Precision::fp32);
 
   // Σ −log p over the target tokens of this rank's shards of the pairs ids of corpus (all of
@@ -44,6 +46,7 @@ class ShardedModel {
 
   std::vector<std::unique_ptr<Shard>> shards_;
   std::unique_ptr<Bf16Projection> projection_bf16_;  // --precision bf16: converted at each run
+  std::unique_ptr<Bf16Weights> weights_bf16_;        // likewise
   long last_tokens_ = 0;
   double last_nll_ = 0;
 };
