@@ -10,6 +10,9 @@
 
 #include "low_precision.h"
 #include "rnnsearch/model/bf16.h"
+#include "rnnsearch/model/bf16_products.h"
+#include "rnnsearch/text/vocab.h"
+#include "rnnsearch/train/sharded_model.h"
 
 namespace rnnsearch {
 namespace {
@@ -136,6 +139,138 @@ TEST(Bf16, OutputLayerAgreesWithFp32) {
 TEST(Bf16, BeamSearchDecodesWithTheBf16Projection) {
   if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
   test::expect_ensemble_decodes_near_fp32<Bf16Projection>(2e-2);
+}
+
+// Each entry rounded to bf16, in double.
+Mat<double> rounded(const MatCRef<float>& m) {
+  return m.unaryExpr([](float v) { return static_cast<double>(bf16_to_float(float_to_bf16(v))); });
+}
+
+double relative_error(const MatCRef<float>& got, const Mat<double>& want) {
+  return (got.cast<double>() - want).norm() / want.norm();
+}
+
+// Bf16Weights copies exactly the parameter matrices the model multiplies (not the
+// embeddings, which are looked up, nor the vocabulary projection, which has Bf16Projection),
+// for every kind of output layer, and finds a block only inside one of them.
+TEST(Bf16Weights, CopiesEveryMultipliedMatrixAndNothingElse) {
+  for (const auto& [name, config] : test::output_layer_variants()) {
+    Parameters<float> params(config);
+    params.init_uniform(0.5, 3);
+    Bf16Weights weights;
+    weights.assign(params);
+    for (int p = 0; p < kNumParams; ++p) {
+      const Param param = static_cast<Param>(p);
+      const ParamSpec& spec = params.spec(param);
+      if (!spec.present) continue;
+      const uint16_t* copy = weights.find(params.data(param), spec.rows, spec.cols, spec.cols);
+      const bool multiplied = !spec.is_vector && param != src_emb && param != tgt_emb && param != projection_weight(config);
+      if (!multiplied) {
+        EXPECT_EQ(copy, nullptr) << name << " " << spec.name;
+        continue;
+      }
+      ASSERT_NE(copy, nullptr) << name << " " << spec.name;
+      for (size_t i = 0; i < spec.size(); ++i)
+        ASSERT_EQ(copy[i], float_to_bf16(params.data(param)[i])) << name << " " << spec.name << " " << i;
+      // a block that runs one value past the matrix's end is not one of them
+      EXPECT_EQ(weights.find(params.data(param) + 1, spec.rows, spec.cols, spec.cols), nullptr) << spec.name;
+      EXPECT_NE(weights.find(params.data(param) + 1, spec.rows - 1, spec.cols - 1, spec.cols), nullptr) << spec.name;
+    }
+  }
+}
+
+// Under Bf16Products a thread's float products (Eigen's, through sgemm_) multiply both
+// operands rounded to bf16, in every transposition, with row strides, and accumulating;
+// once it ends they are fp32 again.
+TEST(Bf16Products, RoundBothOperandsOfTheThreadsProducts) {
+  if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
+  const ModelConfig config = test::tiny_config(50, 300, OutputKind::maxout, 32, 24, 32);
+  Parameters<float> params(config);
+  params.init_uniform(0.5, 7);
+  Bf16Weights weights;
+  weights.assign(params);
+  const auto U = params.mat(dec_U);  // 24×72
+  const Mat<float> wide = Mat<float>::Random(40, 30), dg = Mat<float>::Random(37, 72), start = Mat<float>::Random(24, 72);
+  const auto x = wide.block(1, 2, 37, 24);  // row stride 30
+  const Mat<float> xt = x.transpose();
+  const Mat<double> U64 = rounded(U), x64 = rounded(x), dg64 = rounded(dg);
+  Mat<float> y(37, 72), yt(72, 37), dx(37, 24), dU = start;
+  {
+    Bf16Products products(weights);
+    y.noalias() = x * U;
+    yt.noalias() = U.transpose() * xt;
+    dx.noalias() = dg * U.transpose();
+    dU.noalias() += x.transpose() * dg;
+  }
+  EXPECT_LT(relative_error(y, x64 * U64), 1e-6);
+  EXPECT_LT(relative_error(yt, U64.transpose() * x64.transpose()), 1e-6);
+  EXPECT_LT(relative_error(dx, dg64 * U64.transpose()), 1e-6);
+  EXPECT_LT(relative_error(dU, start.cast<double>() + x64.transpose() * dg64), 1e-6);
+  // the roundings show: fp32's product is a few bf16 epsilons (2⁻⁸) away
+  const Mat<float> y32 = x * U;
+  EXPECT_GT(relative_error(y, x.cast<double>() * U.cast<double>()), 1e-4);
+  EXPECT_LT(relative_error(y32, x.cast<double>() * U.cast<double>()), 1e-6);
+}
+
+// A parameter is rounded once per assign(), not at each product: until the next assign()
+// (the trainer's, after every update) products read the copy.
+TEST(Bf16Products, ReadParametersFromTheCopyOfTheLastAssign) {
+  if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
+  const ModelConfig config = test::tiny_config(50, 300, OutputKind::maxout, 32, 24, 32);
+  Parameters<float> params(config);
+  params.init_uniform(0.5, 9);
+  Bf16Weights weights;
+  weights.assign(params);
+  const Mat<float> x = Mat<float>::Random(37, 24);
+  const Mat<double> before = rounded(x) * rounded(params.mat(dec_U));
+  params.mat(dec_U) *= 3;
+  Mat<float> y(37, 72);
+  Bf16Products products(weights);
+  y.noalias() = x * params.mat(dec_U);
+  EXPECT_LT(relative_error(y, before), 1e-6);
+  weights.assign(params);
+  y.noalias() = x * params.mat(dec_U);
+  EXPECT_LT(relative_error(y, rounded(x) * rounded(params.mat(dec_U))), 1e-6);
+}
+
+// A training step of ShardedModel in bf16 (every product in bf16): the cost and the gradient
+// of every parameter stay within bf16's roundings of fp32's, and do differ from them.
+TEST(Bf16Products, TrainingGradientsAgreeWithFp32) {
+  if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
+  for (const auto& [name, config] : test::output_layer_variants()) {
+    Parameters<float> params(config);
+    params.init_uniform(0.1, 4);
+    std::mt19937_64 rng(4);
+    ParallelCorpus corpus;
+    for (int pair = 0; pair < 8; ++pair) {
+      std::vector<int> src(5 + rng() % 8), tgt(5 + rng() % 8);
+      for (int& id : src) id = 4 + static_cast<int>(rng() % (config.src_vocab - 4));
+      for (int& id : tgt) id = 4 + static_cast<int>(rng() % (config.tgt_vocab - 4));
+      src.back() = tgt.back() = Vocab::kEos;
+      corpus.src.push_back(src);
+      corpus.tgt.push_back(tgt);
+    }
+    const std::vector<uint32_t> ids = {0, 1, 2, 3, 4, 5, 6, 7};
+    ShardedModel fp32(config, 2, Precision::fp32), bf16(config, 2, Precision::bf16);
+    Parameters<float> grads32(config), grads16(config);
+    const double cost32 = fp32.run(params, corpus, ids, {}, &grads32);
+    const double cost16 = bf16.run(params, corpus, ids, {}, &grads16);
+    EXPECT_NEAR(cost16, cost32, 1e-3 * cost32) << name;
+    EXPECT_NE(cost16, cost32) << name;
+    const auto all32 = ConstMatMap<float>(grads32.values().data(), 1, static_cast<Index>(grads32.values().size()));
+    const auto all16 = ConstMatMap<float>(grads16.values().data(), 1, static_cast<Index>(grads16.values().size()));
+    EXPECT_LT(test::relative_difference(all16, all32), 3e-2) << name;
+    // Per tensor the gradient can be a sum of nearly cancelling terms (the attention's, with
+    // weights this small, is nearly uniform), which the roundings move by up to ~12% here; a
+    // wrong operand would move it by ~100%.
+    for (int p = 0; p < kNumParams; ++p) {
+      const Param param = static_cast<Param>(p);
+      if (!params.spec(param).present) continue;
+      const auto g32 = grads32.mat(param), g16 = grads16.mat(param);
+      EXPECT_LT(test::relative_difference(g16, g32), 0.25) << name << " " << params.spec(param).name;
+      EXPECT_GT(test::relative_difference(g16, g32), 0) << name << " " << params.spec(param).name;
+    }
+  }
 }
 
 }  // namespace

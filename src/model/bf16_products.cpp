@@ -28,8 +28,9 @@ void Bf16Weights::assign(const Parameters<float>& params) {
     for (int p = 0; p < kNumParams; ++p) {
       const Param param = static_cast<Param>(p);
       const ParamSpec& spec = params.spec(param);
-      if (param == src_emb || param == tgt_emb || param == projection_weight(cfg) || spec.rows < 2) continue;
-      converted_.push_back({spec.offset, spec.offset + static_cast<size_t>(spec.rows * spec.cols)});
+      if (!spec.present || spec.is_vector || param == src_emb || param == tgt_emb || param == projection_weight(cfg))
+        continue;
+      converted_.push_back({spec.offset, spec.offset + spec.size()});
     }
   }
   for (const Range& range : converted_)
