@@ -80,8 +80,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("no-shuffle", po::bool_switch(&no_shuffle), "train in corpus order")
       ("threads", po::value(&threads)->default_value(0)->notifier(at_least("threads", 0)), "threads (0 = all cores)")
       ("precision", po::value(&precision)->default_value("auto"),
-       "of the vocabulary projection's products: fp32; bf16 with fp32 sums (CPUs with AVX512_BF16, "
-       "elsewhere fp32); auto = bf16 where the CPU has it, else fp32")
+       "of the matrix products: fp32; bf16 with fp32 sums (CPUs with AVX512_BF16, elsewhere fp32); "
+       "auto = bf16 where the CPU has it, else fp32")
       ("vocab-src", po::value(&o.vocab_src), "use this source vocabulary instead of building one")
       ("vocab-tgt", po::value(&o.vocab_tgt), "use this target vocabulary instead of building one")
       ("min-count", po::value(&o.min_count)->default_value(2)->notifier(at_least("min-count", 1)), "vocabulary: keep tokens seen this often")

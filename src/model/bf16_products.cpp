@@ -19,10 +19,9 @@ void round_to_bf16(const float* in, size_t count, uint16_t* out) {
 
 void Bf16Weights::assign(const Parameters<float>& params) {
   const ModelConfig& cfg = params.config();
-  const auto& values = params.values();
-  if (values.data() != base_ || values.size() != size_) {
-    base_ = values.data();
-    size_ = values.size();
+  base_ = params.values().data();  // the trainer swaps in the weight average to validate it
+  if (params.values().size() != size_) {
+    size_ = params.values().size();
     values_.reset(new uint16_t[size_]);
     converted_.clear();
     for (int p = 0; p < kNumParams; ++p) {

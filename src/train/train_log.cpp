@@ -52,7 +52,7 @@ std::string model_line(const ModelConfig& config, size_t parameters, int batch_s
          (config.tied_embeddings ? " tied" : "") + ", " + std::to_string(parameters) + " parameters; batch " +
          std::to_string(batch_size) + ", " +
          (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks × " : "") + std::to_string(threads) +
-         " thread(s), GEMM " + kGemmBackend + (precision == Precision::bf16 ? ", vocabulary projection in bf16" : "");
+         " thread(s), GEMM " + kGemmBackend + (precision == Precision::bf16 ? ", matrix products in bf16" : "");
 }
 
 std::string selection_text(double cost, ValidMetric metric) {

@@ -45,7 +45,7 @@ struct TrainOptions {
   uint64_t seed = 1;
   bool shuffle = true;
   int threads = 1;             // 0 = all cores (resolved by the command line)
-  Precision precision = Precision::fp32;  // of the vocabulary projection's products
+  Precision precision = Precision::fp32;  // of the matrix products (model/bf16_products.h)
   bool profile = false;        // report the time of each phase (--profile)
   std::string vocab_src, vocab_tgt;  // given vocabularies, else built with min_count
   int min_count = 2;
