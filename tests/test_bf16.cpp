@@ -180,8 +180,8 @@ TEST(Bf16Weights, CopiesEveryMultipliedMatrixAndNothingElse) {
 }
 
 // Under Bf16Products a thread's float products (Eigen's, through sgemm_) multiply both
-// operands rounded to bf16, in every transposition, with row strides, and accumulating;
-// once it ends they are fp32 again.
+// operands rounded to bf16, in every transposition, with row strides, accumulating, and in
+// slices; once it ends they are fp32 again.
 TEST(Bf16Products, RoundBothOperandsOfTheThreadsProducts) {
   if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
   const ModelConfig config = test::tiny_config(50, 300, OutputKind::maxout, 32, 24, 32);
@@ -206,6 +206,20 @@ TEST(Bf16Products, RoundBothOperandsOfTheThreadsProducts) {
   EXPECT_LT(relative_error(yt, U64.transpose() * x64.transpose()), 1e-6);
   EXPECT_LT(relative_error(dx, dg64 * U64.transpose()), 1e-6);
   EXPECT_LT(relative_error(dU, start.cast<double>() + x64.transpose() * dg64), 1e-6);
+  // Over more rows than a slice (kSliceLength, 512): products of slices, summed over them
+  // when the rows are the inner dimension.
+  const Mat<float> tall = Mat<float>::Random(1300, 24), tall_dg = Mat<float>::Random(1300, 72);
+  const Mat<double> tall64 = rounded(tall), tall_dg64 = rounded(tall_dg);
+  Mat<float> tall_y(1300, 72), tall_dx(1300, 24), tall_dU = start;
+  {
+    Bf16Products products(weights);
+    tall_y.noalias() = tall * U;
+    tall_dx.noalias() = tall_dg * U.transpose();
+    tall_dU.noalias() += tall.transpose() * tall_dg;
+  }
+  EXPECT_LT(relative_error(tall_y, tall64 * U64), 1e-6);
+  EXPECT_LT(relative_error(tall_dx, tall_dg64 * U64.transpose()), 1e-6);
+  EXPECT_LT(relative_error(tall_dU, start.cast<double>() + tall64.transpose() * tall_dg64), 1e-6);
   // the roundings show: fp32's product is a few bf16 epsilons (2⁻⁸) away
   const Mat<float> y32 = x * U;
   EXPECT_GT(relative_error(y, x.cast<double>() * U.cast<double>()), 1e-4);

@@ -1,5 +1,6 @@
 #include "rnnsearch/model/bf16_products.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "rnnsearch/model/bf16.h"
@@ -32,8 +33,14 @@ void Bf16Weights::assign(const Parameters<float>& params) {
       converted_.push_back({spec.offset, spec.offset + spec.size()});
     }
   }
-  for (const Range& range : converted_)
-    round_to_bf16(base_ + range.begin, range.end - range.begin, values_.get() + range.begin);
+  // Between updates, on all the trainer's threads: run by one, this pass over the weights
+  // was a serial part of every update.
+#pragma omp parallel
+  for (const Range& range : converted_) {
+    const long count = static_cast<long>(range.end - range.begin);
+#pragma omp for simd schedule(static) nowait
+    for (long i = 0; i < count; ++i) values_[range.begin + i] = float_to_bf16(base_[range.begin + i]);
+  }
 }
 
 const uint16_t* Bf16Weights::find(const float* p, Index rows, Index cols, Index ld) const {
@@ -64,21 +71,55 @@ const uint16_t* bf16_operand(const float* p, Index rows, Index cols, Index& ld, 
   return scratch.data();
 }
 
+// Operands that are not parameters are rounded into per-thread buffers, and oneDNN repacks
+// them into another; a product over all of a batch's positions (S·B or T·B rows, 3,200 with
+// 100-word sentences in batches of 64) would grow both to MBs per thread for the rest of the
+// run. So a product whose longest side exceeds kSliceLength runs as products of slices of
+// that side: the buffers stay bounded by kSliceLength times a parameter's width.
+constexpr int kSliceLength = 512;
+
+// C = op(A) op(B) (+ C when accumulate), column-major as in sgemm_
+void product_in_bf16(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+                     bool accumulate, float* c, int ldc) {
+  // Column-major C (m×n) = op(A) op(B) is row-major Cᵀ (n×m) = op(B)ᵀ op(A)ᵀ, and a
+  // column-major X with leading dimension ld is, in memory, the row-major Xᵀ: so B's memory
+  // is op(B)ᵀ when B is not transposed (transposed, read it as its transpose), and so is A's.
+  thread_local std::vector<uint16_t> a_scratch, b_scratch;
+  Index a_ld = lda, b_ld = ldb;
+  const uint16_t* a16 = bf16_operand(a, ta ? m : k, ta ? k : m, a_ld, a_scratch);
+  const uint16_t* b16 = bf16_operand(b, tb ? k : n, tb ? n : k, b_ld, b_scratch);
+  gemm_bf16(n, m, k, b16, b_ld, tb, a16, a_ld, ta, c, ldc, accumulate);
+}
+
 }  // namespace
 
 bool sgemm_in_bf16(char transa, char transb, int m, int n, int k, float alpha, const float* a, int lda,
                    const float* b, int ldb, float beta, float* c, int ldc) {
   if (!active_weights || alpha != 1.0f || (beta != 0.0f && beta != 1.0f)) return false;
   if (m == 0 || n == 0 || k == 0) return false;  // nothing to multiply: fp32 handles it
-  // Column-major C (m×n) = op(A) op(B) is row-major Cᵀ (n×m) = op(B)ᵀ op(A)ᵀ, and a
-  // column-major X with leading dimension ld is, in memory, the row-major Xᵀ: so B's memory
-  // is op(B)ᵀ when B is not transposed (transposed, read it as its transpose), and so is A's.
   const bool ta = transa != 'N' && transa != 'n', tb = transb != 'N' && transb != 'n';
-  thread_local std::vector<uint16_t> a_scratch, b_scratch;
-  Index a_ld = lda, b_ld = ldb;
-  const uint16_t* a16 = bf16_operand(a, ta ? m : k, ta ? k : m, a_ld, a_scratch);
-  const uint16_t* b16 = bf16_operand(b, tb ? k : n, tb ? n : k, b_ld, b_scratch);
-  gemm_bf16(n, m, k, b16, b_ld, tb, a16, a_ld, ta, c, ldc, beta == 1.0f);
+  const bool accumulate = beta == 1.0f;
+  // A side of an operand that is a parameter is not sliced: it is already in bf16.
+  const bool a_parameter = active_weights->find(a, ta ? m : k, ta ? k : m, lda) != nullptr;
+  const bool b_parameter = active_weights->find(b, tb ? k : n, tb ? n : k, ldb) != nullptr;
+  const int slice_m = a_parameter ? 0 : m, slice_n = b_parameter ? 0 : n;
+  // Column j of the column-major op(X) starts at x + j·ld, row i at x + i; transposed, the
+  // other way round.
+  if (k >= slice_m && k >= slice_n && k > kSliceLength) {  // C = Σ_slices op(A)[:, slice] op(B)[slice, :]
+    for (int k0 = 0; k0 < k; k0 += kSliceLength)
+      product_in_bf16(ta, tb, m, n, std::min(kSliceLength, k - k0), ta ? a + k0 : a + k0 * lda, lda,
+                      tb ? b + k0 * ldb : b + k0, ldb, accumulate || k0 > 0, c, ldc);
+  } else if (slice_n >= slice_m && slice_n > kSliceLength) {  // C[:, slice] = op(A) op(B)[:, slice]
+    for (int n0 = 0; n0 < n; n0 += kSliceLength)
+      product_in_bf16(ta, tb, m, std::min(kSliceLength, n - n0), k, a, lda, tb ? b + n0 : b + n0 * ldb, ldb,
+                      accumulate, c + n0 * ldc, ldc);
+  } else if (slice_m > kSliceLength) {  // C[slice, :] = op(A)[slice, :] op(B)
+    for (int m0 = 0; m0 < m; m0 += kSliceLength)
+      product_in_bf16(ta, tb, std::min(kSliceLength, m - m0), n, k, ta ? a + m0 * lda : a + m0, lda, b, ldb,
+                      accumulate, c + m0, ldc);
+  } else {
+    product_in_bf16(ta, tb, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
+  }
   return true;
 }
 
