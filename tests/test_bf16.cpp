@@ -179,17 +179,24 @@ TEST(Bf16Weights, CopiesEveryMultipliedMatrixAndNothingElse) {
   }
 }
 
+// A small model's parameters (e=32, n=24, l=32: dec_U is 24×72) and their bf16 copy.
+struct RoundedParameters {
+  Parameters<float> params;
+  Bf16Weights weights;
+  explicit RoundedParameters(uint64_t seed) : params(test::tiny_config(50, 300, OutputKind::maxout, 32, 24, 32)) {
+    params.init_uniform(0.5, seed);
+    weights.assign(params);
+  }
+};
+
 // Under Bf16Products a thread's float products (Eigen's, through sgemm_) multiply both
 // operands rounded to bf16, in every transposition, with row strides, accumulating, and in
 // slices; once it ends they are fp32 again.
 TEST(Bf16Products, RoundBothOperandsOfTheThreadsProducts) {
   if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
-  const ModelConfig config = test::tiny_config(50, 300, OutputKind::maxout, 32, 24, 32);
-  Parameters<float> params(config);
-  params.init_uniform(0.5, 7);
-  Bf16Weights weights;
-  weights.assign(params);
-  const auto U = params.mat(dec_U);  // 24×72
+  RoundedParameters model(7);
+  const Bf16Weights& weights = model.weights;
+  const auto U = model.params.mat(dec_U);
   const Mat<float> wide = Mat<float>::Random(40, 30), dg = Mat<float>::Random(37, 72), start = Mat<float>::Random(24, 72);
   const auto x = wide.block(1, 2, 37, 24);  // row stride 30
   const Mat<float> xt = x.transpose();
@@ -230,11 +237,9 @@ TEST(Bf16Products, RoundBothOperandsOfTheThreadsProducts) {
 // (the trainer's, after every update) products read the copy.
 TEST(Bf16Products, ReadParametersFromTheCopyOfTheLastAssign) {
   if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
-  const ModelConfig config = test::tiny_config(50, 300, OutputKind::maxout, 32, 24, 32);
-  Parameters<float> params(config);
-  params.init_uniform(0.5, 9);
-  Bf16Weights weights;
-  weights.assign(params);
+  RoundedParameters model(9);
+  Parameters<float>& params = model.params;
+  Bf16Weights& weights = model.weights;
   const Mat<float> x = Mat<float>::Random(37, 24);
   const Mat<double> before = rounded(x) * rounded(params.mat(dec_U));
   params.mat(dec_U) *= 3;
