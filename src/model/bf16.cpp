@@ -17,7 +17,7 @@ void Bf16Matrix::assign(const MatCRef<float>& m) {
   cols = m.cols();
   values.resize(static_cast<size_t>(rows * cols));
   // The vocabulary projection's weights, converted between updates, on all threads (inside
-  // the training threads' region this runs on the calling thread alone)
+  // the training threads' region, for activations, on the calling thread alone)
 #pragma omp parallel for schedule(static) if (rows * cols >= (1 << 18))
   for (Index i = 0; i < rows; ++i) {
     const float* in = m.row(i).data();

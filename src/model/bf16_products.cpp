@@ -12,10 +12,6 @@ namespace {
 
 thread_local const Bf16Weights* active_weights = nullptr;
 
-void round_to_bf16(const float* in, size_t count, uint16_t* out) {
-  for (size_t i = 0; i < count; ++i) out[i] = float_to_bf16(in[i]);
-}
-
 }  // namespace
 
 void Bf16Weights::assign(const Parameters<float>& params) {
@@ -63,12 +59,11 @@ namespace {
 
 // A column-major BLAS operand as the row-major rows×cols matrix of row stride ld it is in
 // memory, in bf16: the parameters' copy when it is a parameter, else rounded into scratch.
-const uint16_t* bf16_operand(const float* p, Index rows, Index cols, Index& ld, std::vector<uint16_t>& scratch) {
+const uint16_t* bf16_operand(const float* p, Index rows, Index cols, Index& ld, Bf16Matrix& scratch) {
   if (const uint16_t* weights = active_weights->find(p, rows, cols, ld)) return weights;
-  scratch.resize(static_cast<size_t>(rows * cols));
-  for (Index i = 0; i < rows; ++i) round_to_bf16(p + i * ld, static_cast<size_t>(cols), scratch.data() + i * cols);
+  scratch.assign(Eigen::Map<const Mat<float>, 0, Eigen::OuterStride<>>(p, rows, cols, Eigen::OuterStride<>(ld)));
   ld = cols;
-  return scratch.data();
+  return scratch.values.data();
 }
 
 // Operands that are not parameters are rounded into per-thread buffers, and oneDNN repacks
@@ -84,7 +79,7 @@ void product_in_bf16(bool ta, bool tb, int m, int n, int k, const float* a, int 
   // Column-major C (m×n) = op(A) op(B) is row-major Cᵀ (n×m) = op(B)ᵀ op(A)ᵀ, and a
   // column-major X with leading dimension ld is, in memory, the row-major Xᵀ: so B's memory
   // is op(B)ᵀ when B is not transposed (transposed, read it as its transpose), and so is A's.
-  thread_local std::vector<uint16_t> a_scratch, b_scratch;
+  thread_local Bf16Matrix a_scratch, b_scratch;
   Index a_ld = lda, b_ld = ldb;
   const uint16_t* a16 = bf16_operand(a, ta ? m : k, ta ? k : m, a_ld, a_scratch);
   const uint16_t* b16 = bf16_operand(b, tb ? k : n, tb ? n : k, b_ld, b_scratch);

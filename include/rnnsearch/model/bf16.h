@@ -1,6 +1,7 @@
 #pragma once
-// bf16 matrix products with fp32 accumulation, for the output layer's vocabulary projection
-// under --precision bf16 (docs/design.md §5).
+// bf16 matrix products with fp32 accumulation, for --precision bf16: the output layer's
+// vocabulary projection directly, every other training product through model/bf16_products.h
+// (docs/design.md §5).
 //
 // bf16 keeps fp32's sign and 8-bit exponent and 7 of its 23 mantissa bits: the range of
 // fp32, about 3 significant digits. CPUs with AVX512_BF16 (AMD Zen 4 and 5, Intel Cooper
