@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <set>
 
 #include "low_precision.h"
 #include "rnnsearch/model/bf16.h"
@@ -77,8 +78,8 @@ TEST(Bf16, ProductsMatchDoublePrecisionOfTheRoundedOperands) {
       }
 }
 
-// gemm_bf16 keeps the primitives of its most recent shapes only (a bounded cache): more
-// shapes than it keeps, twice over in turn, evict and make primitives again, and every
+// gemm_bf16 keeps the primitives of its most recent shapes only (a bounded cache of 256):
+// more shapes than it keeps, twice over in turn, evict and make primitives again, and every
 // product stays right.
 TEST(Bf16, ManyShapesInTurnStayRight) {
   if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
@@ -86,7 +87,7 @@ TEST(Bf16, ManyShapesInTurnStayRight) {
   Bf16Matrix B;
   B.assign(Mat<float>(Mat<float>::Random(k, n)));
   for (int pass = 0; pass < 2; ++pass)
-    for (Index m = 1; m <= 70; ++m) {
+    for (Index m = 1; m <= 300; ++m) {
       Bf16Matrix A;
       A.assign(Mat<float>(Mat<float>::Random(m, k)));
       Mat<float> c(m, n);
@@ -94,6 +95,26 @@ TEST(Bf16, ManyShapesInTurnStayRight) {
       const double error = (c.cast<double>() - widened(A) * widened(B)).cwiseAbs().maxCoeff();
       ASSERT_LT(error, 1e-5) << "pass " << pass << ", " << m << " rows";
     }
+}
+
+// The training threads share the cached primitives: two threads multiplying the same shapes
+// at once, while more shapes than the cache keeps evict them, get every product right (a
+// primitive one thread runs stays alive after the other evicts it).
+TEST(Bf16, ThreadsShareThePrimitivesOfAShape) {
+  if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
+  const Index k = 24, n = 40;
+  Bf16Matrix B;
+  B.assign(Mat<float>(Mat<float>::Random(k, n)));
+  int wrong = 0;
+#pragma omp parallel num_threads(2) reduction(+ : wrong)
+  for (Index m = 1; m <= 300; ++m) {
+    Bf16Matrix A;
+    A.assign(Mat<float>(Mat<float>::Random(m, k)));
+    Mat<float> c(m, n);
+    gemm_bf16(A, false, B, false, c, false);
+    wrong += (c.cast<double>() - widened(A) * widened(B)).cwiseAbs().maxCoeff() > 1e-5;
+  }
+  EXPECT_EQ(wrong, 0);
 }
 
 // The output layer's cost, weight gradients and input gradient in bf16 stay within a few
@@ -213,7 +234,7 @@ TEST(Bf16Products, RoundBothOperandsOfTheThreadsProducts) {
   EXPECT_LT(relative_error(yt, U64.transpose() * x64.transpose()), 1e-6);
   EXPECT_LT(relative_error(dx, dg64 * U64.transpose()), 1e-6);
   EXPECT_LT(relative_error(dU, start.cast<double>() + x64.transpose() * dg64), 1e-6);
-  // Over more rows than a slice (kSliceLength, 512): products of slices, summed over them
+  // Over more rows than a slice (kProductSliceLength, 512): products of slices, summed over them
   // when the rows are the inner dimension.
   const Mat<float> tall = Mat<float>::Random(1300, 24), tall_dg = Mat<float>::Random(1300, 72);
   const Mat<double> tall64 = rounded(tall), tall_dg64 = rounded(tall_dg);
@@ -231,6 +252,27 @@ TEST(Bf16Products, RoundBothOperandsOfTheThreadsProducts) {
   const Mat<float> y32 = x * U;
   EXPECT_GT(relative_error(y, x.cast<double>() * U.cast<double>()), 1e-4);
   EXPECT_LT(relative_error(y32, x.cast<double>() * U.cast<double>()), 1e-6);
+}
+
+// The batch-dependent side of a product runs in slices of kProductSliceLength and then of
+// powers of two: the slices cover the side exactly, and a thread meets few lengths.
+TEST(Bf16Products, SliceLengthsAreFewAndCoverTheSide) {
+  std::set<int> lengths;
+  for (int side = 1; side <= 3200; ++side) {
+    int covered = 0;
+    for (int length; covered < side; covered += length) {
+      length = product_slice_length(side - covered);
+      ASSERT_GE(length, 1);
+      lengths.insert(length);
+    }
+    EXPECT_EQ(covered, side);
+  }
+  EXPECT_EQ(lengths, (std::set<int>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}));
+  std::set<int> of_shard_multiples;  // sides of S·B or T·B rows with B = 32
+  for (int side = 32; side <= 3200; side += 32)
+    for (int covered = 0, length; covered < side; covered += length)
+      of_shard_multiples.insert(length = product_slice_length(side - covered));
+  EXPECT_EQ(of_shard_multiples, (std::set<int>{32, 64, 128, 256, 512}));
 }
 
 // A parameter is rounded once per assign(), not at each product: until the next assign()

@@ -3,6 +3,7 @@
 #include <array>
 #include <list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 
@@ -32,15 +33,16 @@ bool bf16_supported() { return __builtin_cpu_supports("avx512bf16"); }
 
 namespace {
 
-// One matmul primitive per shape, made once per thread and kept while it is in use: a
-// primitive descriptor costs tens of microseconds, as much as a small product, and decoding
-// meets the same few shapes at every step. Some shapes come and go (the last chunk of rows of
-// each training batch, the number of live hypotheses in decoding); kept for ever, they piled
-// up primitives and their JIT code (quickstart training in bf16: 659 MB after 4,000 updates
-// and growing; fp32 354 MB). So a thread keeps its kCachedShapes most recently used (398 MB,
-// flat; the same speed), and oneDNN's own primitive cache, which would keep the dropped ones
-// alive, is bounded likewise.
-constexpr size_t kCachedShapes = 32;
+// One matmul primitive per shape, made once and kept while it is in use: a primitive costs
+// 0.2-0.5 ms to make (its kernels are JIT-compiled for the shape), as much as a product, and
+// training and decoding meet the same shapes again and again (training slices its products
+// so that they do: model/bf16_products.cpp). Primitives run concurrently on the training
+// threads (each passes its own scratchpad), so the threads share them. Some shapes come and
+// go (the number of live hypotheses in decoding); kept for ever, they would pile up
+// primitives and their JIT code (~75 KB each), so the cache keeps the kCachedShapes most
+// recently used, and oneDNN's own primitive cache, which would keep the dropped ones alive,
+// is bounded likewise.
+constexpr size_t kCachedShapes = 256;
 
 struct MatmulKey {
   std::array<Index, 9> shape;  // M, N, K, transpose_a, transpose_b, row strides of A, B and C, accumulate
@@ -64,16 +66,7 @@ dnnl::memory::desc operand(Index rows, Index cols, Index ld, bool transposed, dn
   return dnnl::memory::desc({rows, cols}, type, strides);
 }
 
-const Matmul& matmul_for(const MatmulKey& key) {
-  using Recent = std::list<std::pair<MatmulKey, Matmul>>;  // most recently used first
-  thread_local Recent recent;
-  thread_local std::map<MatmulKey, Recent::iterator> cache;
-  if (auto found = cache.find(key); found != cache.end()) {
-    recent.splice(recent.begin(), recent, found->second);
-    return recent.front().second;
-  }
-  static std::once_flag onednn_cache_bounded;
-  std::call_once(onednn_cache_bounded, [] { dnnl::set_primitive_cache_capacity(2 * kCachedShapes); });
+Matmul make_matmul(const MatmulKey& key) {
   const auto [M, N, K, transpose_a, transpose_b, lda, ldb, ldc, accumulate] = key.shape;
   using type = dnnl::memory::data_type;
   Matmul m;
@@ -82,8 +75,8 @@ const Matmul& matmul_for(const MatmulKey& key) {
   m.c = dnnl::memory::desc({M, N}, type::f32, dnnl::memory::dims{ldc, 1});
   dnnl::primitive_attr attr;
   // Each primitive would otherwise own a scratchpad (its operands repacked into blocks, MBs
-  // for the vocabulary's width) for as long as it is cached; the thread's primitives run one
-  // at a time, so they share one buffer, the largest they need (gemm_bf16).
+  // for the vocabulary's width) for as long as it is cached; a thread's products run one at
+  // a time, so they share one buffer per thread, the largest they need (gemm_bf16).
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (accumulate) {
     dnnl::post_ops sum;  // C = A B + C
@@ -93,9 +86,32 @@ const Matmul& matmul_for(const MatmulKey& key) {
   const dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(m.a, m.b, m.c), attr, cpu_engine());
   m.scratchpad = descriptor.scratchpad_desc();
   m.primitive = dnnl::matmul(descriptor);
-  recent.emplace_front(key, std::move(m));
+  return m;
+}
+
+std::shared_ptr<const Matmul> matmul_for(const MatmulKey& key) {
+  using Recent = std::list<std::pair<MatmulKey, std::shared_ptr<const Matmul>>>;  // most recently used first
+  cpu_engine();  // made first, so that it outlives the cached primitives at exit
+  static std::mutex mutex;
+  static Recent recent;
+  static std::map<MatmulKey, Recent::iterator> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto found = cache.find(key); found != cache.end()) {
+      recent.splice(recent.begin(), recent, found->second);
+      return recent.front().second;
+    }
+  }
+  static std::once_flag onednn_cache_bounded;
+  std::call_once(onednn_cache_bounded, [] { dnnl::set_primitive_cache_capacity(kCachedShapes); });
+  // Made outside the lock: another thread may make the same shape meanwhile, and the second
+  // to finish uses its own (oneDNN's cache makes that one cheap).
+  auto made = std::make_shared<const Matmul>(make_matmul(key));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto found = cache.find(key); found != cache.end()) return found->second->second;
+  recent.emplace_front(key, std::move(made));
   cache[key] = recent.begin();
-  if (recent.size() > kCachedShapes) {
+  if (recent.size() > kCachedShapes) {  // a thread still running the dropped one holds it
     cache.erase(recent.back().first);
     recent.pop_back();
   }
@@ -117,7 +133,8 @@ void gemm_bf16(const Bf16Matrix& A, bool transpose_a, const Bf16Matrix& B, bool 
 void gemm_bf16(Index M, Index N, Index K, const uint16_t* A, Index lda, bool transpose_a, const uint16_t* B,
                Index ldb, bool transpose_b, float* C, Index ldc, bool accumulate) {
   if (M == 0 || N == 0) return;
-  const Matmul& m = matmul_for({{M, N, K, transpose_a, transpose_b, lda, ldb, ldc, accumulate}});
+  const std::shared_ptr<const Matmul> matmul = matmul_for({{M, N, K, transpose_a, transpose_b, lda, ldb, ldc, accumulate}});
+  const Matmul& m = *matmul;
   thread_local dnnl::stream stream(cpu_engine());
   // oneDNN reads the operands through non-const handles but does not write them
   dnnl::memory a(m.a, cpu_engine(), const_cast<uint16_t*>(A));

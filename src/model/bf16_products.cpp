@@ -55,6 +55,13 @@ Bf16Products::Bf16Products(const Bf16Weights& weights) {
 
 Bf16Products::~Bf16Products() { active_weights = nullptr; }
 
+int product_slice_length(int remaining) {
+  if (remaining >= kProductSliceLength) return kProductSliceLength;
+  int length = 1;
+  while (2 * length <= remaining) length *= 2;
+  return length;
+}
+
 namespace {
 
 // A column-major BLAS operand as the row-major rows×cols matrix of row stride ld it is in
@@ -65,13 +72,6 @@ const uint16_t* bf16_operand(const float* p, Index rows, Index cols, Index& ld, 
   ld = cols;
   return scratch.values.data();
 }
-
-// Operands that are not parameters are rounded into per-thread buffers, and oneDNN repacks
-// them into another; a product over all of a batch's positions (S·B or T·B rows, 3,200 with
-// 100-word sentences in batches of 64) would grow both to MBs per thread for the rest of the
-// run. So a product whose longest side exceeds kSliceLength runs as products of slices of
-// that side: the buffers stay bounded by kSliceLength times a parameter's width.
-constexpr int kSliceLength = 512;
 
 // C = op(A) op(B) (+ C when accumulate), column-major as in sgemm_
 void product_in_bf16(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
@@ -94,26 +94,30 @@ bool sgemm_in_bf16(char transa, char transb, int m, int n, int k, float alpha, c
   if (m == 0 || n == 0 || k == 0) return false;  // nothing to multiply: fp32 handles it
   const bool ta = transa != 'N' && transa != 'n', tb = transb != 'N' && transb != 'n';
   const bool accumulate = beta == 1.0f;
-  // A side of an operand that is a parameter is not sliced: it is already in bf16.
+  // The side that depends on the batch: the other operand's outer side when one operand is a
+  // parameter (x W, dy Wᵀ), the inner one when neither is (the weight gradients xᵀ dy).
   const bool a_parameter = active_weights->find(a, ta ? m : k, ta ? k : m, lda) != nullptr;
   const bool b_parameter = active_weights->find(b, tb ? k : n, tb ? n : k, ldb) != nullptr;
-  const int slice_m = a_parameter ? 0 : m, slice_n = b_parameter ? 0 : n;
   // Column j of the column-major op(X) starts at x + j·ld, row i at x + i; transposed, the
   // other way round.
-  if (k >= slice_m && k >= slice_n && k > kSliceLength) {  // C = Σ_slices op(A)[:, slice] op(B)[slice, :]
-    for (int k0 = 0; k0 < k; k0 += kSliceLength)
-      product_in_bf16(ta, tb, m, n, std::min(kSliceLength, k - k0), ta ? a + k0 : a + k0 * lda, lda,
-                      tb ? b + k0 * ldb : b + k0, ldb, accumulate || k0 > 0, c, ldc);
-  } else if (slice_n >= slice_m && slice_n > kSliceLength) {  // C[:, slice] = op(A) op(B)[:, slice]
-    for (int n0 = 0; n0 < n; n0 += kSliceLength)
-      product_in_bf16(ta, tb, m, std::min(kSliceLength, n - n0), k, a, lda, tb ? b + n0 : b + n0 * ldb, ldb,
-                      accumulate, c + n0 * ldc, ldc);
-  } else if (slice_m > kSliceLength) {  // C[slice, :] = op(A)[slice, :] op(B)
-    for (int m0 = 0; m0 < m; m0 += kSliceLength)
-      product_in_bf16(ta, tb, std::min(kSliceLength, m - m0), n, k, ta ? a + m0 * lda : a + m0, lda, b, ldb,
-                      accumulate, c + m0, ldc);
-  } else {
+  if (a_parameter && b_parameter) {
     product_in_bf16(ta, tb, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
+  } else if (a_parameter) {  // C[:, slice] = op(A) op(B)[:, slice]
+    for (int n0 = 0, length; n0 < n; n0 += length) {
+      length = product_slice_length(n - n0);
+      product_in_bf16(ta, tb, m, length, k, a, lda, tb ? b + n0 : b + n0 * ldb, ldb, accumulate, c + n0 * ldc, ldc);
+    }
+  } else if (b_parameter) {  // C[slice, :] = op(A)[slice, :] op(B)
+    for (int m0 = 0, length; m0 < m; m0 += length) {
+      length = product_slice_length(m - m0);
+      product_in_bf16(ta, tb, length, n, k, ta ? a + m0 * lda : a + m0, lda, b, ldb, accumulate, c + m0, ldc);
+    }
+  } else {  // C = Σ_slices op(A)[:, slice] op(B)[slice, :]
+    for (int k0 = 0, length; k0 < k; k0 += length) {
+      length = product_slice_length(k - k0);
+      product_in_bf16(ta, tb, m, n, length, ta ? a + k0 : a + k0 * lda, lda, tb ? b + k0 * ldb : b + k0, ldb,
+                      accumulate || k0 > 0, c, ldc);
+    }
   }
   return true;
 }

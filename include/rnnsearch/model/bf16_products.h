@@ -49,6 +49,22 @@ class Bf16Products {
   Bf16Products& operator=(const Bf16Products&) = delete;
 };
 
+// Operands that are not parameters are rounded into per-thread buffers, and oneDNN repacks
+// them into another; a product over all of a batch's positions (S·B or T·B rows, 3,200 with
+// 100-word sentences in batches of 64) would grow both to MBs per thread for the rest of the
+// run. So sgemm_in_bf16 runs the side of a product that depends on the batch (the other
+// operand's outer side when one operand is a parameter, as in x W or dy Wᵀ; the inner side
+// when neither is, as in the weight gradient xᵀ dy) in slices of at most kProductSliceLength.
+constexpr int kProductSliceLength = 512;
+
+// The length of the next slice of such a side with `remaining` entries left:
+// kProductSliceLength while that much is left, then the largest power of two that fits.
+// Why powers of two: each product shape costs oneDNN a JIT-compiled kernel (0.2-0.5 ms, as
+// much as the product), and with slices of any length every batch's sentence lengths made new
+// shapes (~35 kernels per update and thread). A side that is a multiple of a shard's 32
+// sentences now takes at most five lengths (512, 256, 128, 64, 32), made once.
+int product_slice_length(int remaining);
+
 // For sgemm_: C = op(A) op(B) (+ C) in column-major BLAS terms (transa, m, n, k, lda, ...),
 // in bf16 if a Bf16Products lives on this thread. Returns false, having done nothing, when
 // none does or when alpha ≠ 1 or beta ∉ {0, 1} (Eigen passes 1 and 0 or 1).
