@@ -270,8 +270,10 @@ TEST(LabelSmoothing, IsCrossEntropyAgainstTheSmoothedTarget) {
   for (Index i = 0; i < N; ++i) EXPECT_NEAR(token_nll[i], expected_nll[i], 1e-12);
 }
 
-// output_layer_cost works kOutputChunkRows rows at a time: across chunk boundaries it must
-// give exactly the cost, gradients and dX of the layer applied to all rows at once.
+// output_layer_cost works kOutputChunkRows rows at a time, the last chunk (88 rows here)
+// padded with zero rows to a multiple of kOutputRowMultiple: across chunk boundaries and
+// padding it must give exactly the cost, gradients and dX of the layer applied to all rows at
+// once, also when dX is written over X (as training does).
 TEST(OutputLayerCost, ChunkedEqualsAllRowsAtOnce) {
   for (OutputKind kind : {OutputKind::maxout, OutputKind::linear}) {
     std::mt19937_64 rng(4);
@@ -307,6 +309,19 @@ TEST(OutputLayerCost, ChunkedEqualsAllRowsAtOnce) {
     double max_diff = 0;
     for (size_t k = 0; k < grads.values().size(); ++k)
       max_diff = std::max(max_diff, std::abs(grads.values()[k] - whole_grads.values()[k]));
+    EXPECT_LT(max_diff, 1e-12);
+
+    // Training writes dX over X itself: the same gradients
+    Mat<double> X_then_dX = X;
+    OutputCache<double> in_place_cache;
+    Parameters<double> in_place_grads(params.config());
+    in_place_grads.set_zero();
+    output_layer_cost<double>(params, X_then_dX, targets.data(), 0.0, in_place_cache, nullptr, scale,
+                              &in_place_grads, &X_then_dX);
+    EXPECT_LT((X_then_dX - whole_dX).cwiseAbs().maxCoeff(), 1e-12);
+    max_diff = 0;
+    for (size_t k = 0; k < grads.values().size(); ++k)
+      max_diff = std::max(max_diff, std::abs(in_place_grads.values()[k] - whole_grads.values()[k]));
     EXPECT_LT(max_diff, 1e-12);
   }
 }

@@ -227,6 +227,26 @@ void output_backward(const Parameters<T>& params, const MatCRef<T>& X, OutputCac
   dX.noalias() = dpre * params.mat(out_W).transpose();
 }
 
+namespace {
+
+// The cost of rows real rows of X, which may be followed by padding rows (zeros): their logits
+// are computed and ignored, and get no gradient. dX has X's rows and may be X's storage.
+template <class T>
+T output_chunk_cost(const Parameters<T>& params, const MatCRef<T>& X, Index rows, const int* targets,
+                    T label_smoothing, OutputCache<T>& cache, T* token_nll, T scale, Parameters<T>* grads,
+                    MatRef<T>* dX) {
+  auto logits = rows_of(cache.logits, X.rows(), params.config().tgt_vocab);
+  output_forward<T>(params, X, cache, logits);
+  const T cost = softmax_cross_entropy<T>(logits.topRows(rows), targets, label_smoothing, token_nll);
+  if (!grads) return cost;
+  softmax_cross_entropy_backward<T>(logits.topRows(rows), targets, label_smoothing, scale);
+  logits.bottomRows(X.rows() - rows).setZero();
+  output_backward<T>(params, X, cache, logits, *grads, *dX);
+  return cost;
+}
+
+}  // namespace
+
 template <class T>
 T output_layer_cost(const Parameters<T>& params, const MatCRef<T>& X, const int* targets,
                     T label_smoothing, OutputCache<T>& cache, T* token_nll, T scale, Parameters<T>* grads,
@@ -235,14 +255,25 @@ T output_layer_cost(const Parameters<T>& params, const MatCRef<T>& X, const int*
   T total = 0;
   for (Index start = 0; start < N; start += kOutputChunkRows) {
     const Index rows = std::min(kOutputChunkRows, N - start);
-    const auto X_chunk = X.middleRows(start, rows);
-    auto logits = rows_of(cache.logits, rows, params.config().tgt_vocab);
-    output_forward<T>(params, X_chunk, cache, logits);
-    total += softmax_cross_entropy<T>(logits, targets + start, label_smoothing,
-                                      token_nll ? token_nll + start : nullptr);
-    if (!grads) continue;
-    softmax_cross_entropy_backward<T>(logits, targets + start, label_smoothing, scale);
-    output_backward<T>(params, X_chunk, cache, logits, *grads, dX->middleRows(start, rows));
+    const Index padded = (rows + kOutputRowMultiple - 1) / kOutputRowMultiple * kOutputRowMultiple;
+    const int* chunk_targets = targets + start;
+    T* chunk_nll = token_nll ? token_nll + start : nullptr;
+    if (padded == rows && !grads) {
+      total += output_chunk_cost<T>(params, X.middleRows(start, rows), rows, chunk_targets, label_smoothing, cache,
+                                    chunk_nll, scale, nullptr, nullptr);
+    } else if (padded == rows) {
+      MatRef<T> dX_chunk = dX->middleRows(start, rows);
+      total += output_chunk_cost<T>(params, X.middleRows(start, rows), rows, chunk_targets, label_smoothing, cache,
+                                    chunk_nll, scale, grads, &dX_chunk);
+    } else {
+      auto X_padded = rows_of(cache.padded_input, padded, X.cols());
+      X_padded.topRows(rows) = X.middleRows(start, rows);
+      X_padded.bottomRows(padded - rows).setZero();
+      MatRef<T> dX_padded = X_padded;  // (output_backward allows that)
+      total += output_chunk_cost<T>(params, X_padded, rows, chunk_targets, label_smoothing, cache, chunk_nll, scale,
+                                    grads, &dX_padded);
+      if (grads) dX->middleRows(start, rows) = dX_padded.topRows(rows);
+    }
   }
   return total;
 }

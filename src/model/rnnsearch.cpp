@@ -101,7 +101,7 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   ws.token_nll.resize(N);
 }
 
-// Backward from dX (the gradient of the output layer's input, in ws.dX) through the decoder
+// Backward from dX (the gradient of the output layer's input, in ws.X) through the decoder
 // loop and the encoder.
 template <class T>
 void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& ws, Parameters<T>& grads) {
@@ -109,7 +109,7 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   const Index B = ws.batch, Tn = ws.tgt_len, S = ws.encoder.max_len;
   const Index n = cfg.hidden, e = cfg.emb;
   const Index N = static_cast<Index>(ws.out_rows.size());
-  auto dX = ws.dX.topRows(N);
+  auto dX = ws.X.topRows(N);
 
   // X = [s, tgt_emb[y_{i-1}], c]: scatter back to the time-major gradients and the embeddings
   auto dstates = rows_of(ws.dstates, (Tn + 1) * B, n);
@@ -177,10 +177,10 @@ T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, co
   {
     // The output layer's forward and backward, a chunk of rows at a time (see output_layer_cost)
     profile::ScopedPhase phase(profile::Phase::output_layer);
-    rows_of(ws.dX, N, params.config().output_input());
+    // dX takes X's storage: each chunk of X is dead once its gradient is written
     cost = output_layer_cost<T>(params, ws.X.topRows(N), ws.targets.data(), ws.label_smoothing, ws.output,
-                                ws.token_nll.data(), scale, &grads, &ws.dX);
-    if (ws.output_dropout) ws.dX.topRows(N).array() *= ws.X_mask.topRows(N).array();
+                                ws.token_nll.data(), scale, &grads, &ws.X);
+    if (ws.output_dropout) ws.X.topRows(N).array() *= ws.X_mask.topRows(N).array();
   }
   backward_from_output_input(params, ws, grads);
   return cost;

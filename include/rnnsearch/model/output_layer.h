@@ -50,6 +50,7 @@ struct OutputCache {
   Mat<T> pre_maxout;  // N×2l  t̃
   Mat<T> maxout;      // N×l   t
   Mat<T> logits;      // kOutputChunkRows × V (output_layer_cost)
+  Mat<T> padded_input;  // the last chunk of output_layer_cost, padded (and then its gradient)
   // When set (float only), logits = t W (X W for the linear output) and its backward are
   // bf16 products: the weights from here, the projection's input converted into input_bf16
   // by output_forward (output_backward reads it there) and dlogits into dlogits_bf16.
@@ -65,6 +66,10 @@ struct OutputCache {
 // output_layer_cost works on this many rows at a time: the logits of a whole batch
 // (N × V, N up to thousands of target tokens) would be the largest buffer of training.
 constexpr Index kOutputChunkRows = 256;
+// and on a multiple of this many: a last chunk of fewer rows runs padded with zero rows.
+// Each new product shape costs oneDNN (bf16) a JIT-compiled kernel, and the number of target
+// tokens, hence the last chunk's rows, differs from batch to batch.
+constexpr Index kOutputRowMultiple = 32;
 
 // The last projection of the output layer restricted to some target tokens (a decoding
 // shortlist, decode/shortlist.h): column k of W and b is that of token words[k] in
@@ -108,13 +113,15 @@ void softmax_cross_entropy_backward(MatRef<T> probabilities, const int* targets,
 // softmax_cross_entropy of output(X) over the N rows of X, kOutputChunkRows at a time,
 // with each row's −log p in token_nll (when given). With grads, also the backward of
 // scale × that sum, chunk by chunk right after its forward: d out_* are accumulated into
-// grads and dX (N × (n+e+2n)) is written.
+// grads and dX (N × (n+e+2n)) is written. dX may be X's own storage (training's is): each
+// chunk of X is read in full before its rows of dX are written.
 template <class T>
 T output_layer_cost(const Parameters<T>& params, const MatCRef<T>& X, const int* targets,
                     T label_smoothing, OutputCache<T>& cache, T* token_nll, T scale = T(0),
                     Parameters<T>* grads = nullptr, Mat<T>* dX = nullptr);
 
-// Accumulates d out_* into grads and writes dX (N × (n+e+2n)).
+// Accumulates d out_* into grads and writes dX (N × (n+e+2n)), which may be X's storage: X
+// is read in full first.
 template <class T>
 void output_backward(const Parameters<T>& params, const MatCRef<T>& X, OutputCache<T>& cache,
                      const MatCRef<T>& dlogits, Parameters<T>& grads, MatRef<T> dX);

@@ -55,13 +55,14 @@ struct ModelWorkspace {
   std::vector<int> out_rows;        // N: the time-major row i*B + b of each
   std::vector<int> targets;         // N
   std::vector<T> token_nll;         // N  −log p of each target token (what `score` reports)
-  Mat<T> X;                         // N × (n+e+2n)  [s, E, c], E without the dec_W path's mask
+  Mat<T> X;                         // N × (n+e+2n)  [s, E, c], E without the dec_W path's mask;
+                                    //               the backward writes dX over it
   Mat<T> X_mask;                    // N × (n+e+2n)
   OutputCache<T> output;
   bool embedding_dropout = false, output_dropout = false;
   T label_smoothing = 0;
   // backward
-  Mat<T> dX, dstates, dE, dcontexts, dqueries, dannotations, dkeys;  // (dg takes the gates' rows)
+  Mat<T> dstates, dE, dcontexts, dqueries, dannotations, dkeys;  // (dg takes the gates' rows, dX X's)
 };
 
 template <class T>
