@@ -65,7 +65,9 @@ struct OutputCache {
 
 // output_layer_cost works on this many rows at a time: the logits of a whole batch
 // (N × V, N up to thousands of target tokens) would be the largest buffer of training.
-constexpr Index kOutputChunkRows = 256;
+// 192 rather than 256: 5 MB less at the peak of small training on 2 threads, the same speed
+// (docs/benchmarks.md).
+constexpr Index kOutputChunkRows = 192;
 // and on a multiple of this many: a last chunk of fewer rows runs padded with zero rows.
 // Each new product shape costs oneDNN (bf16) a JIT-compiled kernel, and the number of target
 // tokens, hence the last chunk's rows, differs from batch to batch.
