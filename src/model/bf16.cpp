@@ -104,8 +104,9 @@ std::shared_ptr<const Matmul> matmul_for(const MatmulKey& key) {
   }
   static std::once_flag onednn_cache_bounded;
   std::call_once(onednn_cache_bounded, [] { dnnl::set_primitive_cache_capacity(kCachedShapes); });
-  // Made outside the lock: another thread may make the same shape meanwhile, and the second
-  // to finish uses its own (oneDNN's cache makes that one cheap).
+  // Made outside the lock, so that the other threads' products need not wait: another thread
+  // may make the same shape meanwhile (oneDNN's cache makes that cheap), and the second to
+  // finish uses the first one's.
   auto made = std::make_shared<const Matmul>(make_matmul(key));
   std::lock_guard<std::mutex> lock(mutex);
   if (auto found = cache.find(key); found != cache.end()) return found->second->second;
@@ -133,8 +134,8 @@ void gemm_bf16(const Bf16Matrix& A, bool transpose_a, const Bf16Matrix& B, bool 
 void gemm_bf16(Index M, Index N, Index K, const uint16_t* A, Index lda, bool transpose_a, const uint16_t* B,
                Index ldb, bool transpose_b, float* C, Index ldc, bool accumulate) {
   if (M == 0 || N == 0) return;
-  const std::shared_ptr<const Matmul> matmul = matmul_for({{M, N, K, transpose_a, transpose_b, lda, ldb, ldc, accumulate}});
-  const Matmul& m = *matmul;
+  const auto matmul = matmul_for({{M, N, K, transpose_a, transpose_b, lda, ldb, ldc, accumulate}});
+  const Matmul& m = *matmul;  // kept alive by matmul, even if another thread evicts it meanwhile
   thread_local dnnl::stream stream(cpu_engine());
   // oneDNN reads the operands through non-const handles but does not write them
   dnnl::memory a(m.a, cpu_engine(), const_cast<uint16_t*>(A));

@@ -1,6 +1,7 @@
 #include "rnnsearch/model/output_layer.h"
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 
@@ -255,25 +256,24 @@ T output_layer_cost(const Parameters<T>& params, const MatCRef<T>& X, const int*
   T total = 0;
   for (Index start = 0; start < N; start += kOutputChunkRows) {
     const Index rows = std::min(kOutputChunkRows, N - start);
+    // A last chunk of fewer rows than a multiple of kOutputRowMultiple runs padded with zero
+    // rows in cache.padded_input, which then takes its dX too.
     const Index padded = (rows + kOutputRowMultiple - 1) / kOutputRowMultiple * kOutputRowMultiple;
-    const int* chunk_targets = targets + start;
-    T* chunk_nll = token_nll ? token_nll + start : nullptr;
-    if (padded == rows && !grads) {
-      total += output_chunk_cost<T>(params, X.middleRows(start, rows), rows, chunk_targets, label_smoothing, cache,
-                                    chunk_nll, scale, nullptr, nullptr);
-    } else if (padded == rows) {
-      MatRef<T> dX_chunk = dX->middleRows(start, rows);
-      total += output_chunk_cost<T>(params, X.middleRows(start, rows), rows, chunk_targets, label_smoothing, cache,
-                                    chunk_nll, scale, grads, &dX_chunk);
-    } else {
+    if (padded != rows) {
       auto X_padded = rows_of(cache.padded_input, padded, X.cols());
       X_padded.topRows(rows) = X.middleRows(start, rows);
       X_padded.bottomRows(padded - rows).setZero();
-      MatRef<T> dX_padded = X_padded;  // (output_backward allows that)
-      total += output_chunk_cost<T>(params, X_padded, rows, chunk_targets, label_smoothing, cache, chunk_nll, scale,
-                                    grads, &dX_padded);
-      if (grads) dX->middleRows(start, rows) = dX_padded.topRows(rows);
     }
+    const MatCRef<T> input =
+        padded == rows ? MatCRef<T>(X.middleRows(start, rows)) : MatCRef<T>(cache.padded_input.topRows(padded));
+    std::optional<MatRef<T>> input_grad;
+    if (grads)
+      input_grad.emplace(padded == rows ? MatRef<T>(dX->middleRows(start, rows))
+                                        : MatRef<T>(cache.padded_input.topRows(padded)));
+    total += output_chunk_cost<T>(params, input, rows, targets + start, label_smoothing, cache,
+                                  token_nll ? token_nll + start : nullptr, scale, grads,
+                                  input_grad ? &*input_grad : nullptr);
+    if (grads && padded != rows) dX->middleRows(start, rows) = cache.padded_input.topRows(rows);
   }
   return total;
 }
