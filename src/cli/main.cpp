@@ -61,7 +61,7 @@ int run(int (*command)(const rnnsearch::cli::Args&), const char* name, const rnn
 // the system when freed. glibc's default raises that threshold to the size of each large
 // buffer freed, so once the workspaces had grown for a longer batch, later ones came from the
 // heap and the old ones left holes in it that stayed resident: 11 MB of a training run's
-// peak (305 -> 294 MB, small preset, 2 threads; the speed is unchanged). Smaller ones stay in
+// peak (306 -> 290-296 MB, small preset, 2 threads; the speed is unchanged). Smaller ones stay in
 // the heap: oneDNN allocates and frees ~300 KB at many products.
 void return_large_buffers_to_the_system() {
 #if defined(__GLIBC__)

@@ -1,6 +1,5 @@
 #include "rnnsearch/model/bf16_products.h"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "rnnsearch/model/bf16.h"
@@ -100,7 +99,7 @@ bool sgemm_in_bf16(char transa, char transb, int m, int n, int k, float alpha, c
   const bool b_parameter = active_weights->find(b, tb ? k : n, tb ? n : k, ldb) != nullptr;
   // Column j of the column-major op(X) starts at x + j·ld, row i at x + i; transposed, the
   // other way round.
-  if (a_parameter && b_parameter) {
+  if (a_parameter && b_parameter) {  // no side depends on the batch (not met in the model)
     product_in_bf16(ta, tb, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
   } else if (a_parameter) {  // C[:, slice] = op(A) op(B)[:, slice]
     for (int n0 = 0, length; n0 < n; n0 += length) {
