@@ -58,6 +58,10 @@ struct Result {
   int status;
   std::vector<std::string> out, err;
   std::string out_text, err_text;
+  // err less the warnings a CPU may or may not print ("--precision bf16 needs a CPU with
+  // AVX512_BF16 ...; computing in fp32"): tests of the one-line error contract count these,
+  // so that they hold on every CPU and under RNNSEARCH_CPU.
+  std::vector<std::string> errors;
 };
 
 class Cli : public ::testing::Test {
@@ -93,14 +97,21 @@ class Cli : public ::testing::Test {
   static std::string write(const std::string& name, const std::string& text) { return dir_->write(name, text); }
 
   // Runs `rnnsearch ARGS`, capturing stdout and stderr in files.
-  static Result run(const std::string& arguments, const std::string& stdin_file = "") {
+  // Runs rnnsearch ARGUMENTS; `environment` ("NAME=value ...") is set for it alone.
+  static Result run(const std::string& arguments, const std::string& stdin_file = "",
+                    const std::string& environment = "") {
     const std::string out = dir_->path("stdout.txt"), err = dir_->path("stderr.txt");
-    std::string command = std::string(RNNSEARCH_BINARY) + " " + arguments + " >" + out + " 2>" + err;
+    std::string command = (environment.empty() ? "" : "env " + environment + " ") + std::string(RNNSEARCH_BINARY) +
+                          " " + arguments + " >" + out + " 2>" + err;
     if (!stdin_file.empty()) command += " <" + stdin_file;
     const int raw = std::system(command.c_str());
-    Result r{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, {}, {}, file_text(out), file_text(err)};
+    Result r{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, {}, {}, file_text(out), file_text(err), {}};
     r.out = lines_of(r.out_text);
     r.err = lines_of(r.err_text);
+    const std::string fallback = "; computing in fp32";
+    for (const std::string& line : r.err)
+      if (line.size() < fallback.size() || line.compare(line.size() - fallback.size(), fallback.size(), fallback))
+        r.errors.push_back(line);
     return r;
   }
 
@@ -190,8 +201,8 @@ TEST_F(Cli, NBestGivesKSortedLinesPerInput) {
 TEST_F(Cli, NBestLargerThanBeamIsAnError) {
   const Result r = run("translate -m " + model() + " --beam-size 2 --n-best 3", mixed_input());
   EXPECT_NE(r.status, 0);
-  ASSERT_EQ(r.err.size(), 1u) << r.err_text;
-  EXPECT_NE(r.err[0].find("--n-best"), std::string::npos);
+  ASSERT_EQ(r.errors.size(), 1u) << r.err_text;
+  EXPECT_NE(r.errors[0].find("--n-best"), std::string::npos);
 }
 
 void expect_distributions(const nlohmann::json& matrix, size_t rows, size_t cols, const std::string& where) {
@@ -454,9 +465,9 @@ TEST_F(Cli, UnreadableStdinIsAnError) {
   for (const std::string& command : {std::string("tokenize"), "translate -m " + model(), "bleu -r " + write("r.txt", "a\n")}) {
     const Result r = run(command, directory);
     EXPECT_EQ(r.status, 1) << command;
-    ASSERT_EQ(r.err.size(), 1u) << command << ": " << r.err_text;
-    EXPECT_NE(r.err[0].find("stdin"), std::string::npos) << r.err[0];
-    EXPECT_NE(r.err[0].find("Is a directory"), std::string::npos) << r.err[0];
+    ASSERT_EQ(r.errors.size(), 1u) << command << ": " << r.err_text;
+    EXPECT_NE(r.errors[0].find("stdin"), std::string::npos) << r.errors[0];
+    EXPECT_NE(r.errors[0].find("Is a directory"), std::string::npos) << r.errors[0];
   }
 }
 
@@ -500,8 +511,8 @@ TEST_F(Cli, ScoreLineCountMismatchIsAnError) {
   const Result r = run("score -m " + model() + " --src " + write("m.src", "a\nb\nc\n") + " --tgt " +
                     write("m.tgt", "x\ny\n"));
   EXPECT_NE(r.status, 0);
-  ASSERT_EQ(r.err.size(), 1u) << r.err_text;
-  EXPECT_NE(r.err[0].find("differ in length"), std::string::npos) << r.err[0];
+  ASSERT_EQ(r.errors.size(), 1u) << r.err_text;
+  EXPECT_NE(r.errors[0].find("differ in length"), std::string::npos) << r.errors[0];
   EXPECT_TRUE(r.out.empty());
 }
 
@@ -518,7 +529,7 @@ TEST_F(Cli, BleuOfAFileAgainstItselfIs100) {
   EXPECT_LT(std::stod(worse.out.at(0).substr(7)), 100.0);
   const Result mismatch = run("bleu --ref " + ref, write("one.txt", "ein mann\n"));
   EXPECT_NE(mismatch.status, 0);
-  EXPECT_EQ(mismatch.err.size(), 1u) << mismatch.err_text;
+  EXPECT_EQ(mismatch.errors.size(), 1u) << mismatch.err_text;
 }
 
 TEST_F(Cli, HeatmapsWriteIndexAndOneSvgPerSentenceUpToTheLimit) {
@@ -569,13 +580,13 @@ TEST_F(Cli, ShortlistLearnsATableAndKeepingEveryWordChangesNothing) {
   const std::string broken = write("broken.s2t", "x a 0.5\ny b\n");
   const Result bad = run(translate + "--shortlist " + broken + " 10 5");
   EXPECT_EQ(bad.status, 1);
-  ASSERT_EQ(bad.err.size(), 1u) << bad.err_text;
-  EXPECT_NE(bad.err[0].find(broken + ":2:"), std::string::npos) << bad.err[0];
+  ASSERT_EQ(bad.errors.size(), 1u) << bad.err_text;
+  EXPECT_NE(bad.errors[0].find(broken + ":2:"), std::string::npos) << bad.errors[0];
   for (const std::string sizes : {"10", "ten 5", "10 1.5"}) {
     const Result r = run(translate + "--shortlist " + table + " " + sizes);
     EXPECT_EQ(r.status, 1) << sizes;
-    ASSERT_EQ(r.err.size(), 1u) << sizes << ": " << r.err_text;
-    EXPECT_NE(r.err[0].find("--shortlist"), std::string::npos) << r.err[0];
+    ASSERT_EQ(r.errors.size(), 1u) << sizes << ": " << r.err_text;
+    EXPECT_NE(r.errors[0].find("--shortlist"), std::string::npos) << r.errors[0];
   }
 }
 
@@ -594,15 +605,46 @@ TEST_F(Cli, LowPrecisionTranslatesAsFp32Does) {
     if (precision == "auto") continue;  // tested above
     const Result with_shortlist = run(translate + "--precision " + precision + " --shortlist " + input + " 10 1");
     EXPECT_EQ(with_shortlist.status, 1) << precision;
-    ASSERT_EQ(with_shortlist.err.size(), 1u) << with_shortlist.err_text;
-    EXPECT_NE(with_shortlist.err[0].find("do not combine"), std::string::npos) << with_shortlist.err[0];
+    ASSERT_EQ(with_shortlist.errors.size(), 1u) << with_shortlist.err_text;
+    EXPECT_NE(with_shortlist.errors[0].find("do not combine"), std::string::npos) << with_shortlist.errors[0];
   }
+}
+
+// RNNSEARCH_CPU takes the paths a smaller CPU would: on an AVX-512 machine the fallbacks of
+// --precision bf16 and int8 (a warning, then fp32) run here too. An unknown value is a
+// one-line error that names the variable.
+TEST_F(Cli, RnnsearchCpuForcesTheFallbacks) {
+  const std::string input = mixed_input();
+  const std::string translate = "translate -m " + model() + " -i " + input + " --max-length 40 --beam-size 3 ";
+  const Result fp32 = run(translate + "--precision fp32");
+  ASSERT_EQ(fp32.status, 0) << fp32.err_text;
+  for (const std::string cap : {"avx2", "sse41"}) {
+    for (const std::string precision : {"bf16", "int8"}) {
+      const Result low = run(translate + "--precision " + precision, "", "RNNSEARCH_CPU=" + cap);
+      ASSERT_EQ(low.status, 0) << cap << " " << precision << ": " << low.err_text;
+      EXPECT_EQ(low.out, fp32.out) << cap << " " << precision;
+      EXPECT_NE(low.err_text.find("--precision " + precision + " needs a CPU with"), std::string::npos) << low.err_text;
+      EXPECT_NE(low.err_text.find("projection in fp32 (CPU "), std::string::npos) << low.err_text;
+      EXPECT_NE(low.err_text.find("(RNNSEARCH_CPU=" + cap + ")"), std::string::npos) << low.err_text;
+    }
+    const Result automatic = run(translate + "--precision auto", "", "RNNSEARCH_CPU=" + cap);
+    ASSERT_EQ(automatic.status, 0) << automatic.err_text;
+    EXPECT_EQ(automatic.out, fp32.out) << cap;
+    EXPECT_NE(automatic.err_text.find("projection in fp32"), std::string::npos) << automatic.err_text;
+    EXPECT_EQ(automatic.err_text.find("needs a CPU"), std::string::npos) << "auto never warns: " << automatic.err_text;
+  }
+  const Result unknown = run(translate, "", "RNNSEARCH_CPU=avx3");
+  EXPECT_EQ(unknown.status, 1);
+  ASSERT_EQ(unknown.err.size(), 1u) << unknown.err_text;
+  EXPECT_NE(unknown.err[0].find("RNNSEARCH_CPU must be native, avx512, avx2 or sse41, not 'avx3'"), std::string::npos)
+      << unknown.err[0];
+  EXPECT_TRUE(unknown.out.empty());
 }
 
 TEST_F(Cli, MissingModelIsOneLineError) {
   const Result r = run("translate -m " + dir_->path("no-such-model"), mixed_input());
   EXPECT_NE(r.status, 0);
-  EXPECT_EQ(r.err.size(), 1u) << r.err_text;
+  EXPECT_EQ(r.errors.size(), 1u) << r.err_text;
 }
 
 // Every numeric option is checked before any work starts: one line naming the option and
@@ -625,9 +667,9 @@ TEST_F(Cli, InvalidNumericOptionsAreOneLineErrors) {
   for (const auto& [command, message] : cases) {
     const Result r = run(command, "");
     EXPECT_EQ(r.status, 1) << command;
-    ASSERT_EQ(r.err.size(), 1u) << command << ": " << r.err_text;
-    EXPECT_NE(r.err[0].find(message), std::string::npos) << r.err[0];
-    EXPECT_EQ(r.err[0].find("error:"), r.err[0].rfind("error:")) << "prefixed twice: " << r.err[0];
+    ASSERT_EQ(r.errors.size(), 1u) << command << ": " << r.err_text;
+    EXPECT_NE(r.errors[0].find(message), std::string::npos) << r.errors[0];
+    EXPECT_EQ(r.errors[0].find("error:"), r.errors[0].rfind("error:")) << "prefixed twice: " << r.errors[0];
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "rnnsearch/error.h"
+#include "rnnsearch/util/cpu.h"
 #include "rnnsearch/util/mpi.h"
 
 namespace {
@@ -40,6 +41,7 @@ void report(const std::string& line) { std::cerr << line + "\n" << std::flush; }
 // would otherwise wait forever for this one).
 int run(int (*command)(const rnnsearch::cli::Args&), const char* name, const rnnsearch::cli::Args& args) {
   try {
+    rnnsearch::cpu_features();  // reads RNNSEARCH_CPU and caps oneDNN before any product
     // The ranks of a job build the same batches from the same options: they must agree.
     std::vector<std::string> roots_args = args;
     rnnsearch::mpi::broadcast(roots_args);

@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "rnnsearch/decode/translator.h"
 #include "rnnsearch/error.h"
+#include "rnnsearch/util/cpu.h"
 #include "rnnsearch/text/line_reader.h"
 #include "rnnsearch/util/mpi.h"
 
@@ -103,9 +104,11 @@ int translate_command(const Args& args) {
     topts.unk_replacement = UnkReplacement::load(unk_dictionary);
   }
   topts.threads = set_threads(decode.threads);
-  const Precision requested = precision_option(precision, PrecisionUse::decoding);  // checks the name first
-  if (!shortlist.empty() && precision != "fp32" && precision != "auto")
+  // The combination is refused whatever the CPU, before a CPU without bf16 or int8 would warn
+  // that it computes in fp32 instead.
+  if (!shortlist.empty() && (precision == "bf16" || precision == "int8"))
     throw Error("--precision " + precision + " and --shortlist do not combine (a shortlist's projection is fp32): give one");
+  const Precision requested = precision_option(precision, PrecisionUse::decoding);
   topts.precision = shortlist.empty() ? requested : Precision::fp32;
   check_beam_options(topts.beam);  // before loading a model
   const std::pair<int, int> shortlist_sizes = parse_shortlist_sizes(shortlist);
@@ -151,7 +154,8 @@ int translate_command(const Args& args) {
             << (seconds > 0 ? lines_done / seconds : 0.0) << " lines/s), beam " << topts.beam.beam_size
             << ", batch " << topts.batch_size << ", "
             << (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks × " : "") << topts.threads
-            << " thread(s), projection in " << precision_name(topts.precision) << ", " << model.weights_path
+            << " thread(s), projection in " << precision_name(topts.precision) << " (CPU " << describe(cpu_features())
+            << "), " << model.weights_path
             << (models.size() > 1 ? " and " + std::to_string(models.size() - 1) + " more (ensemble)" : "") << "\n";
   if (vm.count("heatmaps"))
     std::cerr << "rnnsearch translate: heatmaps: " << heatmap_records.write(decode.heatmaps) << "\n";

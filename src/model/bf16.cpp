@@ -7,6 +7,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "rnnsearch/util/cpu.h"
+
 #ifdef RNNSEARCH_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
 #endif
@@ -29,7 +31,7 @@ void Bf16Matrix::assign(const MatCRef<float>& m) {
 
 #ifdef RNNSEARCH_HAVE_ONEDNN
 
-bool bf16_supported() { return __builtin_cpu_supports("avx512bf16"); }
+bool bf16_supported() { return cpu_features().avx512_bf16; }
 
 namespace {
 

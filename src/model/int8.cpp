@@ -4,8 +4,9 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "rnnsearch/util/cpu.h"
+
 #ifdef RNNSEARCH_HAVE_ONEDNN
-#include <cpuid.h>
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
@@ -29,19 +30,7 @@ void Int8Matrix::assign(const MatCRef<float>& m) {
 
 #ifdef RNNSEARCH_HAVE_ONEDNN
 
-namespace {
-
-// AVX-VNNI (the VEX-encoded int8 dot products of CPUs without AVX-512): CPUID leaf 7,
-// subleaf 1, EAX bit 4. Read directly: Clang 14's __builtin_cpu_supports does not know it.
-bool has_avx_vnni() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) return false;
-  return ((eax >> 4) & 1u) != 0 && __builtin_cpu_supports("avx2");
-}
-
-}  // namespace
-
-bool int8_supported() { return __builtin_cpu_supports("avx512vnni") || has_avx_vnni(); }
+bool int8_supported() { return cpu_features().avx512_vnni || cpu_features().avx_vnni; }
 
 void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, std::vector<int32_t>& sums) {
   const Index M = A.rows, N = B.rows, K = A.cols;

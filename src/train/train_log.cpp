@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "rnnsearch/model/model_io.h"
+#include "rnnsearch/util/cpu.h"
 #include "rnnsearch/util/mpi.h"
 #include "rnnsearch/util/profile.h"
 
@@ -52,7 +53,8 @@ std::string model_line(const ModelConfig& config, size_t parameters, int batch_s
          (config.tied_embeddings ? " tied" : "") + ", " + std::to_string(parameters) + " parameters; batch " +
          std::to_string(batch_size) + ", " +
          (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks × " : "") + std::to_string(threads) +
-         " thread(s), GEMM " + kGemmBackend + (precision == Precision::bf16 ? ", matrix products in bf16" : "");
+         " thread(s), GEMM " + kGemmBackend + (precision == Precision::bf16 ? ", matrix products in bf16" : "") +
+         ", CPU " + describe(cpu_features());
 }
 
 std::string selection_text(double cost, ValidMetric metric) {

@@ -1,0 +1,40 @@
+#pragma once
+// What the CPU can do, read in one place, and how much of it rnnsearch may use.
+//
+// The precisions (--precision auto, bf16, int8) and oneDNN's kernels depend on the CPU. The
+// environment variable RNNSEARCH_CPU caps what rnnsearch uses, so that a machine with a fast
+// path can run the fallback a smaller CPU takes (the test suite runs twice this way) and a
+// user can get the same, reproducible fp32 results on every machine:
+//
+//   RNNSEARCH_CPU=native   everything the CPU has (the default)
+//   RNNSEARCH_CPU=avx512   AVX-512 without AVX512_BF16 and without VNNI (Skylake-X class)
+//   RNNSEARCH_CPU=avx2     AVX2 and FMA, no AVX-512, no VNNI (Zen 2/3, Haswell to Coffee Lake)
+//   RNNSEARCH_CPU=sse41    SSE4.1 only
+//
+// The cap also caps oneDNN (as its own ONEDNN_MAX_CPU_ISA does, which is honoured too). It
+// does not change what the compiler generated: a binary built with -march=native on an
+// AVX-512 CPU still runs AVX-512 instructions in Eigen's element-wise code (README: build
+// with -DRNNSEARCH_MARCH=x86-64-v3 to reproduce an AVX2 machine exactly).
+#include <string>
+
+namespace rnnsearch {
+
+struct CpuFeatures {
+  std::string cap;            // RNNSEARCH_CPU's value, "native" when unset
+  bool x86 = false;           // an x86-64 CPU (the flags below are false elsewhere)
+  bool avx2 = false;          // AVX2 and FMA
+  bool avx512 = false;        // AVX-512 F, BW, VL, DQ (oneDNN's avx512_core)
+  bool avx512_bf16 = false;   // bf16 dot products (model/bf16.h)
+  bool avx512_vnni = false;   // int8 dot products, AVX-512 encoding (model/int8.h)
+  bool avx_vnni = false;      // int8 dot products, AVX2 (VEX) encoding
+};
+
+// The CPU's features less what RNNSEARCH_CPU takes away; read once, on the first call, which
+// also applies the cap to oneDNN: call it before any matrix product (the command line does it
+// first thing). An unknown RNNSEARCH_CPU value throws rnnsearch::Error.
+const CpuFeatures& cpu_features();
+
+// One line for logs and tools: "avx2 fma (RNNSEARCH_CPU=avx2)", "avx512 avx512_bf16 ...".
+std::string describe(const CpuFeatures& features);
+
+}  // namespace rnnsearch

@@ -1,0 +1,95 @@
+#include "rnnsearch/util/cpu.h"
+
+#include <cstdlib>
+
+#include "rnnsearch/error.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define RNNSEARCH_X86 1
+#endif
+#ifdef RNNSEARCH_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+namespace rnnsearch {
+
+namespace {
+
+// The CPU as it is, uncapped.
+CpuFeatures detect() {
+  CpuFeatures f;
+#ifdef RNNSEARCH_X86
+  f.x86 = true;
+  __builtin_cpu_init();
+  f.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  f.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  f.avx512_bf16 = f.avx512 && __builtin_cpu_supports("avx512bf16");
+  f.avx512_vnni = f.avx512 && __builtin_cpu_supports("avx512vnni");
+  // AVX-VNNI: CPUID leaf 7, subleaf 1, EAX bit 4 (Clang 14's __builtin_cpu_supports does not know it)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  f.avx_vnni = f.avx2 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && ((eax >> 4) & 1u) != 0;
+#endif
+  return f;
+}
+
+// Takes away what the cap excludes, and tells oneDNN the same.
+void apply_cap(CpuFeatures& f) {
+  if (f.cap == "native") {
+  } else if (f.cap == "avx512") {
+    f.avx512_bf16 = f.avx512_vnni = f.avx_vnni = false;
+  } else if (f.cap == "avx2") {
+    f.avx512 = f.avx512_bf16 = f.avx512_vnni = f.avx_vnni = false;
+  } else if (f.cap == "sse41") {
+    f.avx2 = f.avx512 = f.avx512_bf16 = f.avx512_vnni = f.avx_vnni = false;
+  } else {
+    throw Error("RNNSEARCH_CPU must be native, avx512, avx2 or sse41, not '" + f.cap + "'");
+  }
+#ifdef RNNSEARCH_HAVE_ONEDNN
+  if (f.cap == "avx512") dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx512_core);
+  if (f.cap == "avx2") dnnl_set_max_cpu_isa(dnnl_cpu_isa_avx2);
+  if (f.cap == "sse41") dnnl_set_max_cpu_isa(dnnl_cpu_isa_sse41);
+  // What oneDNN will use (its ONEDNN_MAX_CPU_ISA may cap it further): a feature whose
+  // kernels it will not run is not there for rnnsearch either.
+  const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const auto has = [isa](dnnl_cpu_isa_t needed) { return (isa & needed) == static_cast<unsigned>(needed); };
+  if (!has(dnnl_cpu_isa_avx2)) f.avx2 = f.avx_vnni = false;
+  if (!has(dnnl_cpu_isa_avx2_vnni)) f.avx_vnni = false;
+  if (!has(dnnl_cpu_isa_avx512_core)) f.avx512 = f.avx512_bf16 = f.avx512_vnni = false;
+  if (!has(dnnl_cpu_isa_avx512_core_vnni)) f.avx512_vnni = false;
+  if (!has(dnnl_cpu_isa_avx512_core_bf16)) f.avx512_bf16 = false;
+#endif
+}
+
+CpuFeatures read_features() {
+  CpuFeatures f = detect();
+  const char* cap = std::getenv("RNNSEARCH_CPU");
+  f.cap = cap && *cap ? cap : "native";
+  apply_cap(f);
+  return f;
+}
+
+}  // namespace
+
+const CpuFeatures& cpu_features() {
+  static const CpuFeatures features = read_features();
+  return features;
+}
+
+std::string describe(const CpuFeatures& f) {
+  std::string text;
+  const auto add = [&text](bool present, const char* name) {
+    if (present) text += (text.empty() ? "" : " ") + std::string(name);
+  };
+  add(f.avx2, "avx2");
+  add(f.avx512, "avx512");
+  add(f.avx512_bf16, "avx512_bf16");
+  add(f.avx512_vnni, "avx512_vnni");
+  add(f.avx_vnni, "avx_vnni");
+  if (text.empty()) text = f.x86 ? "sse" : "not x86";
+  if (f.cap != "native") text += " (RNNSEARCH_CPU=" + f.cap + ")";
+  return text;
+}
+
+}  // namespace rnnsearch
