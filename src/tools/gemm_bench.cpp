@@ -7,11 +7,13 @@
 //
 // Built without EIGEN_USE_BLAS and without rnnsearch's library, so that "eigen" really is
 // Eigen's kernel; each BLAS is dlopen'ed and called through its Fortran sgemm_. With oneDNN
-// (libdnnl-dev) installed at build time, its matmul in fp32 and in bf16 (fp32 accumulation,
-// AVX512_BF16 where the CPU has it) joins: "dnnl-bf16" with both operands already in bf16,
-// "+convert" including their conversion from fp32, which training would pay on every call;
-// and its int8 gemm (int32 sums, AVX512_VNNI / AVX-VNNI where the CPU has them, translate
-// --precision int8), "dnnl-s8" in billions of integer operations per second.
+// (libdnnl-dev) installed at build time, its matmul joins in fp32, in bf16 (fp32 sums;
+// "dnnl-bf16" with both operands already in bf16, "+convert" including their conversion from
+// fp32, which training would pay on every call) and in int8 (int32 sums, translate --precision
+// int8: its matmul, and the gemm_s8s8s32 that rnnsearch calls and its u8 × s8 form, in billions
+// of integer operations per second). A kernel the CPU cannot run
+// (bf16 without AVX-512) shows "-", and the last lines name the oneDNN kernel of each column.
+// oneDNN's ONEDNN_MAX_CPU_ISA (e.g. AVX2) shows what a smaller CPU would get.
 #include <dlfcn.h>
 
 #include <Eigen/Dense>
@@ -20,6 +22,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 #ifdef GEMM_BENCH_DNNL
@@ -81,16 +84,19 @@ double gflops(F f, double flop, double seconds) {
 }
 
 #ifdef GEMM_BENCH_DNNL
-// oneDNN's matmul C = op(A) op(B) for one shape and data type; a transposed operand is the
-// same buffer read with swapped strides (format tag ba), as rnnsearch's Eigen expressions do.
+// oneDNN's matmul C = op(A) op(B) for one shape and operand data type (C in fp32, or int32
+// for int8 operands); a transposed operand is the same buffer read with swapped strides
+// (format tag ba), as rnnsearch's Eigen expressions do. Throws dnnl::error where the CPU has
+// no kernel for the type.
 class DnnlMatmul {
  public:
   DnnlMatmul(const Shape& s, dnnl::memory::data_type type)
       : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
     using tag = dnnl::memory::format_tag;
+    using dt = dnnl::memory::data_type;
     const dnnl::memory::desc a({s.m, s.k}, type, s.transpose_a ? tag::ba : tag::ab);
     const dnnl::memory::desc b({s.k, s.n}, type, s.transpose_b ? tag::ba : tag::ab);
-    const dnnl::memory::desc c({s.m, s.n}, dnnl::memory::data_type::f32, tag::ab);
+    const dnnl::memory::desc c({s.m, s.n}, type == dt::s8 ? dt::s32 : dt::f32, tag::ab);
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), engine_);
     kernel_ = pd.impl_info_str();
     matmul_ = dnnl::matmul(pd);
@@ -98,7 +104,7 @@ class DnnlMatmul {
     b_ = dnnl::memory(b, engine_);
     c_ = dnnl::memory(c, engine_);
   }
-  // Fills the operands from fp32 buffers (converting them when the type is bf16).
+  // Fills the operands from fp32 buffers (converting them when the type is bf16 or int8).
   void load(const float* a, const float* b) {
     convert(a, a_);
     convert(b, b_);
@@ -151,8 +157,9 @@ int main(int argc, char** argv) {
   std::printf("%-48s %9s", "product", "eigen");
   for (const auto& backend : backends) std::printf(" %16s", backend.first.c_str());
 #ifdef GEMM_BENCH_DNNL
-  std::printf(" %10s %10s %10s %10s", "dnnl-f32", "dnnl-bf16", "+convert", "dnnl-s8");
-  std::string bf16_kernel;
+  std::printf(" %10s %10s %10s %10s %10s %10s", "dnnl-f32", "dnnl-bf16", "+convert", "matmul-s8", "gemm-s8s8",
+              "gemm-u8s8");
+  std::map<std::string, std::string> kernels;  // the last shape's, by column
 #endif
   std::printf("\n");
   for (const Shape& s : kShapes) {
@@ -178,29 +185,45 @@ int main(int argc, char** argv) {
                                    C.data(), &ldc);
                   }, flop, seconds));
 #ifdef GEMM_BENCH_DNNL
-    DnnlMatmul f32(s, dnnl::memory::data_type::f32), bf16(s, dnnl::memory::data_type::bf16);
-    f32.load(A.data(), B.data());
-    bf16.load(A.data(), B.data());
-    bf16_kernel = bf16.kernel();
-    std::printf(" %10.1f", gflops([&] { f32.run(); }, flop, seconds));
-    std::printf(" %10.1f", gflops([&] { bf16.run(); }, flop, seconds));
-    std::printf(" %10.1f", gflops([&] {
-                  bf16.load(A.data(), B.data());
-                  bf16.run();
-                }, flop, seconds));
+    // Each oneDNN column: its kernel's name, or "-" and the reason where the CPU has none.
+    const auto dnnl_column = [&](const char* column, dnnl::memory::data_type type, bool with_conversion) {
+      try {
+        DnnlMatmul matmul(s, type);
+        matmul.load(A.data(), B.data());
+        kernels[column] = matmul.kernel();
+        std::printf(" %10.1f", gflops([&] {
+                      if (with_conversion) matmul.load(A.data(), B.data());
+                      matmul.run();
+                    }, flop, seconds));
+      } catch (const dnnl::error& e) {
+        kernels[column] = std::string("could not run: ") + e.what();
+        std::printf(" %10s", "-");
+      }
+    };
+    dnnl_column("dnnl-f32", dnnl::memory::data_type::f32, false);
+    dnnl_column("dnnl-bf16", dnnl::memory::data_type::bf16, false);
+    dnnl_column("+convert", dnnl::memory::data_type::bf16, true);
+    dnnl_column("matmul-s8", dnnl::memory::data_type::s8, false);
+    // The int8 product translate --precision int8 calls (model/int8.cpp), and its u8 × s8 form.
     const std::vector<int8_t> a8(static_cast<size_t>(A.size()), 5), b8(static_cast<size_t>(B.size()), -3);
+    const std::vector<uint8_t> u8(static_cast<size_t>(A.size()), 5);
     std::vector<int32_t> c32(static_cast<size_t>(C.size()));
     const int32_t no_offset = 0;
     std::printf(" %10.1f", gflops([&] {
                   dnnl_gemm_s8s8s32(op_a, op_b, 'F', s.m, s.n, s.k, 1.0f, a8.data(), lda, 0, b8.data(), ldb, 0, 0.0f,
                                     c32.data(), ldc, &no_offset);
                 }, flop, seconds));
+    std::printf(" %10.1f", gflops([&] {
+                  dnnl_gemm_u8s8s32(op_a, op_b, 'F', s.m, s.n, s.k, 1.0f, u8.data(), lda, 0, b8.data(), ldb, 0, 0.0f,
+                                    c32.data(), ldc, &no_offset);
+                }, flop, seconds));
 #endif
     std::printf("\n");
   }
 #ifdef GEMM_BENCH_DNNL
-  std::printf("oneDNN %d.%d.%d, bf16 kernel: %s\n", dnnl_version()->major, dnnl_version()->minor,
-              dnnl_version()->patch, bf16_kernel.c_str());
+  std::printf("oneDNN %d.%d.%d, CPU ISA 0x%x; kernels of the last product:\n", dnnl_version()->major,
+              dnnl_version()->minor, dnnl_version()->patch, static_cast<unsigned>(dnnl_get_effective_cpu_isa()));
+  for (const auto& [column, kernel] : kernels) std::printf("  %-10s %s\n", column.c_str(), kernel.c_str());
 #endif
   return 0;
 }
