@@ -57,14 +57,19 @@ const Shape kShapes[] = {
     {"square                       2048³", 2048, 2048, 2048, false, false},
 };
 
-// Debian's BLAS builds, where their packages put them.
+// Debian's BLAS builds, where their packages put them: GEMM_BENCH_LIBDIR is the multiarch
+// library directory the build targets (CMakeLists.txt), /usr/lib/x86_64-linux-gnu on amd64,
+// /usr/lib/aarch64-linux-gnu on arm64.
+#ifndef GEMM_BENCH_LIBDIR
+#error "GEMM_BENCH_LIBDIR: the multiarch library directory, e.g. \"/usr/lib/x86_64-linux-gnu\""
+#endif
 const char* kLibraries[][2] = {
-    {"openblas-openmp", "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0"},
-    {"openblas-serial", "/usr/lib/x86_64-linux-gnu/openblas-serial/libopenblas.so.0"},
-    {"openblas-pthread", "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0"},
-    {"blis-openmp", "/usr/lib/x86_64-linux-gnu/blis-openmp/libblis.so.4"},
-    {"blis-serial", "/usr/lib/x86_64-linux-gnu/blis-serial/libblis.so.4"},
-    {"blis-pthread", "/usr/lib/x86_64-linux-gnu/blis-pthread/libblis.so.4"},
+    {"openblas-openmp", GEMM_BENCH_LIBDIR "/openblas-openmp/libopenblas.so.0"},
+    {"openblas-serial", GEMM_BENCH_LIBDIR "/openblas-serial/libopenblas.so.0"},
+    {"openblas-pthread", GEMM_BENCH_LIBDIR "/openblas-pthread/libopenblas.so.0"},
+    {"blis-openmp", GEMM_BENCH_LIBDIR "/blis-openmp/libblis.so.4"},
+    {"blis-serial", GEMM_BENCH_LIBDIR "/blis-serial/libblis.so.4"},
+    {"blis-pthread", GEMM_BENCH_LIBDIR "/blis-pthread/libblis.so.4"},
 };
 
 // GFLOP/s of the median repetition of f, repeated for at least `seconds` (5 at least).
