@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "rnnsearch/model/int8.h"
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "fixtures.h"
@@ -327,7 +328,7 @@ TEST_F(Cli, TranslationWithUnkScoresAsTranslated) {
   write_model(unk_model, 3.0f);  // <unk> competes with the words
   const std::string sources = write("unk.in", "a b c\nd e\nf a b c d\nc c\n");
   const Result translated =
-      run("translate -m " + unk_model + " -i " + sources + " --beam-size 4 --n-best 4 --normalize 0");
+      run("translate -m " + unk_model + " -i " + sources + " --beam-size 4 --n-best 4 --normalize 0 --precision fp32");
   ASSERT_EQ(translated.status, 0) << translated.err_text;
   const std::vector<std::string> source_lines = lines_of(file_text(sources));
   std::string pair_src, pair_tgt;
@@ -389,7 +390,8 @@ TEST_F(Cli, EnsembleAveragesLogProbabilities) {
   write_model(other, 1.0f);
   const std::string sources = write("ensemble.in", "a b c\nd e\nf a b c d\n");
   const std::string ensemble = "-m " + model() + " -m " + other;
-  const Result translated = run("translate " + ensemble + " -i " + sources + " --n-best 2 --normalize 0");
+  const Result translated =
+      run("translate " + ensemble + " -i " + sources + " --n-best 2 --normalize 0 --precision fp32");
   ASSERT_EQ(translated.status, 0) << translated.err_text;
   ASSERT_EQ(translated.out.size(), 6u);
   const std::vector<std::string> source_lines = lines_of(file_text(sources));
@@ -611,27 +613,32 @@ TEST_F(Cli, LowPrecisionTranslatesAsFp32Does) {
 }
 
 // RNNSEARCH_CPU takes the paths a smaller CPU would: on an AVX-512 machine the fallbacks of
-// --precision bf16 and int8 (a warning, then fp32) run here too. An unknown value is a
-// one-line error that names the variable.
+// --precision bf16 (a warning, then fp32) run here too, and int8 runs the products of AVX2
+// without VNNI, or falls back below AVX2. An unknown value is a one-line error that names
+// the variable.
 TEST_F(Cli, RnnsearchCpuForcesTheFallbacks) {
   const std::string input = mixed_input();
   const std::string translate = "translate -m " + model() + " -i " + input + " --max-length 40 --beam-size 3 ";
   const Result fp32 = run(translate + "--precision fp32");
   ASSERT_EQ(fp32.status, 0) << fp32.err_text;
-  for (const std::string cap : {"avx2", "sse41"}) {
-    for (const std::string precision : {"bf16", "int8"}) {
-      const Result low = run(translate + "--precision " + precision, "", "RNNSEARCH_CPU=" + cap);
-      ASSERT_EQ(low.status, 0) << cap << " " << precision << ": " << low.err_text;
-      EXPECT_EQ(low.out, fp32.out) << cap << " " << precision;
-      EXPECT_NE(low.err_text.find("--precision " + precision + " needs a CPU with"), std::string::npos) << low.err_text;
-      EXPECT_NE(low.err_text.find("projection in fp32 (CPU "), std::string::npos) << low.err_text;
-      EXPECT_NE(low.err_text.find("(RNNSEARCH_CPU=" + cap + ")"), std::string::npos) << low.err_text;
-    }
-    const Result automatic = run(translate + "--precision auto", "", "RNNSEARCH_CPU=" + cap);
-    ASSERT_EQ(automatic.status, 0) << automatic.err_text;
-    EXPECT_EQ(automatic.out, fp32.out) << cap;
-    EXPECT_NE(automatic.err_text.find("projection in fp32"), std::string::npos) << automatic.err_text;
-    EXPECT_EQ(automatic.err_text.find("needs a CPU"), std::string::npos) << "auto never warns: " << automatic.err_text;
+  struct Case {
+    std::string cap, precision, runs_in;
+  };
+  for (const Case& c : std::vector<Case>{{"avx2", "bf16", "fp32"},
+                                         {"avx2", "int8", int8_supported() ? "int8" : "fp32"},
+                                         {"avx2", "auto", int8_supported() ? "int8" : "fp32"},
+                                         {"sse41", "bf16", "fp32"},
+                                         {"sse41", "int8", "fp32"},
+                                         {"sse41", "auto", "fp32"}}) {
+    const std::string what = "RNNSEARCH_CPU=" + c.cap + " --precision " + c.precision;
+    const Result low = run(translate + "--precision " + c.precision, "", "RNNSEARCH_CPU=" + c.cap);
+    ASSERT_EQ(low.status, 0) << what << ": " << low.err_text;
+    EXPECT_EQ(low.out, fp32.out) << what;
+    EXPECT_NE(low.err_text.find("projection in " + c.runs_in + " (CPU "), std::string::npos) << what << low.err_text;
+    EXPECT_NE(low.err_text.find("(RNNSEARCH_CPU=" + c.cap + ")"), std::string::npos) << low.err_text;
+    const bool falls_back = c.precision != "auto" && c.runs_in != c.precision;
+    EXPECT_EQ(low.err_text.find("--precision " + c.precision + " needs a CPU with") != std::string::npos, falls_back)
+        << what << ": " << low.err_text;
   }
   const Result unknown = run(translate, "", "RNNSEARCH_CPU=avx3");
   EXPECT_EQ(unknown.status, 1);

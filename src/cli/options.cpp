@@ -89,8 +89,7 @@ Precision precision_option(const std::string& name, PrecisionUse use) {
     return Precision::fp32;
   }
   if (precision == Precision::int8 && !int8_supported()) {
-    std::cerr << "rnnsearch: --precision int8 needs a CPU with AVX512_VNNI or AVX-VNNI and a build with oneDNN; "
-                 "computing in fp32\n";
+    std::cerr << "rnnsearch: --precision int8 needs a CPU with AVX2 and a build with oneDNN; computing in fp32\n";
     return Precision::fp32;
   }
   return precision;

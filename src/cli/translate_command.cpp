@@ -86,7 +86,7 @@ int translate_command(const Args& args) {
        "MODEL/lex.s2t); faster, approximate")
       ("precision", po::value(&precision)->default_value("auto"),
        "of the vocabulary projection's products: fp32; bf16 with fp32 sums (CPUs with AVX512_BF16); int8 "
-       "with int32 sums (CPUs with AVX512_VNNI or AVX-VNNI); elsewhere fp32. auto = int8, else bf16, else "
+       "with int32 sums (CPUs with AVX2; VNNI keeps 8-bit weights, AVX2 alone 7-bit); elsewhere fp32. auto = int8, else bf16, else "
        "fp32, as the CPU allows; fp32 with --shortlist");
   options.add(model_option_group(decode, "sentences")).add(output_option_group(decode));
   po::variables_map vm;

@@ -12,42 +12,73 @@
 
 namespace rnnsearch {
 
-void Int8Matrix::assign(const MatCRef<float>& m) {
+void Int8Matrix::assign(const MatCRef<float>& m, int top_level) {
   rows = m.rows();
   cols = m.cols();
+  levels = top_level;
   values.resize(static_cast<size_t>(rows * cols));
   scales.resize(static_cast<size_t>(rows));
+  row_sums.resize(static_cast<size_t>(rows));
+  const float top = static_cast<float>(top_level);
   for (Index i = 0; i < rows; ++i) {
     const auto row = m.row(i);
     const float largest = row.cwiseAbs().maxCoeff();
     // an all-zero row keeps scale 0 and quantizes to zeros
-    const float scale = largest / 127.0f, inverse = largest > 0 ? 127.0f / largest : 0.0f;
+    const float scale = largest / top, inverse = largest > 0 ? top / largest : 0.0f;
     scales[static_cast<size_t>(i)] = scale;
     int8_t* out = values.data() + i * cols;
-    for (Index k = 0; k < cols; ++k) out[k] = static_cast<int8_t>(std::lrint(row(k) * inverse));
+    int32_t sum = 0;
+    for (Index k = 0; k < cols; ++k) {
+      out[k] = static_cast<int8_t>(std::lrint(row(k) * inverse));
+      sum += out[k];
+    }
+    row_sums[static_cast<size_t>(i)] = sum;
   }
 }
 
 #ifdef RNNSEARCH_HAVE_ONEDNN
 
-bool int8_supported() { return cpu_features().avx512_vnni || cpu_features().avx_vnni; }
+namespace {
 
-void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, std::vector<int32_t>& sums) {
+bool has_vnni() { return cpu_features().avx512_vnni || cpu_features().avx_vnni; }
+
+}  // namespace
+
+bool int8_supported() { return has_vnni() || cpu_features().avx2; }
+
+int int8_weight_levels() { return has_vnni() ? 127 : 63; }
+
+void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, Int8Workspace& work) {
   const Index M = A.rows, N = B.rows, K = A.cols;
   if (B.cols != K || C.rows() != M || C.cols() != N) throw std::logic_error("gemm_int8: operand shapes do not match");
+  if (B.levels > int8_weight_levels()) throw std::logic_error("gemm_int8: B's values would saturate this CPU's sums");
   if (M == 0 || N == 0) return;
-  sums.resize(static_cast<size_t>(M * N));
+  work.sums.resize(static_cast<size_t>(M * N));
+  int32_t* sums = work.sums.data();
   const int32_t no_offset = 0;
-  // row-major sums = A Bᵀ, no zero points (the quantization is symmetric)
-  const dnnl_status_t status = dnnl_gemm_s8s8s32('N', 'T', 'F', M, N, K, 1.0f, A.values.data(), K, 0,
-                                                 B.values.data(), K, 0, 0.0f, sums.data(), N, &no_offset);
-  if (status != dnnl_success) throw std::logic_error("gemm_int8: dnnl_gemm_s8s8s32 failed");
-  // C(i, j) = scale_a[i] · scale_b[j] · sums(i, j)
+  const bool vnni = has_vnni();
+  dnnl_status_t status;
+  if (vnni) {
+    // row-major sums = A Bᵀ, no zero points (the quantization is symmetric)
+    status = dnnl_gemm_s8s8s32('N', 'T', 'F', M, N, K, 1.0f, A.values.data(), K, 0, B.values.data(), K, 0, 0.0f,
+                               sums, N, &no_offset);
+  } else {
+    // sums = (A + 128) Bᵀ; the 128 Σ_k b(j,k) comes off below
+    work.unsigned_a.resize(A.values.size());
+    for (size_t k = 0; k < A.values.size(); ++k) work.unsigned_a[k] = static_cast<uint8_t>(A.values[k] + 128);
+    status = dnnl_gemm_u8s8s32('N', 'T', 'F', M, N, K, 1.0f, work.unsigned_a.data(), K, 0, B.values.data(), K, 0,
+                               0.0f, sums, N, &no_offset);
+  }
+  if (status != dnnl_success) throw std::logic_error("gemm_int8: oneDNN's int8 gemm failed");
+  // C(i, j) = scale_a[i] · scale_b[j] · (sums(i, j) - shift · row_sums_b[j])
+  const int32_t shift = vnni ? 0 : 128;
   for (Index i = 0; i < M; ++i) {
     const float scale_a = A.scales[static_cast<size_t>(i)];
-    const int32_t* sum = sums.data() + i * N;
+    const int32_t* sum = sums + i * N;
     float* out = C.row(i).data();
-    for (Index j = 0; j < N; ++j) out[j] = scale_a * B.scales[static_cast<size_t>(j)] * static_cast<float>(sum[j]);
+    for (Index j = 0; j < N; ++j)
+      out[j] = scale_a * B.scales[static_cast<size_t>(j)] *
+               static_cast<float>(sum[j] - shift * B.row_sums[static_cast<size_t>(j)]);
   }
 }
 
@@ -55,7 +86,9 @@ void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, std::v
 
 bool int8_supported() { return false; }
 
-void gemm_int8(const Int8Matrix&, const Int8Matrix&, MatRef<float>, std::vector<int32_t>&) {
+int int8_weight_levels() { return 127; }
+
+void gemm_int8(const Int8Matrix&, const Int8Matrix&, MatRef<float>, Int8Workspace&) {
   throw std::logic_error("gemm_int8: rnnsearch was built without oneDNN");
 }
 

@@ -64,7 +64,7 @@ void projection_forward(const Parameters<T>& params, const MatCRef<T>& P, Output
     }
     if (cache.int8) {
       cache.input_int8.assign(P);
-      gemm_int8(cache.input_int8, cache.int8->W, logits, cache.sums_int8);
+      gemm_int8(cache.input_int8, cache.int8->W, logits, cache.int8_work);
       logits.rowwise() += b;
       return;
     }
@@ -120,9 +120,9 @@ void convert_projection(const Parameters<float>& params, Int8Projection& project
   const auto W = params.mat(projection_weight(cfg));
   // gemm_int8 takes the words as rows: tgt_emb already is, out_Wo and out_W are transposed
   if (projection_transposed(cfg))
-    projection.W.assign(W);
+    projection.W.assign(W, int8_weight_levels());
   else
-    projection.W.assign(Mat<float>(W.transpose()));
+    projection.W.assign(Mat<float>(W.transpose()), int8_weight_levels());
 }
 
 template <class T>

@@ -9,6 +9,14 @@
 // Alder Lake and later) multiply-add four int8 pairs per 32-bit lane in one instruction, four
 // times fp32's rate; oneDNN's gemm_s8s8s32 has the kernels. Decoding only: the relative
 // error of a rounded value is up to 1/254 of its row's largest, too coarse for gradients.
+//
+// AVX2 without VNNI multiplies unsigned by signed bytes (vpmaddubsw) and adds each pair of
+// products into int16, saturating: oneDNN's gemm there gives 255·127·2 → 32767. So there the
+// weights are quantized to [-63, 63] instead (int8_weight_levels) and the activations are
+// shifted to unsigned, q + 128 in [1, 255]: a pair stays within 2·255·63 = 32130, and
+//   Σ_k (q_a,k + 128) q_b,k = Σ_k q_a,k q_b,k + 128 Σ_k q_b,k,
+// so the product subtracts 128 times each weight row's sum (row_sums). gemm_u8s8s32 runs
+// 1.4-2.5x oneDNN's fp32 at the projection's shapes on Zen 3 (build/gemm_bench).
 #include <cstdint>
 #include <vector>
 
@@ -17,22 +25,35 @@
 namespace rnnsearch {
 
 // Whether int8 products run natively here: rnnsearch was built with oneDNN and the CPU has
-// AVX512_VNNI or AVX-VNNI. (Without them oneDNN's int8 kernels are no faster than fp32.)
+// AVX512_VNNI, AVX-VNNI or AVX2 (util/cpu.h, so RNNSEARCH_CPU caps it).
 bool int8_supported();
+
+// The largest quantized magnitude of a weight row: 127 with VNNI, 63 on AVX2 without it.
+int int8_weight_levels();
 
 // A row-major int8 matrix with one scale per row: value(i, k) ≈ scales[i] · values[i·cols + k].
 // Like the workspaces, its buffers only grow.
 struct Int8Matrix {
   Index rows = 0, cols = 0;
+  int levels = 127;  // values are in [-levels, levels]
   std::vector<int8_t> values;
   std::vector<float> scales;
+  std::vector<int32_t> row_sums;  // Σ_k values(i, k), for the products without VNNI
 
-  void assign(const MatCRef<float>& m);
+  // Quantizes each row of m to [-levels, levels].
+  void assign(const MatCRef<float>& m, int levels = 127);
+};
+
+// What gemm_int8 writes between its steps; reused from call to call.
+struct Int8Workspace {
+  std::vector<int32_t> sums;      // M×N
+  std::vector<uint8_t> unsigned_a;  // M×K, A + 128 (without VNNI)
 };
 
 // C = A Bᵀ (C is M×N for A M×K and B N×K: B's rows are C's columns), each value
-// scales_a[i] · scales_b[j] · Σ_k a(i,k) b(j,k). sums: an M×N int32 workspace. Single-threaded
-// inside an OpenMP parallel region, like the fp32 products. Only when int8_supported().
-void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, std::vector<int32_t>& sums);
+// scales_a[i] · scales_b[j] · Σ_k a(i,k) b(j,k). B quantized with int8_weight_levels().
+// Single-threaded inside an OpenMP parallel region, like the fp32 products. Only when
+// int8_supported().
+void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, Int8Workspace& work);
 
 }  // namespace rnnsearch

@@ -60,7 +60,7 @@ struct OutputCache {
   // product: the weights from here, the projection's input quantized into input_int8.
   const Int8Projection* int8 = nullptr;
   Int8Matrix input_int8;
-  std::vector<int32_t> sums_int8;  // N×V
+  Int8Workspace int8_work;
 };
 
 // output_layer_cost works on this many rows at a time: the logits of a whole batch
