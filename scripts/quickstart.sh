@@ -76,6 +76,6 @@ $bin translate "${models[@]}" --input $data/test_2016_flickr.en.gz --output "$hy
 
 echo "== BLEU (tokenized, lowercased, as multi-bleu.perl)"
 $bin tokenize --input $data/test_2016_flickr.de.gz --output "$MODEL/test.ref.de"
-$bin bleu --ref "$MODEL/test.ref.de" --hyp "$hyp"
+$bin bleu --tokenize multi30k --ref "$MODEL/test.ref.de" --hyp "$hyp"
 
 echo "== attention heatmaps: $(pwd)/$MODEL/heatmaps/index.html"

@@ -59,7 +59,7 @@ double Validator::bleu(const ModelDefinition& model, const Parameters<float>& pa
   std::vector<std::vector<std::string>> hypotheses;
   for (const LineTranslation& t : translator.translate(sources_, 0))
     hypotheses.push_back(t.hypotheses.empty() ? std::vector<std::string>{} : t.hypotheses.front().words);
-  return corpus_bleu(hypotheses, references_).bleu;
+  return multi_bleu(hypotheses, references_).bleu;
 }
 
 }  // namespace rnnsearch

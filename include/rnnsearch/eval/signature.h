@@ -1,0 +1,26 @@
+#pragma once
+// The reproducibility signature `rnnsearch bleu` prints with each score, in sacreBLEU 2.x's
+// text format (docs/scoring.md): "NAME|nrefs:N|field:value|...|version:V = SCORE[ DETAILS]".
+// The fields are sacreBLEU's, so that a score states how it was computed; the version is
+// rnnsearch's, "rnnsearch-0.1.0": these scores are computed as sacreBLEU 2.x computes them
+// (checked against sacreBLEU 2.6.0's published test figures), not by sacreBLEU.
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rnnsearch {
+
+// "rnnsearch-" and the project version of CMakeLists.txt.
+std::string metric_version();
+
+// "NAME|nrefs:N|k1:v1|k2:v2|version:rnnsearch-X".
+std::string signature_line(const std::string& name, size_t references,
+                           const std::vector<std::pair<std::string, std::string>>& fields);
+
+// The score as sacreBLEU prints it: `width` decimals ("%.*f").
+std::string fixed_decimals(double score, int width);
+
+// "SIGNATURE = SCORE" with `width` decimals, then " DETAILS" when there are any.
+std::string score_line(const std::string& signature, double score, int width, const std::string& details = "");
+
+}  // namespace rnnsearch

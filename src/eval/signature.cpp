@@ -1,0 +1,30 @@
+#include "rnnsearch/eval/signature.h"
+
+#include <cstdio>
+
+#ifndef RNNSEARCH_VERSION
+#error "RNNSEARCH_VERSION is defined by CMakeLists.txt for this file"
+#endif
+
+namespace rnnsearch {
+
+std::string metric_version() { return std::string("rnnsearch-") + RNNSEARCH_VERSION; }
+
+std::string signature_line(const std::string& name, size_t references,
+                           const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::string line = name + "|nrefs:" + std::to_string(references);
+  for (const auto& [key, value] : fields) line += "|" + key + ":" + value;
+  return line + "|version:" + metric_version();
+}
+
+std::string fixed_decimals(double score, int width) {
+  char number[64];
+  std::snprintf(number, sizeof number, "%.*f", width, score);
+  return number;
+}
+
+std::string score_line(const std::string& signature, double score, int width, const std::string& details) {
+  return signature + " = " + fixed_decimals(score, width) + (details.empty() ? "" : " " + details);
+}
+
+}  // namespace rnnsearch
