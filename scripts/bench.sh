@@ -114,7 +114,10 @@ log=$("$bin" train --train-src $data/train.en.gz --train-tgt $data/train.de.gz -
   --valid-tgt $data/val.de.gz --model "$work/small-default" --preset small --bench-seconds 1 --bench-warmup 1 2>&1)
 train_default=fp32
 if grep -q "products in bf16" <<<"$log"; then train_default=bf16; fi
-decode_default=$(echo "a" | "$bin" translate -m "$MODEL" 2>&1 >/dev/null | grep -o "projection in [a-z0-9]*" | cut -d' ' -f3)
+decode_line=$(echo "a" | "$bin" translate -m "$MODEL" 2>&1 >/dev/null)
+decode_default=$(echo "$decode_line" | grep -o "projection in [a-z0-9]*" | cut -d' ' -f3)
+# Which kernels ran: the GEMM backend, the products' precision and the CPU features used.
+echo "rnnsearch kernels: training: $(grep -o 'GEMM .*' <<<"$log"); decoding: $(grep -o 'projection in [^)]*)' <<<"$decode_line")"
 echo "rnnsearch default precision (training $train_default, decoding $decode_default) against --precision fp32:" \
   "training small ${r[train_small_2]} / ${r[train_small_fp32]} tgt tok/s ($(ratio "${r[train_small_2]}" "${r[train_small_fp32]}"))," \
   "base ${r[train_base_2]} / ${r[train_base_fp32]} ($(ratio "${r[train_base_2]}" "${r[train_base_fp32]}"));" \
