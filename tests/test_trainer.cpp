@@ -77,6 +77,18 @@ TEST(Train, ValidBleuSelectsAndSmoothedWeightsAreSaved) {
   EXPECT_NE(bad_err.find("rouge"), std::string::npos) << bad_err;
 }
 
+// --valid-metrics chrf,bleu: chrF2 of the translations selects model.best.npz, and every
+// validation line has both figures.
+TEST(Train, ValidChrfSelects) {
+  test::TempDir dir;
+  const auto [status, err] = run(train_command(dir.path("m"), "--max-updates 7 --valid-metrics chrf,bleu"), dir);
+  ASSERT_EQ(status, 0) << err;
+  const std::string log = read_file(dir.path("m/train.log"));
+  EXPECT_NE(log.find(" bleu "), std::string::npos) << log;
+  EXPECT_NE(log.find(" chrf "), std::string::npos) << log;
+  EXPECT_NE(log.find("best validation chrF2 "), std::string::npos) << log;
+}
+
 // kill -9 at random instants (saves every 7 updates, so many land inside a save): every
 // interrupted directory resumes, and the run ends with exactly the weights of one that was
 // never interrupted. scripts/kill_soak.sh runs the same for hundreds of kills.

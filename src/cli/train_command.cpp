@@ -67,10 +67,10 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("max-updates", po::value(&o.max_updates)->default_value(0)->notifier(at_least("max-updates", 0)), "updates (0 = no limit)")
       ("valid-freq", po::value(&o.valid_freq)->default_value(0)->notifier(at_least("valid-freq", 0)), "validate and save every N updates (0 = at epoch ends only)")
       ("valid-metrics", po::value(&valid_metrics)->default_value("cross-entropy"),
-       "cross-entropy and/or bleu, comma-separated: each is logged, the first selects model.best.npz and drives "
-       "--patience")
+       "cross-entropy, bleu and/or chrf, comma-separated: each is logged, the first selects model.best.npz and "
+       "drives --patience")
       ("valid-beam-size", po::value(&o.valid_beam_size)->default_value(5)->notifier(at_least("valid-beam-size", 1)),
-       "beam size of the translations validation BLEU scores")
+       "beam size of the translations validation BLEU and chrF score")
       ("exponential-smoothing", po::value(&o.optimizer.smoothing)->default_value(0.0)
            ->notifier(below_one("exponential-smoothing")),
        "α: validate and save as model.best.npz the moving average of the weights, θ̄ += α(θ − θ̄) after each "

@@ -61,6 +61,8 @@ std::string selection_text(double cost, ValidMetric metric) {
   char text[64];
   if (metric == ValidMetric::bleu)
     std::snprintf(text, sizeof text, "BLEU %.2f", -cost);
+  else if (metric == ValidMetric::chrf)
+    std::snprintf(text, sizeof text, "chrF2 %.2f", -cost);
   else
     std::snprintf(text, sizeof text, "perplexity %f", std::exp(cost));
   return text;
@@ -73,6 +75,7 @@ std::string validation_line(const Progress& progress, const ValidationScores& sc
   line << "valid " << (epoch_end ? "(end of epoch " + std::to_string(progress.epoch - 1) + ") " : "") << "update "
        << progress.update << " cost " << scores.cross_entropy << " ppl " << std::exp(scores.cross_entropy);
   if (!std::isnan(scores.bleu)) line << " bleu " << std::fixed << std::setprecision(2) << scores.bleu;
+  if (!std::isnan(scores.chrf)) line << " chrf " << std::fixed << std::setprecision(2) << scores.chrf;
   line << (improved ? " (new best, saved " + std::string(model_files::kBestWeights) + ")"
                     : " (best " + selection_text(progress.best_valid_cost, metric) + " at update " +
                           std::to_string(progress.best_update) + ")")

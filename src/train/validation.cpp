@@ -5,8 +5,10 @@
 #include "rnnsearch/decode/translator.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/eval/bleu.h"
+#include "rnnsearch/eval/chrf.h"
 #include "rnnsearch/text/batcher.h"
 #include "rnnsearch/text/line_reader.h"
+#include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/util/mpi.h"
 
 namespace rnnsearch {
@@ -19,8 +21,10 @@ std::vector<ValidMetric> parse_valid_metrics(const std::string& names) {
       metrics.push_back(ValidMetric::cross_entropy);
     else if (name == "bleu")
       metrics.push_back(ValidMetric::bleu);
+    else if (name == "chrf")
+      metrics.push_back(ValidMetric::chrf);
     else
-      throw Error("--valid-metrics: unknown metric '" + name + "' (expected cross-entropy and/or bleu)");
+      throw Error("--valid-metrics: unknown metric '" + name + "' (expected cross-entropy, bleu and/or chrf)");
   }
   if (metrics.empty()) throw Error("--valid-metrics must name at least one metric");
   return metrics;
@@ -30,8 +34,11 @@ Validator::Validator(const std::vector<ValidMetric>& metrics, const std::string&
                      const std::string& tgt_path, const TokenizerOptions& tokenizer, int beam_size, int batch_size,
                      int threads, const ParallelCorpus& corpus)
     : beam_size_(beam_size), batch_size_(batch_size), threads_(threads), corpus_(corpus) {
-  for (ValidMetric metric : metrics) bleu_ |= metric == ValidMetric::bleu;
-  if (!bleu_) return;
+  for (ValidMetric metric : metrics) {
+    bleu_ |= metric == ValidMetric::bleu;
+    chrf_ |= metric == ValidMetric::chrf;
+  }
+  if (!bleu_ && !chrf_) return;
   sources_ = read_lines(src_path);
   for (const std::string& line : read_lines(tgt_path)) references_.push_back(tokenize(line, tokenizer));
 }
@@ -47,11 +54,20 @@ ValidationScores Validator::run(const ModelDefinition& model, const Parameters<f
   }
   mpi::sum(&cost, 1);  // the ranks' parts
   scores.cross_entropy = cost / static_cast<double>(tokens);
-  if (bleu_) scores.bleu = bleu(model, params);
+  if (!bleu_ && !chrf_) return scores;
+  const std::vector<std::vector<std::string>> hypotheses = translate(model, params);
+  if (bleu_) scores.bleu = multi_bleu(hypotheses, references_).bleu;
+  if (chrf_) {
+    std::vector<std::string> hypothesis_lines, reference_lines;
+    for (const auto& tokens : hypotheses) hypothesis_lines.push_back(join_tokens(tokens));
+    for (const auto& tokens : references_) reference_lines.push_back(join_tokens(tokens));
+    scores.chrf = corpus_chrf(hypothesis_lines, {reference_lines}).score;
+  }
   return scores;
 }
 
-double Validator::bleu(const ModelDefinition& model, const Parameters<float>& params) const {
+std::vector<std::vector<std::string>> Validator::translate(const ModelDefinition& model,
+                                                           const Parameters<float>& params) const {
   TranslatorOptions options;
   options.beam.beam_size = beam_size_;
   options.threads = threads_;
@@ -59,7 +75,7 @@ double Validator::bleu(const ModelDefinition& model, const Parameters<float>& pa
   std::vector<std::vector<std::string>> hypotheses;
   for (const LineTranslation& t : translator.translate(sources_, 0))
     hypotheses.push_back(t.hypotheses.empty() ? std::vector<std::string>{} : t.hypotheses.front().words);
-  return multi_bleu(hypotheses, references_).bleu;
+  return hypotheses;
 }
 
 }  // namespace rnnsearch

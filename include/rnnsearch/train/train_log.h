@@ -28,7 +28,7 @@ struct CostWindow {
 // against the tighter of the two budgets (0 = none).
 std::string progress_line(const Progress& progress, const CostWindow& window, double max_seconds, long max_updates);
 
-// "valid [(end of epoch E) ]update U cost C ppl P[ bleu B] (new best, saved ...|best ...)
+// "valid [(end of epoch E) ]update U cost C ppl P[ bleu B][ chrf F] (new best, saved ...|best ...)
 // train_time ..."; the best is that of the selecting metric.
 std::string validation_line(const Progress& progress, const ValidationScores& scores, ValidMetric metric,
                             bool improved, bool epoch_end);
@@ -40,7 +40,7 @@ std::string data_line(const ParallelCorpus& train, const ParallelCorpus& valid, 
 std::string model_line(const ModelConfig& config, size_t parameters, int batch_size, int threads,
                        Precision precision);
 
-// "perplexity 5.12" or "BLEU 35.10": a selection cost (ValidationScores::cost) as users read it.
+// "perplexity 5.12", "BLEU 35.10" or "chrF2 61.20": a selection cost (ValidationScores::cost) as users read it.
 std::string selection_text(double cost, ValidMetric metric);
 
 // Log lines go to stderr and the log file; on a terminal the progress is one live line.
