@@ -9,6 +9,8 @@
 
 #include <cctype>
 #include <cstdio>
+#include <functional>
+#include <ostream>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/eval/bleu.h"
@@ -21,6 +23,12 @@ namespace {
 
 using Lines = std::vector<std::string>;
 using References = std::vector<Lines>;  // one Lines per reference stream
+
+// A failing case prints as its label (GoogleTest finds this by argument-dependent lookup).
+template <class Case>
+auto operator<<(std::ostream& os, const Case& c) -> decltype(c.label, os) {
+  return os << c.label;
+}
 
 // Test names from a case's label: letters and digits only.
 std::string test_name(const std::string& label) {
@@ -441,6 +449,94 @@ TEST(SacreChrfPlusPlus, ReadmeExample) {
   std::snprintf(printed, sizeof printed, "%.2f", plus.score);
   EXPECT_STREQ(printed, "59.15");
   EXPECT_EQ(plus.name, "chrF2++");
+}
+
+// A synthetic corpus (seeded random sentences over a small vocabulary, blocks moved, words
+// replaced, dropped or added, then a few hand-made lines: a shift to the front, a reference
+// too short for long n-grams, empty lines, non-ASCII case) that reaches the paths the
+// published cases leave out. The figures are sacreBLEU 2.6.0's, to every printed digit.
+const Lines kMixedHyps = {
+    "", "a a", "in a", "a red the park in ball red . cat dog Mr. cat Mr. big in sees",
+    "ball red 3.5 , . isn't the sees x-ray a x-ray red", "in 3.5 a the 3.5 . . cat red sees ball isn't",
+    "cat a red big 3.5 , x-ray isn't isn't sees cat , ball ,",
+    "a cat 3.5 isn't a ball dog the park x-ray red the a", "isn't . red dog . red the ,", ".", "isn't",
+    "ball ball DOG", "a Mr. , ball , dog , isn't", "the dog , sees x-ray in in Mr. in sees isn't cat the",
+    "big x-ray", "red Mr. sees sees 3.5", "ball Mr. ball", "ball cat park . Mr. the in isn't",
+    "in ball dog big dog ball park x-ray ball the a a", "ball", "dog , Mr.", "", ". x-ray a in cat", ".",
+    "x y a b", "c a b", "abcdef ghi", "b a b a b a", "Über Straße ÄÖ"};
+const Lines kMixedRefs = {
+    "", "a big ball a", "", "a red the park in cat in sees Mr. big red . cat dog Mr.",
+    "the ball red dog , . isn't sees x-ray a x-ray red", "in 3.5 a the 3.5 . . cat ball isn't red sees",
+    "cat a red big cat 3.5 , x-ray isn't isn't isn't cat , ball ,",
+    "3.5 a cat isn't ball dog a park x-ray red the a", "isn't . red dog . red the ,", ".", "red", "ball .",
+    "a Mr. , dog , ball , isn't", "the isn't the dog , sees x-ray park in in Mr. in sees isn't cat", "3.5 big 3.5",
+    "red sees sees Mr. 3.5", "ball dog", "ball cat park . Mr. the in isn't",
+    "in big dog ball park x-ray ball dog ball the a a", "ball", "dog , Mr.", "", ". x-ray a in cat", "", "a b x y",
+    "a b c", "ab", "a b a b a b", "über strasse äö"};
+
+struct MixedCase {
+  std::string label;
+  std::function<double()> score;
+  double expected;
+};
+
+class SacreMixedCorpus : public ::testing::TestWithParam<MixedCase> {};
+
+TEST_P(SacreMixedCorpus, ScoresAsSacreBleu260) { EXPECT_NEAR(GetParam().score(), GetParam().expected, 1e-9); }
+
+BleuOptions bleu_options(BleuTokenizer tokenizer, bool lowercase, BleuSmoothing smoothing) {
+  BleuOptions options;
+  options.tokenizer = tokenizer;
+  options.lowercase = lowercase;
+  options.smoothing = smoothing;
+  return options;
+}
+
+ChrfOptions chrf_options(int word_order, bool eps_smoothing, bool lowercase, bool whitespace) {
+  ChrfOptions options;
+  options.word_order = word_order;
+  options.eps_smoothing = eps_smoothing;
+  options.lowercase = lowercase;
+  options.whitespace = whitespace;
+  return options;
+}
+
+double mixed_bleu(const BleuOptions& options) { return corpus_bleu(kMixedHyps, {kMixedRefs}, options).bleu; }
+double mixed_chrf(const ChrfOptions& options) { return corpus_chrf(kMixedHyps, {kMixedRefs}, options).score; }
+double mixed_ter(const TercomOptions& options) { return corpus_ter(kMixedHyps, {kMixedRefs}, options).score; }
+
+INSTANTIATE_TEST_SUITE_P(
+    SacreBleu260, SacreMixedCorpus,
+    ::testing::Values(
+        MixedCase{"bleu", [] { return mixed_bleu({}); }, 63.5895713736488},
+        MixedCase{"bleu_lowercase_intl",
+                  [] { return mixed_bleu(bleu_options(BleuTokenizer::intl, true, BleuSmoothing::exp)); },
+                  69.75804547513007},
+        MixedCase{"bleu_char_floor",
+                  [] { return mixed_bleu(bleu_options(BleuTokenizer::character, false, BleuSmoothing::floor)); },
+                  78.10096770869696},
+        MixedCase{"chrf2", [] { return mixed_chrf({}); }, 73.16943660987668},
+        MixedCase{"chrf2_plus_plus", [] { return mixed_chrf(chrf_options(2, false, false, false)); }, 75.20274838188807},
+        MixedCase{"chrf2_eps_lowercase", [] { return mixed_chrf(chrf_options(0, true, true, false)); },
+                  74.28776095728601},
+        MixedCase{"chrf2_whitespace", [] { return mixed_chrf(chrf_options(0, false, false, true)); }, 80.60795647874835},
+        MixedCase{"ter", [] { return mixed_ter({}); }, 21.73913043478261},
+        MixedCase{"ter_normalized_case_sensitive", [] { return mixed_ter({true, false, false, true}); },
+                  22.61904761904762},
+        MixedCase{"ter_no_punct", [] { return mixed_ter({false, true, false, false}); }, 24.113475177304963}),
+    [](const auto& info) { return info.param.label; });
+
+// The edits of each line (lowercased, split on spaces), as sacreBLEU's translation_edit_rate
+// counts them: every shift, the front and zero-gain ones included, must agree.
+TEST(SacreMixedCorpusTer, EditsOfEveryLine) {
+  const std::vector<long> expected = {0, 2, 2, 3, 2, 1, 2, 3, 0, 0, 1, 2, 1, 3, 2, 1, 2, 0, 1, 0, 0, 0, 0, 1, 1, 1, 2, 1, 1};
+  ASSERT_EQ(expected.size(), kMixedHyps.size());
+  for (size_t s = 0; s < kMixedHyps.size(); ++s)
+    EXPECT_EQ(translation_edit_rate(split_python_whitespace(lowercase_full(kMixedHyps[s])),
+                                    split_python_whitespace(lowercase_full(kMixedRefs[s])))
+                  .first,
+              expected[s])
+        << kMixedHyps[s] << " | " << kMixedRefs[s];
 }
 
 // The signatures are sacreBLEU's, field for field, with rnnsearch's version.

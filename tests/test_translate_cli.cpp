@@ -539,6 +539,14 @@ TEST_F(Cli, BleuOfAFileAgainstItselfIs100) {
   const Result raw = run("bleu --tokenize multi30k -b --ref " + write("raw.txt", "Ein Mann fährt Fahrrad.\nZwei Hunde "
                          "spielen im Schnee.\n") + " --hyp " + ref);
   EXPECT_EQ(raw.out_text, "100.00\n") << raw.err_text;
+  // 100 tokenized lines: the default (13a) notes that it expects detokenized text, multi30k not.
+  std::string tokens;
+  for (int k = 0; k < 100; ++k) tokens += "ein mann .\n";
+  const std::string many = write("many.txt", tokens);
+  const Result noted = run("bleu -r " + many + " --hyp " + many);
+  ASSERT_EQ(noted.status, 0) << noted.err_text;
+  EXPECT_NE(noted.err_text.find("100 hypotheses end in a tokenized period"), std::string::npos) << noted.err_text;
+  EXPECT_EQ(run("bleu --tokenize multi30k -r " + many + " --hyp " + many).err_text, "");
 }
 
 // The default is sacreBLEU's: 13a tokenization, mixed case, exp smoothing, one line per metric

@@ -3,6 +3,7 @@
 // signature, as `sacrebleu -f text` prints them. The default is sacreBLEU's: BLEU on detokenized
 // text, 13a tokenization, case-sensitive. --tokenize multi30k is the tokenized, lowercased,
 // unsmoothed BLEU (multi-bleu.perl's) Multi30k papers report.
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
@@ -123,6 +124,15 @@ int bleu_command(const Args& args) {
   for (const std::string& path : ref_paths) references.push_back(read_segments(path));
   const std::vector<std::string> hypotheses = read_segments(hyp);
   check_line_counts(hyp, hypotheses.size(), ref_paths, references);
+  // sacreBLEU's warning: its tokenizers expect detokenized text, and `translate` writes tokens.
+  const bool uses_bleu_tokenizer = std::find(metrics.begin(), metrics.end(), Metric::bleu) != metrics.end() &&
+                                   bleu.tokenizer != BleuTokenizer::multi30k && bleu.tokenizer != BleuTokenizer::none;
+  const auto tokenized = std::count_if(hypotheses.begin(), hypotheses.end(), [](const std::string& line) {
+    return line.size() >= 2 && line.compare(line.size() - 2, 2, " .") == 0;
+  });
+  if (uses_bleu_tokenizer && tokenized >= 100)
+    std::cerr << "rnnsearch bleu: note: " << tokenized << " hypotheses end in a tokenized period (\" .\"): BLEU "
+              << "expects detokenized text (translate --detokenize), or --tokenize multi30k for tokens\n";
 
   OutputFile out("-", {});
   for (Metric metric : metrics) {
