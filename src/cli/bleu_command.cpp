@@ -5,7 +5,6 @@
 // unsmoothed BLEU (multi-bleu.perl's) Multi30k papers report.
 #include <algorithm>
 #include <iostream>
-#include <sstream>
 
 #include "commands.h"
 #include "rnnsearch/error.h"
@@ -13,6 +12,7 @@
 #include "rnnsearch/eval/chrf.h"
 #include "rnnsearch/eval/ter.h"
 #include "rnnsearch/text/line_reader.h"
+#include "rnnsearch/util/name_list.h"
 
 namespace po = boost::program_options;
 
@@ -20,23 +20,6 @@ namespace rnnsearch::cli {
 namespace {
 
 enum class Metric { bleu, chrf, ter };
-
-std::vector<Metric> parse_metrics(const std::string& names) {
-  std::vector<Metric> metrics;
-  std::istringstream list(names);
-  for (std::string name; std::getline(list, name, ',');) {
-    if (name == "bleu")
-      metrics.push_back(Metric::bleu);
-    else if (name == "chrf")
-      metrics.push_back(Metric::chrf);
-    else if (name == "ter")
-      metrics.push_back(Metric::ter);
-    else
-      throw Error("--metrics: unknown metric '" + name + "' (expected bleu, chrf and/or ter)");
-  }
-  if (metrics.empty()) throw Error("--metrics must name at least one metric");
-  return metrics;
-}
 
 // The lines of a file with trailing whitespace removed, as sacreBLEU reads them.
 std::vector<std::string> read_segments(const std::string& path) {
@@ -106,7 +89,8 @@ int bleu_command(const Args& args) {
     return 0;
   if (width > 17) throw Error("--width: at most 17 decimals, not " + std::to_string(width));
   if (chrf.char_order + chrf.word_order == 0) throw Error("--chrf-char-order and --chrf-word-order are both 0");
-  const std::vector<Metric> metrics = parse_metrics(metric_names);
+  const std::vector<Metric> metrics =
+      parse_name_list<Metric>("--metrics", metric_names, {{"bleu", Metric::bleu}, {"chrf", Metric::chrf}, {"ter", Metric::ter}});
   BleuOptions bleu;
   bleu.tokenizer = parse_bleu_tokenizer(tokenizer);
   bleu.lowercase = lowercase;

@@ -67,10 +67,7 @@ std::vector<std::vector<std::string>> tokenized(const std::vector<std::string>& 
 BleuResult score_corpus(const std::vector<std::vector<std::string>>& hypotheses,
                         const std::vector<std::vector<std::vector<std::string>>>& references,
                         const BleuOptions& options) {
-  for (const auto& stream : references)
-    if (stream.size() != hypotheses.size())
-      throw Error("BLEU: " + std::to_string(hypotheses.size()) + " hypotheses but " + std::to_string(stream.size()) +
-                  " references");
+  check_reference_streams("BLEU", hypotheses.size(), references);
   BleuStats stats(options.max_order);
   std::vector<std::vector<std::string>> segment_references(references.size());
   for (size_t s = 0; s < hypotheses.size(); ++s) {

@@ -2,7 +2,6 @@
 
 #include <unordered_map>
 
-#include "rnnsearch/error.h"
 #include "rnnsearch/eval/sacre_tokenizers.h"
 #include "rnnsearch/eval/signature.h"
 
@@ -125,10 +124,7 @@ std::string chrf_name(const ChrfOptions& options) {
 
 ChrfResult corpus_chrf(const std::vector<std::string>& hypotheses,
                        const std::vector<std::vector<std::string>>& references, const ChrfOptions& options) {
-  for (const auto& stream : references)
-    if (stream.size() != hypotheses.size())
-      throw Error("chrF: " + std::to_string(hypotheses.size()) + " hypotheses but " + std::to_string(stream.size()) +
-                  " references");
+  check_reference_streams("chrF", hypotheses.size(), references);
   const size_t orders = static_cast<size_t>(options.char_order + options.word_order);
   std::vector<long> corpus(3 * orders, 0);
   for (size_t s = 0; s < hypotheses.size(); ++s) {

@@ -270,10 +270,7 @@ std::pair<long, long> translation_edit_rate(const std::vector<std::string>& hypo
 
 TerResult corpus_ter(const std::vector<std::string>& hypotheses,
                      const std::vector<std::vector<std::string>>& references, const TercomOptions& options) {
-  for (const auto& stream : references)
-    if (stream.size() != hypotheses.size())
-      throw Error("TER: " + std::to_string(hypotheses.size()) + " hypotheses but " + std::to_string(stream.size()) +
-                  " references");
+  check_reference_streams("TER", hypotheses.size(), references);
   auto tokenized = [&](std::string_view line) { return tokenize_tercom(rstrip_python(line), options); };
   TerResult result;
   for (size_t s = 0; s < hypotheses.size(); ++s) {

@@ -1,7 +1,5 @@
 #include "rnnsearch/train/validation.h"
 
-#include <sstream>
-
 #include "rnnsearch/decode/translator.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/eval/bleu.h"
@@ -10,24 +8,14 @@
 #include "rnnsearch/text/line_reader.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/util/mpi.h"
+#include "rnnsearch/util/name_list.h"
 
 namespace rnnsearch {
 
 std::vector<ValidMetric> parse_valid_metrics(const std::string& names) {
-  std::vector<ValidMetric> metrics;
-  std::istringstream list(names);
-  for (std::string name; std::getline(list, name, ',');) {
-    if (name == "cross-entropy")
-      metrics.push_back(ValidMetric::cross_entropy);
-    else if (name == "bleu")
-      metrics.push_back(ValidMetric::bleu);
-    else if (name == "chrf")
-      metrics.push_back(ValidMetric::chrf);
-    else
-      throw Error("--valid-metrics: unknown metric '" + name + "' (expected cross-entropy, bleu and/or chrf)");
-  }
-  if (metrics.empty()) throw Error("--valid-metrics must name at least one metric");
-  return metrics;
+  return parse_name_list<ValidMetric>(
+      "--valid-metrics", names,
+      {{"cross-entropy", ValidMetric::cross_entropy}, {"bleu", ValidMetric::bleu}, {"chrf", ValidMetric::chrf}});
 }
 
 Validator::Validator(const std::vector<ValidMetric>& metrics, const std::string& src_path,
