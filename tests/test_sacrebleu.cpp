@@ -539,6 +539,18 @@ TEST(SacreMixedCorpusTer, EditsOfEveryLine) {
         << kMixedHyps[s] << " | " << kMixedRefs[s];
 }
 
+// Pairs where a shift to the front of the hypothesis is the best one, and pairs where the best
+// shift left at the end gains nothing (and so is not made): sacreBLEU 2.6.0 counts 2 edits
+// for each.
+TEST(SacreTerShifts, FrontShiftsAndShiftsThatGainNothing) {
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"f d e a a b", "d e a f a"}, {"a f d d a f", "a f f d c a"}, {"a a e b a", "a a a b e"}, {"a b c", "c b f"}};
+  for (const auto& [hypothesis, reference] : pairs)
+    EXPECT_EQ(translation_edit_rate(split_python_whitespace(hypothesis), split_python_whitespace(reference)),
+              (std::pair<long, long>{2, static_cast<long>(split_python_whitespace(reference).size())}))
+        << hypothesis << " | " << reference;
+}
+
 // The signatures are sacreBLEU's, field for field, with rnnsearch's version.
 TEST(SacreSignatures, AreSacreBleusFields) {
   const std::string version = "|version:" + metric_version();
