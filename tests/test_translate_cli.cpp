@@ -124,6 +124,10 @@ class Cli : public ::testing::Test {
     return write("mixed.txt", "a b c\n\nd \xff\xfe e\n   \n" + long_line + "\nc unknownword f\n");
   }
   static constexpr size_t kMixedLines = 6;
+  // The translate command of the precision tests, to be followed by --precision NAME.
+  static std::string precision_command(const std::string& input) {
+    return "translate -m " + model() + " -i " + input + " --max-length 40 --beam-size 3 ";
+  }
 
   static TempDir* dir_;
 };
@@ -665,8 +669,7 @@ TEST_F(Cli, ShortlistLearnsATableAndKeepingEveryWordChangesNothing) {
 // translation. Where the CPU lacks the instructions, they compute in fp32 and say so. The
 // default, auto, picks one of them (and fp32 with a shortlist: the test above).
 TEST_F(Cli, LowPrecisionTranslatesAsFp32Does) {
-  const std::string input = mixed_input();
-  const std::string translate = "translate -m " + model() + " -i " + input + " --max-length 40 --beam-size 3 ";
+  const std::string input = mixed_input(), translate = precision_command(input);
   const Result fp32 = run(translate + "--precision fp32");
   ASSERT_EQ(fp32.status, 0) << fp32.err_text;
   for (const std::string precision : {"bf16", "int8", "auto"}) {
@@ -686,8 +689,7 @@ TEST_F(Cli, LowPrecisionTranslatesAsFp32Does) {
 // without VNNI, or falls back below AVX2. An unknown value is a one-line error that names
 // the variable.
 TEST_F(Cli, RnnsearchCpuForcesTheFallbacks) {
-  const std::string input = mixed_input();
-  const std::string translate = "translate -m " + model() + " -i " + input + " --max-length 40 --beam-size 3 ";
+  const std::string translate = precision_command(mixed_input());
   const Result fp32 = run(translate + "--precision fp32");
   ASSERT_EQ(fp32.status, 0) << fp32.err_text;
   struct Case {
