@@ -14,7 +14,8 @@
 #   scaling:   with mpirun, training small and beam-5 decoding on 2 MPI ranks × 1 thread
 #              against 1 process × 1 and × 2 threads (docs/scaling.md)
 #
-#   MODEL=models/en-de-small   trained model to decode with (scripts/quickstart.sh makes it)
+#   MODEL=models/en-de-small   trained word-level model to decode with (TEXT=lowercased scripts/quickstart.sh
+#                              makes it: the reference decodes lowercased tokens too)
 #   SHORTLIST="1000 100"         FIRST BEST of translate --shortlist (MODEL/lex.s2t, or learned here)
 #   REPEAT=1                   runs of each main-table measure; the table gives their median
 #   REF=<directory of the PyTorch reference implementation>, REF_CKPT=<reference checkpoint to decode with>; without
@@ -35,7 +36,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 scripts/build.sh >/dev/null
-[ -f "$MODEL/model.npz" ] || { echo "bench.sh: no trained model in $MODEL (run scripts/quickstart.sh, or set MODEL)" >&2; exit 1; }
+[ -f "$MODEL/model.npz" ] || { echo "bench.sh: no trained model in $MODEL (run TEXT=lowercased scripts/quickstart.sh, or set MODEL)" >&2; exit 1; }
 
 # Runs a command under the reference's cpuwatch.py when available: it reports the command's
 # peak RSS and how busy the machine was with other processes meanwhile.

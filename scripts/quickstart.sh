@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The main job, from a fresh clone: install what is missing, build, train RNNsearch (preset
-# small by default) on the shipped Multi30k en→de, translate test_2016_flickr with beam 5, print BLEU,
-# and write attention heatmaps of the first sentences.
+# small by default) on the shipped Multi30k en→de, translate test_2016_flickr with beam 5, print
+# sacreBLEU, chrF and the Multi30k papers' BLEU, and write attention heatmaps of the first sentences.
 #
+#   TEXT=raw     raw: the model reads and writes raw, cased text (SentencePiece learnt on the
+#                raw sentences, docs/design.md §3); lowercased: the tokenized lowercased recipe
+#                of the releases before (word vocabularies), which writes lowercased tokens
+#   SUBWORDS=8000  TEXT=raw: SentencePiece pieces of the joint en+de model (BPE)
 #   MINUTES=25   training-time budget (docs/design.md §5 measures quality after 25 minutes)
 #   DROPOUT=0.4  without dropout this small corpus overfits after ~4 epochs (~5 minutes); 0.4
 #                beat 0.3 on validation with tied embeddings (docs/quality.md)
@@ -19,7 +23,7 @@
 #   PRECISION=auto of the output layer's vocabulary projection: auto (bf16 training, int8
 #                translation where the CPU runs them natively), fp32, bf16 (docs/design.md §5)
 #   SEED=1       random seed (initialisation, data order, dropout): another shows the spread
-#   MODEL=models/en-de-small
+#   MODEL=models/en-de-small-raw (TEXT=raw), models/en-de-small (TEXT=lowercased)
 #   ENSEMBLE=1   models to train one after the other (seeds SEED, SEED+1, ...; the first in
 #                MODEL, the others in MODEL-s<seed>) and translate with as an ensemble;
 #                ENSEMBLE=4 NORMALIZE=2.5 is the 2-hour recipe of docs/quality.md (4 × 25 min)
@@ -37,12 +41,18 @@ TIED=${TIED:-1}
 PRESET=${PRESET:-small}
 VALID_FREQ=${VALID_FREQ:-500}
 NORMALIZE=${NORMALIZE:-2.0}
-MODEL=${MODEL:-models/en-de-small}
+TEXT=${TEXT:-raw}
+SUBWORDS=${SUBWORDS:-8000}
 SEED=${SEED:-1}
 ENSEMBLE=${ENSEMBLE:-1}
 data=corpora/multi30k
 bin=build/rnnsearch
 tied=()
+case "$TEXT" in
+  raw) text=(--tokenizer raw --subwords "$SUBWORDS"); MODEL=${MODEL:-models/en-de-small-raw} ;;
+  lowercased) text=(--tokenizer words); MODEL=${MODEL:-models/en-de-small} ;;
+  *) echo "quickstart.sh: TEXT must be raw or lowercased, not '$TEXT'" >&2; exit 2 ;;
+esac
 case "$PRESET" in
   small) emb=128 ;;
   base) emb=256 ;;
@@ -63,7 +73,7 @@ for ((k = 0; k < ENSEMBLE; k++)); do
   echo "== training preset ${PRESET} on Multi30k en→de for ${MINUTES} minutes into ${dir} (seed ${seed})"
   $bin train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
     --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz \
-    --model "$dir" --preset "$PRESET" "${tied[@]}" --dropout "$DROPOUT" --label-smoothing "$LABEL_SMOOTHING" \
+    --model "$dir" --preset "$PRESET" "${text[@]}" "${tied[@]}" --dropout "$DROPOUT" --label-smoothing "$LABEL_SMOOTHING" \
     --exponential-smoothing "$SMOOTHING" --valid-metrics bleu,cross-entropy --valid-freq "$VALID_FREQ" \
     --max-minutes "$MINUTES" --threads "$THREADS" --seed "$seed" --precision "$PRECISION"
 done
@@ -74,8 +84,13 @@ echo "== translating test_2016_flickr (1000 sentences, beam 5) with ${ENSEMBLE} 
 $bin translate "${models[@]}" --input $data/test_2016_flickr.en.gz --output "$hyp" \
   --beam-size 5 --normalize "$NORMALIZE" --replace-unk --threads "$THREADS" --precision "$PRECISION" --heatmaps "$MODEL/heatmaps" --heatmaps-limit 20
 
-echo "== BLEU (tokenized, lowercased, as multi-bleu.perl)"
-$bin tokenize --input $data/test_2016_flickr.de.gz --output "$MODEL/test.ref.de"
-$bin bleu --tokenize multi30k --ref "$MODEL/test.ref.de" --hyp "$hyp"
+ref=$data/test_2016_flickr.de.gz
+if [ "$TEXT" = raw ]; then
+  echo "== sacreBLEU and chrF2 against the raw references (as sacrebleu REF -m bleu chrf)"
+  $bin bleu --ref $ref --hyp "$hyp" --metrics bleu,chrf
+  $bin bleu --ref $ref --hyp "$hyp" --lowercase
+fi
+echo "== BLEU as Multi30k papers report it (tokenized, lowercased, as multi-bleu.perl)"
+$bin bleu --tokenize multi30k --ref $ref --hyp "$hyp"
 
 echo "== attention heatmaps: $(pwd)/$MODEL/heatmaps/index.html"

@@ -41,7 +41,7 @@ TEST(Tokenizer, UnknownWordTokenStaysWhole) {
   EXPECT_EQ(tokenize("ein <unk> mit <UNK>."), (Tokens{"ein", "<unk>", "mit", "<unk>", "."}));
   EXPECT_EQ(tokenize("x<unk>y"), (Tokens{"x", "<unk>", "y"}));
   EXPECT_EQ(tokenize("<unknown> <unk"), (Tokens{"<", "unknown", ">", "<", "unk"}));
-  EXPECT_EQ(tokenize("<Unk>", TokenizerOptions{false}), (Tokens{"<", "Unk", ">"}));
+  EXPECT_EQ(tokenize("<Unk>", TokenizerOptions{TokenizerKind::words, false}), (Tokens{"<", "Unk", ">"}));
 }
 
 TEST(Tokenizer, EmptyAndBlankLinesHaveNoTokens) {

@@ -29,7 +29,7 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   std::string preset = "small", output_layer = "maxout", optimizer = "adam";
   int emb = 0, hidden = 0, maxout = 0, batch = 0, threads = 0;
   double dropout = 0;
-  std::string subword_type, valid_metrics, precision;
+  std::string subword_type, valid_metrics, precision, tokenizer;
   bool subwords_separate = false;
   bool no_shuffle = false, no_lowercase = false, profile_phases = false;
   po::options_description options("train options");
@@ -86,7 +86,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("vocab-tgt", po::value(&o.vocab_tgt), "use this target vocabulary instead of building one")
       ("min-count", po::value(&o.min_count)->default_value(2)->notifier(at_least("min-count", 1)), "vocabulary: keep tokens seen this often")
       ("subwords", po::value(&o.subwords)->default_value(0)->notifier(at_least("subwords", 0)),
-       "learn SentencePiece subword units, about N per model, on the tokenized training text (0 = whole words)")
+       "learn SentencePiece subword units, about N per model, on the training text as --tokenizer gives it "
+       "(0 = whole words)")
       ("subword-type", po::value(&subword_type)->default_value("bpe"), "bpe or unigram")
       ("subwords-separate", po::bool_switch(&subwords_separate),
        "one subword model per language instead of one joint model")
@@ -94,7 +95,10 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("max-length", po::value(&o.max_length)->default_value(100)->notifier(at_least("max-length", 1)), "skip training pairs longer than this (tokens)")
       ("log-freq", po::value(&o.log_freq)->default_value(100)->notifier(at_least("log-freq", 1)), "log line every N updates")
       ("resume", po::bool_switch(&o.require_resume), "require an existing run in --model to resume")
-      ("no-lowercase", po::bool_switch(&no_lowercase), "keep case when tokenizing")
+      ("tokenizer", po::value(&tokenizer)->default_value("words"),
+       "words: lowercase (unless --no-lowercase) and split off punctuation, translations are such tokens; raw: "
+       "the text as it is, cased, with --subwords learnt on the raw sentences, translations are raw text")
+      ("no-lowercase", po::bool_switch(&no_lowercase), "--tokenizer words: keep case")
       ("bench-seconds", po::value(&o.bench_seconds)->default_value(0)->notifier(non_negative("bench-seconds")),
        "benchmark: after --bench-warmup updates, train this many seconds, print tgt_tok/s, exit without saving")
       ("bench-warmup", po::value(&o.bench_warmup)->default_value(20)->notifier(at_least("bench-warmup", 0)), "benchmark warm-up updates")
@@ -117,7 +121,10 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   o.valid_metrics = parse_valid_metrics(valid_metrics);
   o.subwords_joint = !subwords_separate;
   o.shuffle = !no_shuffle;
-  o.tokenizer.lowercase = !no_lowercase;
+  o.tokenizer.kind = parse_tokenizer_kind(tokenizer);
+  o.tokenizer.lowercase = !no_lowercase && o.tokenizer.kind == TokenizerKind::words;
+  if (o.tokenizer.kind == TokenizerKind::raw && o.subwords == 0)
+    throw Error("--tokenizer raw needs --subwords N: SentencePiece cuts the raw words into pieces");
   o.threads = threads;
   o.precision = precision_option(precision, PrecisionUse::training);
   o.profile = profile_phases;

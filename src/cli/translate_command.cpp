@@ -75,7 +75,8 @@ int translate_command(const Args& args) {
        "batches read, length-sorted and translated before output is written and flushed")
       ("max-length", po::value(&topts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
        "source tokens per line; longer lines are cut with a warning")
-      ("detokenize", po::bool_switch(&detokenize), "join output tokens into readable text")
+      ("detokenize", po::bool_switch(&detokenize),
+       "join output tokens into readable text (raw-text models write raw text anyway)")
       ("replace-unk", po::bool_switch(&topts.replace_unk),
        "replace each <unk> in the output with the source word it attends to most")
       ("unk-dictionary", po::value(&unk_dictionary),
@@ -119,6 +120,7 @@ int translate_command(const Args& args) {
     topts.shortlist = std::make_shared<Shortlist>(read_lexical_table(shortlist[0], model.src_vocab, model.tgt_vocab),
                                                   static_cast<int>(model.tgt_vocab.size()), shortlist_sizes.first,
                                                   shortlist_sizes.second);
+  oopts.tokenizer = model.tokenizer;
   Translator translator(model, ensemble_weights(models), topts);
   const OutputPrinter printer(oopts);
   // Rank 0 alone reads the input and writes the output (and the heatmaps).

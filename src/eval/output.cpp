@@ -49,7 +49,7 @@ TranslationRecord OutputPrinter::record(const ScoredPair& pair) {
 
 std::string OutputPrinter::hypothesis_line(const LineTranslation& t, const Hypothesis& h) const {
   if (options_.json) return record_json(record(t, h));
-  std::string line = options_.detokenize ? detokenize(h.words) : join_tokens(h.words);
+  std::string line = output_text(h.words, options_.tokenizer, options_.detokenize);
   if (options_.alignment != AlignmentFormat::none && h.alignment.rows > 0)
     line += " ||| " + alignment_text(h.alignment, options_.alignment);
   if (options_.n_best > 0) {

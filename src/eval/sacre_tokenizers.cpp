@@ -281,7 +281,7 @@ std::vector<std::string> bleu_tokens(std::string_view line, BleuTokenizer tokeni
     case BleuTokenizer::intl: return split_python_whitespace(tokenize_intl(line));
     case BleuTokenizer::character: return split_python_whitespace(tokenize_char(line));
     case BleuTokenizer::none: return split_python_whitespace(line);
-    case BleuTokenizer::multi30k: return tokenize(line, TokenizerOptions{/*lowercase=*/true});
+    case BleuTokenizer::multi30k: return tokenize(line, TokenizerOptions{TokenizerKind::words, /*lowercase=*/true});
   }
   return {};
 }

@@ -71,7 +71,10 @@ void write_json_file(const std::string& path, const nlohmann::json& j) {
 
 nlohmann::json model_config_json(const ModelConfig& config, const TokenizerOptions& tokenizer,
                                  const nlohmann::json& training) {
-  return {{"model", config}, {"tokenizer", {{"lowercase", tokenizer.lowercase}}}, {"training", training}};
+  // Models from before raw text have no "kind": they are word-level.
+  nlohmann::json text = {{"kind", tokenizer_kind_name(tokenizer.kind)}};
+  if (tokenizer.kind == TokenizerKind::words) text["lowercase"] = tokenizer.lowercase;
+  return {{"model", config}, {"tokenizer", text}, {"training", training}};
 }
 
 ModelDefinition load_model_definition(const std::string& dir) {
@@ -81,7 +84,9 @@ ModelDefinition load_model_definition(const std::string& dir) {
   ModelDefinition model;
   try {
     model.config = j.at("model").get<ModelConfig>();
-    model.tokenizer.lowercase = j.at("tokenizer").value("lowercase", true);
+    const nlohmann::json& text = j.at("tokenizer");
+    model.tokenizer.kind = parse_tokenizer_kind(text.value("kind", "words"), "\"tokenizer\": \"kind\"");
+    model.tokenizer.lowercase = model.tokenizer.kind == TokenizerKind::words && text.value("lowercase", true);
   } catch (const std::exception& e) {
     throw Error(located(config_path, 0, e.what()));
   }
@@ -113,7 +118,8 @@ std::vector<Model> load_ensemble(const std::vector<std::string>& dirs) {
         throw Error(located(other, 0, std::string("differs from ") + first + ": an ensemble's models must share " +
                                           "their vocabularies and subword models"));
     }
-    if (models.back().tokenizer.lowercase != models.front().tokenizer.lowercase)
+    const TokenizerOptions &first = models.front().tokenizer, &other = models.back().tokenizer;
+    if (other.kind != first.kind || other.lowercase != first.lowercase)
       throw Error(located(model_file(dir, model_files::kConfig), 0, "tokenizes differently from " + dirs.front()));
   }
   return models;

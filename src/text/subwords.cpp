@@ -105,8 +105,13 @@ std::vector<std::string> join_pieces(const std::vector<std::string>& pieces, boo
                                      std::vector<int>* word_of_piece) {
   std::vector<std::string> words;
   if (word_of_piece) word_of_piece->clear();
+  bool after_unk = false;
   for (const std::string& piece : pieces) {
-    const bool start = identity || starts_word(piece) || words.empty();
+    // <unk> (an id the model emits, not a piece of text) is a word of its own, which
+    // --replace-unk can then replace with a source word.
+    const bool unk = piece == "<unk>";
+    const bool start = identity || starts_word(piece) || words.empty() || unk || after_unk;
+    after_unk = unk;
     const std::string text = !identity && starts_word(piece) ? piece.substr(kWordStartBytes) : piece;
     // A lone "▁" begins a word whose text comes with the next piece.
     if (start && !(words.size() && words.back().empty())) words.emplace_back();

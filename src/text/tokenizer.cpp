@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "rnnsearch/error.h"
+
 namespace rnnsearch {
 namespace {
 
@@ -70,11 +72,36 @@ const icu::UnicodeString& unk_token() {
   return token;
 }
 
+// Raw text: the runs of characters between Unicode White_Space, as they are.
+std::vector<std::string> split_at_white_space(const icu::UnicodeString& text) {
+  std::vector<std::string> words;
+  int32_t start = -1;  // start of the current word, -1 between words
+  for (int32_t i = 0; i < text.length(); i = text.moveIndex32(i, 1)) {
+    const bool space = u_isUWhiteSpace(text.char32At(i));
+    if (!space && start < 0) start = i;
+    if (space && start >= 0) {
+      text.tempSubStringBetween(start, i).toUTF8String(words.emplace_back());
+      start = -1;
+    }
+  }
+  if (start >= 0) text.tempSubStringBetween(start, text.length()).toUTF8String(words.emplace_back());
+  return words;
+}
+
 }  // namespace
+
+TokenizerKind parse_tokenizer_kind(const std::string& name, const std::string& what) {
+  if (name == "words") return TokenizerKind::words;
+  if (name == "raw") return TokenizerKind::raw;
+  throw Error(what + " must be words or raw, not '" + name + "'");
+}
+
+const char* tokenizer_kind_name(TokenizerKind kind) { return kind == TokenizerKind::raw ? "raw" : "words"; }
 
 std::vector<std::string> tokenize(std::string_view line, const TokenizerOptions& options) {
   icu::UnicodeString text =
       icu::UnicodeString::fromUTF8(icu::StringPiece(line.data(), static_cast<int32_t>(line.size())));
+  if (options.kind == TokenizerKind::raw) return split_at_white_space(text);
   if (options.lowercase) text.toLower(icu::Locale::getRoot());
 
   std::vector<std::string> tokens;
@@ -119,6 +146,10 @@ bool is_valid_utf8(std::string_view text) {
     if (c < 0) return false;
   }
   return true;
+}
+
+std::string output_text(const std::vector<std::string>& tokens, const TokenizerOptions& options, bool detokenize_tokens) {
+  return detokenize_tokens && options.kind == TokenizerKind::words ? detokenize(tokens) : join_tokens(tokens);
 }
 
 std::string join_tokens(const std::vector<std::string>& tokens) {

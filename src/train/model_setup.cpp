@@ -33,7 +33,8 @@ nlohmann::json training_json(const TrainOptions& o) {
           {"subwords_joint", o.subwords_joint}};
 }
 
-// Learns the subword model(s) on the tokenized training text, writes them into dir, and
+// Learns the subword model(s) on the training text (tokenized, or the raw words of raw-text
+// models: SentencePiece then sees the raw sentences), writes them into dir, and
 // returns the vocabularies of the pieces they cut the training text into.
 void learn_subwords(const TrainOptions& o, const std::string& dir, ModelDefinition& model) {
   const auto src = read_tokenized(o.train_src, o.tokenizer), tgt = read_tokenized(o.train_tgt, o.tokenizer);

@@ -15,6 +15,7 @@
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/decode/translator.h"
 #include "rnnsearch/eval/alignment.h"
+#include "rnnsearch/text/tokenizer.h"
 
 namespace rnnsearch {
 
@@ -28,7 +29,8 @@ struct OutputOptions {
   int n_best = 0;  // translate: 0 = the 1-best only, as plain text
   AlignmentFormat alignment = AlignmentFormat::none;
   bool json = false;        // --format json (else text)
-  bool detokenize = false;  // translate: join output tokens into text
+  bool detokenize = false;  // translate: join word-level output tokens into text (output_text)
+  TokenizerOptions tokenizer;  // the model's: raw-text models' words are text already
   // Whether decoding must keep attention matrices for this output (heatmaps aside).
   bool needs_alignment() const { return alignment != AlignmentFormat::none || json; }
 };

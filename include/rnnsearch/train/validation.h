@@ -2,10 +2,12 @@
 // Validation during training (docs/design.md §4): the per-token cross-entropy of the
 // validation pairs (perplexity = exp of it) and, with the bleu or chrf metrics, the BLEU or
 // chrF of their translations (beam search, as `translate` runs it) against the references,
-// all lines included. Both compare tokens as the model sees them: the references tokenized
-// (and lowercased) as the training text, BLEU multi-bleu.perl's (`rnnsearch bleu --tokenize
-// multi30k`), chrF sacreBLEU's chrF2 (whitespace does not count in it). The first metric of
-// --valid-metrics picks model.best.npz and drives --patience.
+// all lines included, as `rnnsearch bleu` scores them. Word-level models compare tokens as the
+// model sees them: the references tokenized (and lowercased) as the training text, BLEU
+// multi-bleu.perl's (`rnnsearch bleu --tokenize multi30k`). Raw-text models compare their
+// text with the raw references, BLEU sacreBLEU's default (13a, cased). chrF is sacreBLEU's
+// chrF2 (whitespace does not count in it). The first metric of --valid-metrics picks
+// model.best.npz and drives --patience.
 #include <limits>
 #include <string>
 #include <vector>
@@ -39,14 +41,15 @@ class Validator {
   ValidationScores run(const ModelDefinition& model, const Parameters<float>& params, ShardedModel& shards) const;
 
  private:
-  // The 1-best translation of every validation source, as tokens.
-  std::vector<std::vector<std::string>> translate(const ModelDefinition& model, const Parameters<float>& params) const;
+  // The 1-best translation of every validation source, its tokens joined by spaces.
+  std::vector<std::string> translate(const ModelDefinition& model, const Parameters<float>& params) const;
 
+  bool raw_text_;
   bool bleu_ = false, chrf_ = false;
   int beam_size_, batch_size_, threads_;
   const ParallelCorpus& corpus_;
   std::vector<std::string> sources_;                  // raw lines
-  std::vector<std::vector<std::string>> references_;  // tokenized lines
+  std::vector<std::string> references_;  // tokens joined by spaces; raw lines for raw-text models
 };
 
 }  // namespace rnnsearch
