@@ -16,7 +16,8 @@
 #                with --maxout = e): as good on validation, and 1.35x the updates in the
 #                budget (docs/quality.md); TIED=0 trains the preset as it is
 #   VALID_FREQ=500 updates between validations (validation time is not training time)
-#   NORMALIZE=2.0  length normalisation of beam search, chosen on the validation set (as
+#   NORMALIZE=1.0 (TEXT=raw), 2.0 (TEXT=lowercased)  length normalisation of beam search,
+#                chosen on the validation set for each (as
 #                was --replace-unk: each <unk> in the output becomes the source word it
 #                attends to most)
 #   THREADS=0    threads for training and translation (0 = all cores)
@@ -40,7 +41,6 @@ SMOOTHING=${SMOOTHING:-0.001}
 TIED=${TIED:-1}
 PRESET=${PRESET:-small}
 VALID_FREQ=${VALID_FREQ:-500}
-NORMALIZE=${NORMALIZE:-2.0}
 TEXT=${TEXT:-raw}
 SUBWORDS=${SUBWORDS:-8000}
 SEED=${SEED:-1}
@@ -49,8 +49,9 @@ data=corpora/multi30k
 bin=build/rnnsearch
 tied=()
 case "$TEXT" in
-  raw) text=(--tokenizer raw --subwords "$SUBWORDS"); MODEL=${MODEL:-models/en-de-small-raw} ;;
-  lowercased) text=(--tokenizer words); MODEL=${MODEL:-models/en-de-small} ;;
+  raw) text=(--tokenizer raw --subwords "$SUBWORDS"); MODEL=${MODEL:-models/en-de-small-raw}
+       NORMALIZE=${NORMALIZE:-1.0} ;;
+  lowercased) text=(--tokenizer words); MODEL=${MODEL:-models/en-de-small}; NORMALIZE=${NORMALIZE:-2.0} ;;
   *) echo "quickstart.sh: TEXT must be raw or lowercased, not '$TEXT'" >&2; exit 2 ;;
 esac
 case "$PRESET" in
