@@ -18,6 +18,7 @@
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "fixtures.h"
+#include "model_dir.h"
 #include "temp_dir.h"
 
 namespace rnnsearch {
@@ -75,19 +76,7 @@ class Cli : public ::testing::Test {
   }
   // The test model with bias unk_bias added to <unk>'s output logit.
   static void write_model(const std::string& model, float unk_bias) {
-    std::filesystem::create_directories(model);
-    const Vocab src = Vocab::build({{"a", "b", "c", "d", "e", "f"}}, 1);
-    const Vocab tgt = Vocab::build({{"x", "y", "z", "w", "v"}}, 1);
-    const ModelConfig config = test::tiny_config(static_cast<int>(src.size()), static_cast<int>(tgt.size()),
-                                                 OutputKind::maxout, /*emb=*/8, /*hidden=*/6, /*maxout=*/4);
-    Parameters<float> params(config);
-    params.init_uniform(0.5, 17);
-    params.vec(out_bo)(Vocab::kUnk) += unk_bias;
-    src.save(model_file(model, "vocab.src"));
-    tgt.save(model_file(model, "vocab.tgt"));
-    write_json_file(model_file(model, "config.json"),
-                    model_config_json(config, TokenizerOptions{}, nlohmann::json::object()));
-    save_weights(model_file(model, "model.npz"), params);
+    test::write_model_dir(model, {"a", "b", "c", "d", "e", "f"}, {"x", "y", "z", "w", "v"}, unk_bias);
   }
   static void TearDownTestSuite() {
     delete dir_;

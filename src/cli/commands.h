@@ -26,6 +26,7 @@ int bleu_command(const Args& args);
 int tokenize_command(const Args& args);
 int average_command(const Args& args);
 int shortlist_command(const Args& args);
+int serve_command(const Args& args);
 
 // train's options, parsed and checked (nullopt for --help): what train_command runs, and what
 // the --config fuzz target parses.

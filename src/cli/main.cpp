@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "rnnsearch/error.h"
+#include "rnnsearch/serve/http_server.h"
 #include "rnnsearch/util/cpu.h"
 #include "rnnsearch/util/mpi.h"
 
@@ -24,7 +25,8 @@ const char* kUsage =
     "  bleu       corpus BLEU of tokenized text, as multi-bleu.perl\n"
     "  tokenize   tokenize text as training does (e.g. references for bleu)\n"
     "  average    average the weights of several checkpoints of one model\n"
-    "  shortlist  learn a lexical table for translate --shortlist (faster decoding)\n";
+    "  shortlist  learn a lexical table for translate --shortlist (faster decoding)\n"
+    "  serve      an HTTP API and page: translate, score, n-best, attention (docs/serve.md)\n";
 
 // "rnnsearch train", or "rnnsearch train (rank 1 of 2)" in an MPI job.
 std::string who(const char* command) {
@@ -79,7 +81,7 @@ int main(int argc, char** argv) {
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"vocab", vocab_command}, {"train", train_command}, {"translate", translate_command},
       {"score", score_command}, {"bleu", bleu_command}, {"tokenize", tokenize_command},
-      {"average", average_command}, {"shortlist", shortlist_command}};
+      {"average", average_command}, {"shortlist", shortlist_command}, {"serve", serve_command}};
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::cout << kUsage;
     return argc < 2 ? 1 : 0;
@@ -89,6 +91,8 @@ int main(int argc, char** argv) {
     std::cerr << "rnnsearch: unknown command '" << argv[1] << "'\n" << kUsage;
     return 2;
   }
+  // serve takes SIGINT/SIGTERM in a thread of its own: blocked before MPI or OpenMP start any.
+  if (!std::strcmp(argv[1], "serve")) rnnsearch::serve::block_stop_signals();
   rnnsearch::mpi::init(&argc, &argv);
   const std::string name = argv[1];
   if (rnnsearch::mpi::size() > 1 && name != "train" && name != "translate" && name != "score") {

@@ -1,0 +1,22 @@
+# rnnsearch serve (docs/serve.md): the HTTP server, on cpp-httplib from Debian
+# (libcpp-httplib-dev, a compiled library; its pkg-config flags, which set its SSL and
+# compression options, must be used as they change its classes' layout).
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+find_package(Threads REQUIRED)
+add_library(rnnsearch_serve STATIC
+  src/serve/service.cpp
+  src/serve/http_server.cpp
+  src/serve/page.cpp
+)
+target_link_libraries(rnnsearch_serve PUBLIC rnnsearch_lib PkgConfig::HTTPLIB Threads::Threads)
+target_sources(rnnsearch_cli PRIVATE src/cli/serve_command.cpp)
+target_link_libraries(rnnsearch_cli PUBLIC rnnsearch_serve)
+
+if(RNNSEARCH_BUILD_TESTS)
+  # The server run as the binary on a free loopback port (tests/test_serve.cpp).
+  add_executable(test_serve tests/test_serve.cpp)
+  target_link_libraries(test_serve PRIVATE rnnsearch_lib PkgConfig::HTTPLIB Threads::Threads GTest::gtest_main)
+  target_compile_definitions(test_serve PRIVATE RNNSEARCH_BINARY="${rnnsearch_command}")
+  add_dependencies(test_serve rnnsearch)
+  gtest_discover_tests(test_serve DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+endif()

@@ -1,0 +1,169 @@
+#pragma once
+// What `rnnsearch serve` does behind its HTTP routes (docs/serve.md), without the HTTP:
+//
+//   parse_*_request: a JSON body → a checked request, or RequestError (a 4xx and its message)
+//   translate():     the request's sentences join a queue; one decoding thread takes the
+//                    sentences of all queued requests that share the same decoding options,
+//                    up to --batch-size, and decodes them together with the CLI's Translator
+//                    (so each sentence gets what `rnnsearch translate` gives it: beam search
+//                    does not depend on what else shares the batch); the caller waits for
+//                    its own results, or until its timeout
+//   score():         forced decoding by the CLI's Scorer, one request at a time, on the same
+//                    decoding thread
+//   *_json:          the response bodies; the tokens, scores and attention are those of
+//                    `translate --format json` (OutputPrinter::record, record_json)
+//   metrics_text():  Prometheus' text format
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rnnsearch/decode/scorer.h"
+#include "rnnsearch/decode/translator.h"
+#include "rnnsearch/eval/output.h"
+#include "rnnsearch/model/model_io.h"
+#include "rnnsearch/model/precision.h"
+
+namespace rnnsearch::serve {
+
+struct ServiceOptions {
+  int batch_size = 32;      // --batch-size: sentences decoded together
+  int batch_wait_ms = 5;    // --batch-wait-ms: how long a busy server waits to fill a batch
+  int threads = 1;          // --threads: batches decoded at once (the Translator's threads)
+  Precision precision = Precision::fp32;  // --precision, resolved
+  // Limits of one request
+  int max_sentences = 64;   // --max-sentences: entries of "q" (or "src")
+  int max_tokens = 200;     // --max-tokens: source (and score target) tokens of a sentence
+  int max_beam_size = 32;   // --max-beam-size
+  int timeout_ms = 30000;   // --timeout-ms: from arrival to results, else 503
+  int max_queue = 4096;     // --max-queue: sentences waiting; more are refused with 503
+  std::string version;      // of the binary, for /info
+};
+
+// A request the server refuses: HTTP status (4xx, or 503 when busy or stopping) and message.
+struct RequestError : std::runtime_error {
+  RequestError(int status, const std::string& message) : std::runtime_error(message), status(status) {}
+  int status;
+};
+
+struct TranslateRequest {
+  std::vector<std::string> sentences;
+  bool list = false;        // "q" was a list (else one string)
+  BeamOptions beam;         // beam_size, n_best (≥ 1 here), normalize, alignment (= attention kept)
+  int n_best = 0;           // as `translate --n-best`: 0 = the 1-best only
+  AlignmentFormat alignment = AlignmentFormat::none;
+  bool replace_unk = false;
+  bool detokenize = false;
+  bool heatmap = false;     // add each hypothesis' heatmap_svg (the --heatmaps picture)
+};
+
+struct ScoreRequest {
+  std::vector<std::string> src, tgt;
+  bool list = false;
+  AlignmentFormat alignment = AlignmentFormat::none;
+};
+
+// Counters and histograms of /metrics.
+class Metrics {
+ public:
+  void request(const std::string& path, int status, double seconds);
+  void batch(size_t sentences, size_t requests);
+  std::string text(size_t queued_sentences, size_t queued_requests) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::pair<std::string, int>, long> requests_;  // (path, status) → count
+  std::vector<long> latency_buckets_ = std::vector<long>(kLatencyBounds.size(), 0);
+  double latency_sum_ = 0;
+  long latency_count_ = 0;
+  std::vector<long> batch_buckets_ = std::vector<long>(kBatchBounds.size(), 0);
+  long batches_ = 0, sentences_ = 0, batch_requests_ = 0;
+  static const std::vector<double> kLatencyBounds;  // seconds
+  static const std::vector<double> kBatchBounds;    // sentences
+};
+
+class TranslationService {
+ public:
+  // Keeps a reference to models (an ensemble: all share their vocabularies). Starts the
+  // decoding thread; throws rnnsearch::Error on invalid options.
+  TranslationService(const std::vector<Model>& models, const ServiceOptions& options);
+  ~TranslationService();  // stop()
+  TranslationService(const TranslationService&) = delete;
+  TranslationService& operator=(const TranslationService&) = delete;
+
+  // Both throw RequestError (400, 413, 422) naming the field at fault.
+  TranslateRequest parse_translate_request(const std::string& body) const;
+  ScoreRequest parse_score_request(const std::string& body) const;
+
+  // Queued and decoded with the sentences of other requests that share its options; returns
+  // one result per sentence, in order (line = its index in the request). Throws RequestError
+  // 503 when the queue is full, the server stops, or the timeout passes first.
+  std::vector<LineTranslation> translate(const TranslateRequest& request);
+  std::vector<ScoredPair> score(const ScoreRequest& request);
+
+  nlohmann::ordered_json translate_json(const TranslateRequest& request, const std::vector<LineTranslation>& results) const;
+  nlohmann::ordered_json score_json(const ScoreRequest& request, const std::vector<ScoredPair>& pairs) const;
+  nlohmann::ordered_json info() const;
+  std::string metrics_text() const;
+  Metrics& metrics() { return metrics_; }
+
+  // Decodes what is queued, then ends the decoding thread; later requests get 503.
+  void stop();
+  bool stopping() const { return stopping_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // The options that must be equal for sentences to share a batch (a Translator's).
+  struct DecodeKey {
+    int beam_size, n_best;
+    double normalize;
+    bool attention, replace_unk;
+    bool operator<(const DecodeKey& o) const;
+    bool operator==(const DecodeKey& o) const { return !(*this < o) && !(o < *this); }
+  };
+  struct Job;
+  struct Item {  // one sentence of a job
+    std::shared_ptr<Job> job;
+    size_t index;
+  };
+  struct ScoreJob;
+
+  // Until `done` is ready; past the timeout, marks the job cancelled and throws RequestError 503.
+  void wait(std::future<void>& done, Clock::time_point arrived, std::atomic<bool>& cancelled) const;
+  void decode_loop();
+  void decode_batch(std::vector<Item>& items, const DecodeKey& key);
+  Translator& translator(const DecodeKey& key);
+  size_t max_tokens_check(const std::string& text, const std::string& field) const;
+
+  const std::vector<Model>& models_;
+  ServiceOptions options_;
+  OutputOptions output_options_;  // the model's tokenizer, for the text of a translation
+  std::vector<std::pair<DecodeKey, std::unique_ptr<Translator>>> translators_;  // most recent last
+  std::unique_ptr<Scorer> scorer_, aligning_scorer_;
+  Metrics metrics_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Item> queue_;
+  std::deque<std::shared_ptr<ScoreJob>> score_queue_;
+  size_t last_batch_requests_ = 0;
+  std::atomic<bool> stopping_{false};
+  std::thread decoder_;
+};
+
+// The body of a 4xx/5xx response: {"error": message}, invalid UTF-8 replaced.
+std::string error_body(const std::string& message);
+// A JSON body, invalid UTF-8 (which no decoded token holds) replaced rather than thrown.
+std::string json_body(const nlohmann::ordered_json& value);
+
+}  // namespace rnnsearch::serve

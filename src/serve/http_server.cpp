@@ -1,0 +1,185 @@
+#include "rnnsearch/serve/http_server.h"
+
+#include <httplib.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "rnnsearch/error.h"
+#include "rnnsearch/serve/page.h"
+
+namespace rnnsearch::serve {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kJson = "application/json";
+
+// When the current thread's request was read (set before routing, read by the logger).
+thread_local Clock::time_point request_start;
+thread_local bool request_started = false;
+
+sigset_t stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+// The path label of /metrics: the routes by name, anything else as "other" (a scanner
+// trying thousands of paths must not make thousands of series).
+std::string path_label(const std::string& path) {
+  for (const char* route : {"/", "/translate", "/score", "/health", "/info", "/metrics"})
+    if (path == route) return path;
+  return "other";
+}
+
+// A POST route: the body through parse, run and respond (all the service's), errors as JSON.
+template <class Parse, class Run>
+httplib::Server::Handler json_route(Parse parse, Run run) {
+  return [parse, run](const httplib::Request& req, httplib::Response& res) {
+    try {
+      const auto request = parse(req.body);
+      res.set_content(json_body(run(request)), kJson);
+    } catch (const RequestError& e) {
+      res.status = e.status;
+      res.set_content(error_body(e.what()), kJson);
+    } catch (const std::bad_alloc&) {
+      res.status = 503;
+      res.set_content(error_body("out of memory"), kJson);
+    }
+  };
+}
+
+}  // namespace
+
+void block_stop_signals() {
+  const sigset_t set = stop_signals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a client gone mid-response is a failed write, not the end
+}
+
+void serve(TranslationService& service, const HttpOptions& options, const std::function<void(int)>& listening) {
+  httplib::Server server;
+  const size_t threads = static_cast<size_t>(std::max(1, options.http_threads));
+  server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  server.set_payload_max_length(options.max_body_bytes);
+  server.set_read_timeout(options.read_timeout_s, 0);
+  server.set_write_timeout(options.write_timeout_s, 0);
+  server.set_keep_alive_timeout(options.keep_alive_s);
+
+  server.Post("/translate", json_route([&](const std::string& body) { return service.parse_translate_request(body); },
+                                       [&](const TranslateRequest& request) {
+                                         return service.translate_json(request, service.translate(request));
+                                       }));
+  server.Post("/score", json_route([&](const std::string& body) { return service.parse_score_request(body); },
+                                   [&](const ScoreRequest& request) {
+                                     return service.score_json(request, service.score(request));
+                                   }));
+  for (const char* route : {"/translate", "/score"})
+    server.Get(route, [](const httplib::Request& req, httplib::Response& res) {
+      res.status = 405;
+      res.set_header("Allow", "POST");
+      res.set_content(error_body(req.path + " takes POST with a JSON body (docs/serve.md)"), kJson);
+    });
+  server.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
+    if (service.stopping()) res.status = 503;
+    res.set_content(json_body({{"status", service.stopping() ? "stopping" : "ok"}}), kJson);
+  });
+  server.Get("/info", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(json_body(service.info()), kJson);
+  });
+  server.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_content(service.metrics_text(), "text/plain; version=0.0.4");
+  });
+  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(page_html(), "text/html; charset=utf-8");
+  });
+
+  // Every error, including those httplib answers itself (413, 400, 404), as JSON.
+  server.set_error_handler(httplib::Server::HandlerWithResponse([&options](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    std::string message;
+    switch (res.status) {
+      case 404:
+        message = "no such endpoint: " + req.method + " " + req.path;
+        break;
+      case 413:
+        message = "the body is larger than " + std::to_string(options.max_body_bytes) + " bytes (--max-body-bytes)";
+        break;
+      case 400:
+        message = "malformed HTTP request";
+        break;
+      case 414:
+        message = "the request line is too long";
+        break;
+      default:
+        message = "HTTP status " + std::to_string(res.status);
+    }
+    res.set_content(error_body(message), kJson);
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
+    res.status = 500;
+    std::string message = "internal error";
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      message += std::string(": ") + e.what();
+    } catch (...) {
+    }
+    res.set_content(error_body(message), kJson);
+  });
+  server.set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+    request_start = Clock::now();
+    request_started = true;
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  server.set_logger([&service](const httplib::Request& req, const httplib::Response& res) {
+    const double seconds =
+        request_started ? std::chrono::duration<double>(Clock::now() - request_start).count() : 0.0;
+    request_started = false;
+    service.metrics().request(path_label(req.path), res.status, seconds);
+  });
+
+  int port = options.port;
+  if (port == 0) {
+    port = server.bind_to_any_port(options.host);
+    if (port < 0) throw Error("cannot listen on " + options.host + " (--host)");
+  } else if (!server.bind_to_port(options.host, port)) {
+    throw Error("cannot listen on " + options.host + ":" + std::to_string(port) + " (--host, --port)");
+  }
+
+  // SIGINT/SIGTERM (blocked in every thread: block_stop_signals) are taken here; stop()
+  // closes the listening socket, and listen_after_bind returns once the connection threads
+  // have answered what they had read.
+  std::atomic<bool> done{false};
+  std::thread signals([&] {
+    const sigset_t set = stop_signals();
+    const timespec interval{0, 200 * 1000 * 1000};
+    while (!done) {
+      const int received = sigtimedwait(&set, nullptr, &interval);
+      if (received != SIGINT && received != SIGTERM) continue;
+      std::cerr << "rnnsearch serve: " << (received == SIGINT ? "SIGINT" : "SIGTERM")
+                << ": finishing the requests in flight\n";
+      // (stop() does nothing before listen_after_bind has started)
+      while (!server.is_running() && !done) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      server.stop();
+      return;
+    }
+  });
+  listening(port);
+  server.listen_after_bind();
+  done = true;
+  signals.join();
+  service.stop();
+}
+
+}  // namespace rnnsearch::serve

@@ -1,0 +1,544 @@
+#include "rnnsearch/serve/service.h"
+
+#include <algorithm>
+#include <cmath>
+#include <future>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "rnnsearch/error.h"
+#include "rnnsearch/eval/heatmap.h"
+#include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/util/cpu.h"
+
+namespace rnnsearch::serve {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+// ---- Requests -------------------------------------------------------------------------
+
+namespace {
+
+// The parsed body: an object whose fields are all among `known`.
+json parse_object(const std::string& body, const std::set<std::string>& known) {
+  if (!is_valid_utf8(body)) throw RequestError(400, "the body is not valid UTF-8");
+  json value;
+  try {
+    value = json::parse(body);
+  } catch (const json::exception& e) {
+    throw RequestError(400, std::string("malformed JSON: ") + e.what());
+  }
+  if (!value.is_object()) throw RequestError(400, "the body must be a JSON object");
+  for (const auto& field : value.items())
+    if (!known.count(field.key())) throw RequestError(400, "unknown field '" + field.key() + "'");
+  return value;
+}
+
+// "text" or ["text", ...]: the sentences, and whether they came as a list.
+std::vector<std::string> sentences_of(const json& body, const std::string& field, int max_sentences, bool& list) {
+  if (!body.contains(field)) throw RequestError(400, "'" + field + "' is missing");
+  const json& value = body[field];
+  list = value.is_array();
+  if (value.is_string()) return {value.get<std::string>()};
+  if (!list) throw RequestError(400, "'" + field + "' must be a string or a list of strings");
+  if (value.size() > static_cast<size_t>(max_sentences))
+    throw RequestError(413, "'" + field + "' holds " + std::to_string(value.size()) + " sentences; the limit is " +
+                                std::to_string(max_sentences) + " (--max-sentences)");
+  std::vector<std::string> sentences;
+  for (const json& item : value) {
+    if (!item.is_string()) throw RequestError(400, "'" + field + "' must be a string or a list of strings");
+    sentences.push_back(item.get<std::string>());
+  }
+  return sentences;
+}
+
+int integer_field(const json& body, const std::string& field, int fallback, int minimum, int maximum) {
+  if (!body.contains(field)) return fallback;
+  const json& value = body[field];
+  if (!value.is_number_integer()) throw RequestError(400, "'" + field + "' must be an integer");
+  const long long number = value.get<long long>();
+  if (number < minimum || number > maximum)
+    throw RequestError(400, "'" + field + "' must be in [" + std::to_string(minimum) + ", " + std::to_string(maximum) +
+                                "], not " + std::to_string(number));
+  return static_cast<int>(number);
+}
+
+bool bool_field(const json& body, const std::string& field) {
+  if (!body.contains(field)) return false;
+  if (!body[field].is_boolean()) throw RequestError(400, "'" + field + "' must be true or false");
+  return body[field].get<bool>();
+}
+
+AlignmentFormat alignment_field(const json& body) {
+  if (!body.contains("alignment")) return AlignmentFormat::none;
+  const json& value = body["alignment"];
+  if (value.is_string()) {
+    const std::string name = value.get<std::string>();
+    if (name == "none" || name == "hard" || name == "soft") return parse_alignment_format(name);
+  }
+  throw RequestError(400, "'alignment' must be \"none\", \"hard\" or \"soft\"");
+}
+
+// Pharaoh "s-t s-t" (what `translate --alignment hard` prints) as [[s, t], ...].
+ordered_json pairs_of(const std::string& pharaoh) {
+  ordered_json pairs = ordered_json::array();
+  std::istringstream in(pharaoh);
+  for (std::string pair; in >> pair;) {
+    const size_t dash = pair.find('-');
+    pairs.push_back({std::stoi(pair.substr(0, dash)), std::stoi(pair.substr(dash + 1))});
+  }
+  return pairs;
+}
+
+// The tokens, score and attention of `translate --format json` or `score --format json`
+// for one record, and the alignment in the requested form.
+ordered_json record_fields(const TranslationRecord& record, AlignmentFormat format) {
+  ordered_json fields = ordered_json::parse(record_json(record));
+  if (format == AlignmentFormat::hard)
+    fields["alignment"] = pairs_of(alignment_text(record.alignment, AlignmentFormat::hard));
+  else if (format == AlignmentFormat::none)
+    fields.erase("alignment");
+  return fields;
+}
+
+void check_at_least_one(int value, const char* option) {
+  if (value < 1) throw Error(std::string("--") + option + " must be at least 1, not " + std::to_string(value));
+}
+
+}  // namespace
+
+size_t TranslationService::max_tokens_check(const std::string& text, const std::string& field) const {
+  if (!is_valid_utf8(text)) throw RequestError(400, field + " is not valid UTF-8");
+  const size_t tokens = tokenize(text, models_.front().tokenizer).size();
+  if (tokens > static_cast<size_t>(options_.max_tokens))
+    throw RequestError(413, field + " has " + std::to_string(tokens) + " tokens; the limit is " +
+                                std::to_string(options_.max_tokens) + " (--max-tokens)");
+  return tokens;
+}
+
+TranslateRequest TranslationService::parse_translate_request(const std::string& body) const {
+  const json value = parse_object(
+      body, {"q", "beam_size", "n_best", "normalize", "alignment", "replace_unk", "detokenize", "heatmap"});
+  TranslateRequest request;
+  request.sentences = sentences_of(value, "q", options_.max_sentences, request.list);
+  for (size_t k = 0; k < request.sentences.size(); ++k)
+    max_tokens_check(request.sentences[k], request.list ? "q[" + std::to_string(k) + "]" : "q");
+  request.beam.beam_size = integer_field(value, "beam_size", 5, 1, options_.max_beam_size);
+  request.n_best = integer_field(value, "n_best", 0, 0, request.beam.beam_size);
+  request.beam.n_best = std::max(request.n_best, 1);
+  if (value.contains("normalize")) {
+    const json& normalize = value["normalize"];
+    if (!normalize.is_number() || !std::isfinite(normalize.get<double>()) || normalize.get<double>() < 0)
+      throw RequestError(400, "'normalize' must be a number >= 0");
+    request.beam.normalize = normalize.get<double>();
+  }
+  request.alignment = alignment_field(value);
+  request.replace_unk = bool_field(value, "replace_unk");
+  request.detokenize = bool_field(value, "detokenize");
+  request.heatmap = bool_field(value, "heatmap");
+  // As translate: the attention is kept when an output shows it or --replace-unk uses it.
+  request.beam.alignment = request.alignment != AlignmentFormat::none || request.replace_unk || request.heatmap;
+  return request;
+}
+
+ScoreRequest TranslationService::parse_score_request(const std::string& body) const {
+  const json value = parse_object(body, {"src", "tgt", "alignment"});
+  ScoreRequest request;
+  bool tgt_list = false;
+  request.src = sentences_of(value, "src", options_.max_sentences, request.list);
+  request.tgt = sentences_of(value, "tgt", options_.max_sentences, tgt_list);
+  if (request.list != tgt_list || request.src.size() != request.tgt.size())
+    throw RequestError(400, "'src' and 'tgt' must both be strings or lists of the same length");
+  for (size_t k = 0; k < request.src.size(); ++k) {
+    const std::string index = request.list ? "[" + std::to_string(k) + "]" : "";
+    max_tokens_check(request.src[k], "src" + index);
+    max_tokens_check(request.tgt[k], "tgt" + index);
+  }
+  request.alignment = alignment_field(value);
+  return request;
+}
+
+// ---- Decoding -------------------------------------------------------------------------
+
+struct TranslationService::Job {
+  DecodeKey key;
+  std::vector<std::string> sentences;  // a copy: a request that times out returns at once
+  std::vector<LineTranslation> results;
+  size_t remaining;
+  Clock::time_point arrived = Clock::now();
+  std::atomic<bool> cancelled{false};  // timed out: its sentences not yet decoded are dropped
+  bool finished = false;               // the promise is set (decoding thread only)
+  std::promise<void> done;
+  void finish(std::exception_ptr error = nullptr) {
+    if (finished) return;
+    finished = true;
+    if (error)
+      done.set_exception(error);
+    else
+      done.set_value();
+  }
+};
+
+struct TranslationService::ScoreJob {
+  ScoreRequest request;
+  std::vector<ScoredPair> pairs;
+  Clock::time_point arrived = Clock::now();
+  std::atomic<bool> cancelled{false};
+  std::promise<void> done;
+};
+
+bool TranslationService::DecodeKey::operator<(const DecodeKey& o) const {
+  return std::tie(beam_size, n_best, normalize, attention, replace_unk) <
+         std::tie(o.beam_size, o.n_best, o.normalize, o.attention, o.replace_unk);
+}
+
+TranslationService::TranslationService(const std::vector<Model>& models, const ServiceOptions& options)
+    : models_(models), options_(options) {
+  if (models.empty()) throw Error("serve needs a model");
+  check_at_least_one(options.batch_size, "batch-size");
+  check_at_least_one(options.max_sentences, "max-sentences");
+  check_at_least_one(options.max_tokens, "max-tokens");
+  check_at_least_one(options.max_beam_size, "max-beam-size");
+  check_at_least_one(options.timeout_ms, "timeout-ms");
+  check_at_least_one(options.max_queue, "max-queue");
+  check_at_least_one(options.threads, "threads");
+  if (options.batch_wait_ms < 0) throw Error("--batch-wait-ms must be at least 0");
+  output_options_.tokenizer = models.front().tokenizer;
+  ScorerOptions sopts;
+  sopts.batch_size = options.batch_size;
+  sopts.max_length = options.max_tokens;
+  sopts.threads = options.threads;
+  scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models), sopts);
+  sopts.alignment = true;
+  aligning_scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models), sopts);
+  translator({5, 1, 1.0, false, false});  // the default options' Translator, made before the first request
+  decoder_ = std::thread([this] { decode_loop(); });
+}
+
+TranslationService::~TranslationService() { stop(); }
+
+void TranslationService::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (decoder_.joinable()) decoder_.join();
+}
+
+// A Translator per set of decoding options, as `translate` makes one per run; the few most
+// recently used are kept (with --precision int8 or bf16 each holds its converted projection).
+Translator& TranslationService::translator(const DecodeKey& key) {
+  constexpr size_t kKept = 8;
+  auto found = std::find_if(translators_.begin(), translators_.end(), [&](const auto& t) { return t.first == key; });
+  if (found != translators_.end()) {
+    std::rotate(found, found + 1, translators_.end());
+    return *translators_.back().second;
+  }
+  TranslatorOptions topts;
+  topts.beam.beam_size = key.beam_size;
+  topts.beam.n_best = key.n_best;
+  topts.beam.normalize = key.normalize;
+  topts.beam.alignment = key.attention;
+  topts.replace_unk = key.replace_unk;
+  topts.batch_size = options_.batch_size;
+  topts.max_length = options_.max_tokens;
+  topts.threads = options_.threads;
+  topts.precision = options_.precision;
+  if (translators_.size() == kKept) translators_.erase(translators_.begin());
+  translators_.emplace_back(key, std::make_unique<Translator>(models_.front(), ensemble_weights(models_), topts));
+  return *translators_.back().second;
+}
+
+std::vector<LineTranslation> TranslationService::translate(const TranslateRequest& request) {
+  if (request.sentences.empty()) return {};
+  auto job = std::make_shared<Job>();
+  job->key = {request.beam.beam_size, request.beam.n_best, request.beam.normalize, request.beam.alignment,
+              request.replace_unk};
+  job->sentences = request.sentences;
+  job->results.resize(request.sentences.size());
+  job->remaining = request.sentences.size();
+  std::future<void> done = job->done.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) throw RequestError(503, "the server is stopping");
+    if (queue_.size() + request.sentences.size() > static_cast<size_t>(options_.max_queue))
+      throw RequestError(503, "busy: " + std::to_string(queue_.size()) + " sentences are queued (--max-queue " +
+                                  std::to_string(options_.max_queue) + ")");
+    for (size_t k = 0; k < request.sentences.size(); ++k) queue_.push_back({job, k});
+  }
+  wake_.notify_all();
+  wait(done, job->arrived, job->cancelled);
+  return std::move(job->results);
+}
+
+void TranslationService::wait(std::future<void>& done, Clock::time_point arrived, std::atomic<bool>& cancelled) const {
+  if (done.wait_until(arrived + std::chrono::milliseconds(options_.timeout_ms)) != std::future_status::ready) {
+    cancelled = true;  // its sentences not yet decoded are dropped
+    throw RequestError(503, "timed out after " + std::to_string(options_.timeout_ms) + " ms (--timeout-ms)");
+  }
+  done.get();  // rethrows a decoding failure
+}
+
+std::vector<ScoredPair> TranslationService::score(const ScoreRequest& request) {
+  if (request.src.empty()) return {};
+  auto job = std::make_shared<ScoreJob>();
+  job->request = request;
+  std::future<void> done = job->done.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) throw RequestError(503, "the server is stopping");
+    score_queue_.push_back(job);
+  }
+  wake_.notify_all();
+  wait(done, job->arrived, job->cancelled);
+  return std::move(job->pairs);
+}
+
+// One decoding thread: score requests one by one, translation sentences in batches of one
+// DecodeKey, the oldest waiting first. A busy server (the last batch held more than one
+// request) waits up to --batch-wait-ms from the oldest sentence's arrival for a full
+// batch; an idle one decodes a lone request at once, so one client waits no longer than
+// `translate` would.
+void TranslationService::decode_loop() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const size_t limit = static_cast<size_t>(options_.batch_size) * static_cast<size_t>(options_.threads);
+  for (;;) {
+    wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !score_queue_.empty(); });
+    while (!queue_.empty() && queue_.front().job->cancelled) queue_.pop_front();
+    while (!score_queue_.empty() && score_queue_.front()->cancelled) score_queue_.pop_front();
+    if (queue_.empty() && score_queue_.empty()) {
+      if (stopping_) return;
+      continue;
+    }
+    if (!score_queue_.empty() && (queue_.empty() || score_queue_.front()->arrived <= queue_.front().job->arrived)) {
+      std::shared_ptr<ScoreJob> job = score_queue_.front();
+      score_queue_.pop_front();
+      lock.unlock();
+      if (!job->cancelled) {
+        try {
+          const ScoreRequest& r = job->request;
+          job->pairs = (r.alignment != AlignmentFormat::none ? aligning_scorer_ : scorer_)->score(r.src, r.tgt, 0);
+          job->done.set_value();
+        } catch (...) {
+          job->done.set_exception(std::current_exception());
+        }
+      }
+      lock.lock();
+      continue;
+    }
+    const DecodeKey key = queue_.front().job->key;
+    const auto matching = [&] {
+      return static_cast<size_t>(
+          std::count_if(queue_.begin(), queue_.end(), [&](const Item& item) { return item.job->key == key; }));
+    };
+    if (last_batch_requests_ > 1 && !stopping_) {
+      const auto deadline = queue_.front().job->arrived + std::chrono::milliseconds(options_.batch_wait_ms);
+      while (!stopping_ && Clock::now() < deadline && matching() < limit) wake_.wait_until(lock, deadline);
+    }
+    std::vector<Item> items;
+    for (auto it = queue_.begin(); it != queue_.end() && items.size() < limit;) {
+      if (it->job->cancelled) {
+        it = queue_.erase(it);
+      } else if (it->job->key == key) {
+        items.push_back(std::move(*it));
+        it = queue_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (items.empty()) continue;
+    std::set<const Job*> jobs;
+    for (const Item& item : items) jobs.insert(item.job.get());
+    last_batch_requests_ = jobs.size();
+    lock.unlock();
+    metrics_.batch(items.size(), jobs.size());  // before the results: a client may ask /metrics next
+    decode_batch(items, key);
+    lock.lock();
+  }
+}
+
+void TranslationService::decode_batch(std::vector<Item>& items, const DecodeKey& key) {
+  std::vector<std::string> lines;
+  lines.reserve(items.size());
+  for (const Item& item : items) lines.push_back(item.job->sentences[item.index]);
+  std::vector<LineTranslation> results;
+  try {
+    results = translator(key).translate(lines, 0);
+  } catch (...) {
+    for (Item& item : items) item.job->finish(std::current_exception());
+    return;
+  }
+  for (size_t k = 0; k < items.size(); ++k) {
+    Job& job = *items[k].job;
+    results[k].line = items[k].index;
+    job.results[items[k].index] = std::move(results[k]);
+    if (--job.remaining == 0) job.finish();
+  }
+}
+
+// ---- Responses ------------------------------------------------------------------------
+
+ordered_json TranslationService::translate_json(const TranslateRequest& request,
+                                                const std::vector<LineTranslation>& results) const {
+  OutputOptions text_options = output_options_;  // the text of one hypothesis, as translate prints it
+  text_options.detokenize = request.detokenize;
+  const OutputPrinter printer(text_options);
+  const auto text_of = [&](const Hypothesis& h) {
+    LineTranslation one;
+    one.hypotheses.emplace_back();
+    one.hypotheses.back().words = h.words;
+    std::ostringstream out;
+    printer.print(out, one);
+    std::string line = out.str();
+    line.pop_back();  // '\n'
+    return line;
+  };
+  ordered_json translations = ordered_json::array();
+  for (const LineTranslation& t : results) {
+    ordered_json entry;
+    entry["translation"] = t.hypotheses.empty() ? "" : text_of(t.hypotheses.front());
+    entry["score"] = t.hypotheses.empty() ? 0.0 : t.hypotheses.front().score;
+    entry["source"] = t.source_pieces.empty() ? t.source : t.source_pieces;
+    ordered_json hypotheses = ordered_json::array();
+    for (const Hypothesis& h : t.hypotheses) {
+      const TranslationRecord record = OutputPrinter::record(t, h);
+      ordered_json fields = record_fields(record, request.alignment);
+      ordered_json hypothesis;
+      hypothesis["translation"] = text_of(h);
+      hypothesis["target"] = fields["target"];
+      hypothesis["score"] = fields["score"];
+      if (fields.contains("alignment")) hypothesis["alignment"] = fields["alignment"];
+      if (request.heatmap) hypothesis["heatmap_svg"] = heatmap_svg(record);
+      hypotheses.push_back(std::move(hypothesis));
+    }
+    entry["hypotheses"] = std::move(hypotheses);
+    if (!t.warning.empty()) entry["warning"] = t.warning;
+    translations.push_back(std::move(entry));
+  }
+  return {{"translations", std::move(translations)}};
+}
+
+// log_prob and perplexity as `score` prints them: perplexity = exp(−logprob / (tokens + 1)).
+ordered_json TranslationService::score_json(const ScoreRequest& request, const std::vector<ScoredPair>& pairs) const {
+  ordered_json scores = ordered_json::array();
+  for (const ScoredPair& pair : pairs) {
+    ordered_json fields = record_fields(OutputPrinter::record(pair), request.alignment);
+    ordered_json entry;
+    entry["log_prob"] = pair.scored() ? fields["score"] : ordered_json(nullptr);
+    entry["perplexity"] = pair.scored()
+                              ? ordered_json(std::exp(-pair.log_prob / static_cast<double>(pair.target.size() + 1)))
+                              : ordered_json(nullptr);
+    entry["source"] = fields["source"];
+    entry["target"] = fields["target"];
+    if (fields.contains("alignment") && pair.scored()) entry["alignment"] = fields["alignment"];
+    if (!pair.warning.empty()) entry["warning"] = pair.warning;
+    scores.push_back(std::move(entry));
+  }
+  return {{"scores", std::move(scores)}};
+}
+
+ordered_json TranslationService::info() const {
+  ordered_json models = ordered_json::array();
+  for (const Model& model : models_) {
+    json config = model.config;
+    models.push_back({{"weights", model.weights_path},
+                      {"parameters", model.params.values().size()},
+                      {"config", config}});
+  }
+  const Model& model = models_.front();
+  return {{"version", options_.version},
+          {"models", std::move(models)},
+          {"ensemble", models_.size() > 1},
+          {"source_vocabulary", model.src_vocab.size()},
+          {"target_vocabulary", model.tgt_vocab.size()},
+          {"subwords", model.uses_subwords()},
+          {"lowercase", model.tokenizer.lowercase},
+          {"precision", precision_name(options_.precision)},
+          {"cpu", describe(cpu_features())},
+          {"batching", {{"batch_size", options_.batch_size}, {"batch_wait_ms", options_.batch_wait_ms},
+                        {"threads", options_.threads}}},
+          {"limits", {{"max_sentences", options_.max_sentences}, {"max_tokens", options_.max_tokens},
+                      {"max_beam_size", options_.max_beam_size}, {"timeout_ms", options_.timeout_ms},
+                      {"max_queue", options_.max_queue}}}};
+}
+
+std::string TranslationService::metrics_text() const {
+  size_t sentences = 0, requests = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::set<const Job*> jobs;
+    for (const Item& item : queue_) jobs.insert(item.job.get());
+    sentences = queue_.size();
+    requests = jobs.size() + score_queue_.size();
+  }
+  return metrics_.text(sentences, requests);
+}
+
+// ---- Metrics --------------------------------------------------------------------------
+
+const std::vector<double> Metrics::kLatencyBounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+const std::vector<double> Metrics::kBatchBounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+
+void Metrics::request(const std::string& path, int status, double seconds) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++requests_[{path, status}];
+  for (size_t k = 0; k < kLatencyBounds.size(); ++k) latency_buckets_[k] += seconds <= kLatencyBounds[k];
+  latency_sum_ += seconds;
+  ++latency_count_;
+}
+
+void Metrics::batch(size_t sentences, size_t requests) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (size_t k = 0; k < kBatchBounds.size(); ++k) batch_buckets_[k] += static_cast<double>(sentences) <= kBatchBounds[k];
+  ++batches_;
+  sentences_ += static_cast<long>(sentences);
+  batch_requests_ += static_cast<long>(requests);
+}
+
+namespace {
+
+void histogram(std::ostringstream& out, const std::string& name, const std::string& help,
+               const std::vector<double>& bounds, const std::vector<long>& buckets, double sum, long count) {
+  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " histogram\n";
+  for (size_t k = 0; k < bounds.size(); ++k) out << name << "_bucket{le=\"" << bounds[k] << "\"} " << buckets[k] << '\n';
+  out << name << "_bucket{le=\"+Inf\"} " << count << '\n' << name << "_sum " << sum << '\n' << name << "_count " << count << '\n';
+}
+
+}  // namespace
+
+std::string Metrics::text(size_t queued_sentences, size_t queued_requests) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::ostringstream out;
+  out << "# HELP rnnsearch_requests_total HTTP requests answered, by path and status.\n"
+         "# TYPE rnnsearch_requests_total counter\n";
+  for (const auto& [key, count] : requests_)
+    out << "rnnsearch_requests_total{path=\"" << key.first << "\",code=\"" << key.second << "\"} " << count << '\n';
+  out << "# HELP rnnsearch_sentences_total Sentences translated.\n# TYPE rnnsearch_sentences_total counter\n"
+      << "rnnsearch_sentences_total " << sentences_ << '\n'
+      << "# HELP rnnsearch_batches_total Decoding batches (the sentences of one or more requests).\n"
+         "# TYPE rnnsearch_batches_total counter\nrnnsearch_batches_total "
+      << batches_ << '\n'
+      << "# HELP rnnsearch_batch_requests_total Requests summed over batches (a request split over two counts twice).\n"
+         "# TYPE rnnsearch_batch_requests_total counter\nrnnsearch_batch_requests_total "
+      << batch_requests_ << '\n'
+      << "# HELP rnnsearch_queue_sentences Sentences waiting to be decoded.\n# TYPE rnnsearch_queue_sentences gauge\n"
+      << "rnnsearch_queue_sentences " << queued_sentences << '\n'
+      << "# HELP rnnsearch_queue_requests Requests waiting to be decoded.\n# TYPE rnnsearch_queue_requests gauge\n"
+      << "rnnsearch_queue_requests " << queued_requests << '\n';
+  histogram(out, "rnnsearch_batch_size", "Sentences per decoding batch.", kBatchBounds, batch_buckets_,
+            static_cast<double>(sentences_), batches_);
+  histogram(out, "rnnsearch_request_seconds", "Time from a request's arrival to its response, in seconds.",
+            kLatencyBounds, latency_buckets_, latency_sum_, latency_count_);
+  return out.str();
+}
+
+std::string json_body(const ordered_json& value) {
+  return value.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
+
+std::string error_body(const std::string& message) { return json_body(ordered_json{{"error", message}}); }
+
+}  // namespace rnnsearch::serve

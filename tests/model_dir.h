@@ -1,0 +1,33 @@
+#pragma once
+// A random model directory (config.json, vocab.src, vocab.tgt, model.npz) that the CLI and
+// the server load as a trained one: tiny vocabularies of plain words, weights uniform in
+// [-0.5, 0.5] from a fixed seed.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "fixtures.h"
+#include "rnnsearch/model/model_io.h"
+
+namespace rnnsearch::test {
+
+// unk_bias is added to <unk>'s output logit (very negative: <unk> is never chosen, so an
+// output re-tokenizes to itself).
+inline void write_model_dir(const std::string& dir, const std::vector<std::string>& src_words,
+                            const std::vector<std::string>& tgt_words, float unk_bias, int emb = 8, int hidden = 6,
+                            int maxout = 4) {
+  std::filesystem::create_directories(dir);
+  const Vocab src = Vocab::build({src_words}, 1);
+  const Vocab tgt = Vocab::build({tgt_words}, 1);
+  const ModelConfig config = tiny_config(static_cast<int>(src.size()), static_cast<int>(tgt.size()),
+                                         OutputKind::maxout, emb, hidden, maxout);
+  Parameters<float> params(config);
+  params.init_uniform(0.5, 17);
+  params.vec(out_bo)(Vocab::kUnk) += unk_bias;
+  src.save(model_file(dir, "vocab.src"));
+  tgt.save(model_file(dir, "vocab.tgt"));
+  write_json_file(model_file(dir, "config.json"), model_config_json(config, TokenizerOptions{}, nlohmann::json::object()));
+  save_weights(model_file(dir, "model.npz"), params);
+}
+
+}  // namespace rnnsearch::test

@@ -1,0 +1,510 @@
+// rnnsearch serve, run as the real binary on a free loopback port with a tiny random model:
+// every endpoint, the errors and limits, concurrent clients whose results must equal
+// `rnnsearch translate` byte for byte whatever shares their batch, slow and vanishing
+// clients, and SIGTERM with requests in flight.
+// Eigen (model_dir.h) before httplib.h: its <resolv.h> defines `_res`, a name Eigen uses.
+#include "model_dir.h"
+#include "temp_dir.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace rnnsearch {
+namespace {
+
+using nlohmann::json;
+using test::TempDir;
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// `rnnsearch serve ARGS` in the background, its stderr in a file; the port it announces.
+class Server {
+ public:
+  Server(const TempDir& dir, const std::string& arguments) : log_(dir.path("serve-" + std::to_string(++count_) + ".log")) {
+    const std::string command = "exec " + std::string(RNNSEARCH_BINARY) + " serve --port 0 " + arguments + " 2>" + log_;
+    pid_ = fork();
+    if (pid_ == 0) {
+      execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    const std::regex listening("listening on http://([0-9.]+):([0-9]+)/");
+    for (auto until = Clock::now() + std::chrono::seconds(60); Clock::now() < until;) {
+      std::smatch match;
+      const std::string text = log();
+      if (std::regex_search(text, match, listening)) {
+        host_ = match[1];
+        port_ = std::stoi(match[2]);
+        return;
+      }
+      if (waitpid(pid_, &status_, WNOHANG) == pid_) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "the server did not start: " << log();
+  }
+  ~Server() {
+    if (pid_ > 0 && !exited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, &status_, 0);
+    }
+  }
+  int port() const { return port_; }
+  const std::string& host() const { return host_; }
+  std::string log() const {
+    std::ifstream in(log_);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  // Sends signal and returns the exit status (-1 if killed by a signal or still running after 30 s).
+  int stop(int signal) {
+    kill(pid_, signal);
+    for (auto until = Clock::now() + std::chrono::seconds(30); Clock::now() < until;) {
+      if (waitpid(pid_, &status_, WNOHANG) == pid_) {
+        exited_ = true;
+        return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return -1;
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+
+ private:
+  static inline int count_ = 0;
+  std::string log_, host_;
+  pid_t pid_ = -1;
+  int port_ = 0, status_ = 0;
+  bool exited_ = false;
+};
+
+struct Reply {
+  int status = 0;  // 0: no response
+  json body;
+  std::string text;
+};
+
+Reply reply_of(const httplib::Result& res) {
+  Reply reply;
+  if (!res) return reply;
+  reply.status = res->status;
+  reply.text = res->body;
+  reply.body = json::parse(res->body, nullptr, false);
+  return reply;
+}
+
+Reply post(const Server& server, const std::string& path, const std::string& body) {
+  return reply_of(server.client().Post(path.c_str(), body, "application/json"));
+}
+
+Reply get(const Server& server, const std::string& path) { return reply_of(server.client().Get(path.c_str())); }
+
+// A raw TCP connection, for clients that misbehave.
+int connect_to(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A counter or gauge of /metrics (the first series of that name).
+double metric(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.compare(0, name.size() + 1, name + " ") == 0 || line.compare(0, name.size() + 1, name + "{") == 0)
+      return std::stod(line.substr(line.rfind(' ') + 1));
+  return -1;
+}
+
+class Serve : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    std::vector<std::string> src, tgt;
+    for (const char* w : {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}) src.push_back(w);
+    for (const char* w : {"u", "v", "w", "x", "y", "z", "q", "r"}) tgt.push_back(w);
+    test::write_model_dir(model(), src, tgt, -30.0f, /*emb=*/8, /*hidden=*/12, /*maxout=*/6);
+    // Sentences of 1 to 25 words, an unknown word, an empty line and one of spaces.
+    std::mt19937 rng(5);
+    for (int k = 0; k < 60; ++k) {
+      std::string line;
+      for (int n = 1 + static_cast<int>(rng() % 25); n > 0; --n) line += src[rng() % src.size()] + " ";
+      sentences_.push_back(line);
+    }
+    sentences_.push_back("a b unknownword c");
+    sentences_.push_back("");
+    sentences_.push_back("   ");
+    std::string text;
+    for (const std::string& s : sentences_) text += s + "\n";
+    input_ = dir_->write("input.txt", text);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static std::string model() { return dir_->path("model"); }
+
+  // `rnnsearch translate` of all sentences with these options: its stdout lines.
+  static std::vector<std::string> cli(const std::string& options) {
+    const std::string out = dir_->path("cli.txt");
+    const std::string command =
+        std::string(RNNSEARCH_BINARY) + " translate -m " + model() + " -i " + input_ + " " + options + " >" + out + " 2>/dev/null";
+    EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    return lines_of(dir_->read("cli.txt"));
+  }
+
+  static TempDir* dir_;
+  static std::vector<std::string> sentences_;
+  static std::string input_;
+};
+
+TempDir* Serve::dir_ = nullptr;
+std::vector<std::string> Serve::sentences_;
+std::string Serve::input_;
+
+TEST_F(Serve, HealthInfoMetricsAndPage) {
+  Server server(*dir_, "-m " + model());
+  ASSERT_GT(server.port(), 0);
+  EXPECT_EQ(server.host(), "127.0.0.1") << "binds to loopback unless --host says otherwise";
+  const Reply health = get(server, "/health");
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(health.body, json({{"status", "ok"}}));
+  const Reply info = get(server, "/info");
+  ASSERT_EQ(info.status, 200);
+  EXPECT_EQ(info.body["source_vocabulary"], 14) << "10 words and the 4 special tokens";
+  EXPECT_EQ(info.body["target_vocabulary"], 12);
+  EXPECT_EQ(info.body["models"].size(), 1u);
+  EXPECT_EQ(info.body["models"][0]["config"]["hidden"], 12);
+  EXPECT_TRUE(info.body["version"].get<std::string>().rfind("rnnsearch-", 0) == 0);
+  EXPECT_TRUE(info.body["precision"].is_string());
+  ASSERT_EQ(post(server, "/translate", R"({"q": ["a b c", "d e"]})").status, 200);
+  const Reply metrics = get(server, "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_EQ(metric(metrics.text, "rnnsearch_sentences_total"), 2);
+  EXPECT_EQ(metric(metrics.text, "rnnsearch_batches_total"), 1);
+  EXPECT_NE(metrics.text.find("rnnsearch_requests_total{path=\"/translate\",code=\"200\"} 1"), std::string::npos)
+      << metrics.text;
+  EXPECT_NE(metrics.text.find("rnnsearch_request_seconds_bucket{le=\"+Inf\"}"), std::string::npos);
+  EXPECT_NE(metrics.text.find("rnnsearch_batch_size_bucket{le=\"2\"} 1"), std::string::npos);
+  EXPECT_EQ(metric(metrics.text, "rnnsearch_queue_sentences"), 0);
+  const Reply page = get(server, "/");
+  ASSERT_EQ(page.status, 200);
+  EXPECT_NE(page.text.find("<textarea id=\"source\""), std::string::npos);
+  EXPECT_NE(page.text.find("fetch(\"translate\""), std::string::npos);
+  // Self-contained: no script, style, image or font from elsewhere.
+  for (const char* external : {"http://", "https://", "src=", "@import", "url("})
+    EXPECT_EQ(page.text.find(external), std::string::npos) << external;
+}
+
+TEST_F(Serve, TranslationsEqualTheCliByteForByte) {
+  Server server(*dir_, "-m " + model());
+  const std::vector<std::string> expected = cli("");
+  ASSERT_EQ(expected.size(), sentences_.size());
+  const Reply all = post(server, "/translate", json({{"q", sentences_}}).dump());
+  ASSERT_EQ(all.status, 200) << all.text;
+  ASSERT_EQ(all.body["translations"].size(), sentences_.size());
+  for (size_t k = 0; k < sentences_.size(); ++k) {
+    EXPECT_EQ(all.body["translations"][k]["translation"], expected[k]) << sentences_[k];
+    // One string in, one translation out.
+    const Reply one = post(server, "/translate", json({{"q", sentences_[k]}}).dump());
+    ASSERT_EQ(one.status, 200);
+    EXPECT_EQ(one.body["translations"][0]["translation"], expected[k]);
+  }
+  EXPECT_TRUE(all.body["translations"][sentences_.size() - 2]["hypotheses"].empty()) << "an empty line";
+  EXPECT_NE(post(server, "/translate", R"({"q": "a a a a b"})").body["translations"][0]["translation"], "")
+      << "a sentence of words has a translation";
+}
+
+TEST_F(Serve, NBestScoresAndAlignmentsAreTheCliJson) {
+  Server server(*dir_, "-m " + model());
+  const std::vector<std::string> records = cli("--beam-size 4 --n-best 3 --format json --normalize 0.5");
+  const std::vector<std::string> hard = cli("--beam-size 4 --n-best 3 --alignment hard --normalize 0.5");
+  const Reply soft_reply = post(server, "/translate",
+                                json({{"q", sentences_}, {"beam_size", 4}, {"n_best", 3}, {"normalize", 0.5},
+                                      {"alignment", "soft"}, {"heatmap", true}}).dump());
+  const Reply hard_reply = post(server, "/translate",
+                                json({{"q", sentences_}, {"beam_size", 4}, {"n_best", 3}, {"normalize", 0.5},
+                                      {"alignment", "hard"}}).dump());
+  ASSERT_EQ(soft_reply.status, 200) << soft_reply.text;
+  ASSERT_EQ(hard_reply.status, 200) << hard_reply.text;
+  size_t record = 0, compared = 0;
+  for (size_t k = 0; k < sentences_.size(); ++k) {
+    const json& soft = soft_reply.body["translations"][k]["hypotheses"];
+    const json& pairs = hard_reply.body["translations"][k]["hypotheses"];
+    if (soft.empty()) {  // the CLI prints one empty hypothesis
+      ++record;
+      continue;
+    }
+    ASSERT_EQ(soft.size(), 3u);
+    for (size_t h = 0; h < soft.size(); ++h, ++record) {
+      const json cli_record = json::parse(records.at(record));
+      EXPECT_EQ(soft_reply.body["translations"][k]["source"], cli_record["source"]);
+      EXPECT_EQ(soft[h]["target"], cli_record["target"]);
+      // Scores and weights agree to float rounding: a batch's products round differently
+      // when it holds other sentences (translate --batch-size 1 and 32 differ as much).
+      EXPECT_NEAR(soft[h]["score"].get<double>(), cli_record["score"].get<double>(), 1e-5);
+      ASSERT_EQ(soft[h]["alignment"].size(), cli_record["alignment"].size());
+      for (size_t i = 0; i < soft[h]["alignment"].size(); ++i)
+        for (size_t j = 0; j < soft[h]["alignment"][i].size(); ++j)
+          EXPECT_NEAR(soft[h]["alignment"][i][j].get<double>(), cli_record["alignment"][i][j].get<double>(), 1e-4);
+      EXPECT_NE(soft[h]["heatmap_svg"].get<std::string>().find("<rect class=\"cell\""), std::string::npos);
+      // "LINE ||| translation ||| alignment ||| score"
+      const std::string line = hard.at(record);
+      const size_t first = line.find(" ||| "), second = line.find(" ||| ", first + 5), third = line.rfind(" ||| ");
+      EXPECT_EQ(pairs[h]["translation"], line.substr(first + 5, second - first - 5));
+      std::string pharaoh;
+      for (const json& pair : pairs[h]["alignment"])
+        pharaoh += (pharaoh.empty() ? "" : " ") + std::to_string(pair[0].get<int>()) + "-" + std::to_string(pair[1].get<int>());
+      EXPECT_EQ(pharaoh, line.substr(second + 5, third - second - 5));
+      ++compared;
+    }
+  }
+  EXPECT_EQ(record, records.size());
+  EXPECT_GT(compared, 150u);
+}
+
+// 16 clients × 50 requests of one or a few sentences, with three sets of options: every
+// translation equals the CLI's with the same options, and batches did hold the sentences
+// of several requests.
+TEST_F(Serve, ConcurrentRequestsAreBatchedAndEachGetsItsOwnResults) {
+  Server server(*dir_, "-m " + model() + " --batch-wait-ms 20 --batch-size 16");
+  struct Options {
+    json request;
+    std::vector<std::string> expected;
+  };
+  std::vector<Options> options = {{json::object(), cli("")},
+                                  {{{"beam_size", 1}}, cli("--beam-size 1")},
+                                  {{{"beam_size", 3}, {"normalize", 0.0}}, cli("--beam-size 3 --normalize 0")}};
+  std::atomic<int> failures{0}, mismatches{0}, done{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 16; ++c)
+    clients.emplace_back([&, c] {
+      std::mt19937 rng(100 + c);
+      httplib::Client client = server.client();
+      client.set_keep_alive(true);
+      for (int r = 0; r < 50; ++r) {
+        const Options& o = options[rng() % options.size()];
+        std::vector<size_t> picked;
+        for (int n = 1 + static_cast<int>(rng() % 3); n > 0; --n) picked.push_back(rng() % sentences_.size());
+        json request = o.request;
+        if (picked.size() == 1 && rng() % 2) {
+          request["q"] = sentences_[picked[0]];
+        } else {
+          request["q"] = json::array();
+          for (size_t k : picked) request["q"].push_back(sentences_[k]);
+        }
+        const auto res = client.Post("/translate", request.dump(), "application/json");
+        if (!res || res->status != 200) {
+          ++failures;
+          continue;
+        }
+        const json body = json::parse(res->body);
+        if (body["translations"].size() != picked.size()) ++mismatches;
+        for (size_t i = 0; i < picked.size() && i < body["translations"].size(); ++i)
+          if (body["translations"][i]["translation"] != o.expected[picked[i]]) ++mismatches;
+        ++done;
+      }
+    });
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(done, 800);
+  const std::string metrics = get(server, "/metrics").text;
+  const double batches = metric(metrics, "rnnsearch_batches_total");
+  const double batched_requests = metric(metrics, "rnnsearch_batch_requests_total");
+  EXPECT_GT(batched_requests, 1.2 * batches) << "batches should hold the sentences of several requests\n" << metrics;
+  EXPECT_LT(batches, 800);
+}
+
+TEST_F(Serve, ScoreEqualsTheCliJson) {
+  Server server(*dir_, "-m " + model());
+  const std::vector<std::string> src = {"a b c", "d e f g", "", "h i"};
+  const std::vector<std::string> tgt = {"u v", "w x y", "u", "v"};
+  std::string src_text, tgt_text;
+  for (size_t k = 0; k < src.size(); ++k) {
+    src_text += src[k] + "\n";
+    tgt_text += tgt[k] + "\n";
+  }
+  const std::string out = dir_->path("score.txt");
+  const std::string command = std::string(RNNSEARCH_BINARY) + " score -m " + model() + " --src " +
+                              dir_->write("s.txt", src_text) + " --tgt " + dir_->write("t.txt", tgt_text) +
+                              " --format json >" + out + " 2>/dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  const std::vector<std::string> records = lines_of(dir_->read("score.txt"));
+  // JSON strings must be UTF-8: a request with an invalid target is refused as a whole.
+  EXPECT_EQ(post(server, "/score", "{\"src\": \"a\", \"tgt\": \"\xff\"}").status, 400);
+  // The same pairs as the command line's, in one batch as there: the same figures.
+  const Reply reply = post(server, "/score", json({{"src", src}, {"tgt", tgt}, {"alignment", "soft"}}).dump());
+  ASSERT_EQ(reply.status, 200) << reply.text;
+  for (size_t k : {0, 1, 3}) {
+    const json record = json::parse(records[k]);
+    EXPECT_EQ(reply.body["scores"][k]["log_prob"], record["score"]);
+    EXPECT_EQ(reply.body["scores"][k]["alignment"], record["alignment"]);
+    EXPECT_DOUBLE_EQ(reply.body["scores"][k]["perplexity"].get<double>(),
+                     std::exp(-record["score"].get<double>() / (record["target"].size() + 1.0)));
+  }
+  EXPECT_TRUE(reply.body["scores"][2]["log_prob"].is_null()) << "an empty side is not scored";
+  EXPECT_TRUE(reply.body["scores"][2].contains("warning"));
+  const Reply one = post(server, "/score", R"({"src": "a b c", "tgt": "u v"})");
+  ASSERT_EQ(one.status, 200);
+  // Alone in its batch: equal to float rounding.
+  EXPECT_NEAR(one.body["scores"][0]["log_prob"].get<double>(), json::parse(records[0])["score"].get<double>(), 1e-5);
+  EXPECT_FALSE(one.body["scores"][0].contains("alignment"));
+}
+
+TEST_F(Serve, BadRequestsGetA4xxJsonError) {
+  Server server(*dir_, "-m " + model() + " --max-body-bytes 2000 --max-sentences 4 --max-tokens 10 --max-beam-size 8");
+  const std::vector<std::pair<std::string, int>> cases = {
+      {"{\"q\": ", 400},                                   // malformed JSON
+      {"[\"a b\"]", 400},                                  // not an object
+      {"{}", 400},                                         // q missing
+      {R"({"q": 5})", 400},                                // wrong types
+      {R"({"q": ["a", 5]})", 400},
+      {R"({"q": "a", "beam_size": "5"})", 400},
+      {R"({"q": "a", "beam_size": 2.5})", 400},
+      {R"({"q": "a", "beam_size": 0})", 400},
+      {R"({"q": "a", "beam_size": 9})", 400},              // above --max-beam-size
+      {R"({"q": "a", "beam_size": 2, "n_best": 3})", 400}, // n-best above the beam
+      {R"({"q": "a", "normalize": -1})", 400},
+      {R"({"q": "a", "alignment": "diagonal"})", 400},
+      {R"({"q": "a", "replace_unk": "yes"})", 400},
+      {R"({"q": "a", "beam": 5})", 400},                   // unknown field
+      {"{\"q\": \"a \xff b\"}", 400},                      // invalid UTF-8
+      {R"({"q": "a \ud800 b"})", 400},                     // a lone surrogate
+      {R"({"q": ["a", "b", "c", "d", "e"]})", 413},        // above --max-sentences
+      {R"({"q": "a b c d e f g h i j a"})", 413},          // above --max-tokens
+      {"{\"q\": \"" + std::string(3000, 'a') + "\"}", 413},  // above --max-body-bytes
+  };
+  for (const auto& [body, status] : cases) {
+    const Reply reply = post(server, "/translate", body);
+    EXPECT_EQ(reply.status, status) << body.substr(0, 80);
+    ASSERT_TRUE(reply.body.is_object()) << body.substr(0, 80) << ": " << reply.text;
+    EXPECT_TRUE(reply.body["error"].is_string() && !reply.body["error"].get<std::string>().empty()) << reply.text;
+  }
+  EXPECT_NE(post(server, "/translate", R"({"q": "a", "beam": 5})").body["error"].get<std::string>().find("'beam'"),
+            std::string::npos) << "the error names the field";
+  EXPECT_EQ(post(server, "/score", R"({"src": ["a"], "tgt": ["u", "v"]})").status, 400);
+  EXPECT_EQ(post(server, "/score", R"({"src": "a"})").status, 400);
+  const Reply unknown = get(server, "/nowhere");
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_TRUE(unknown.body["error"].is_string());
+  EXPECT_EQ(get(server, "/translate").status, 405);
+  EXPECT_EQ(post(server, "/translate", R"({"q": ["a b", "c d"]})").status, 200) << "still serving";
+  EXPECT_EQ(metric(get(server, "/metrics").text, "rnnsearch_sentences_total"), 2) << "no refused sentence was decoded";
+}
+
+// A client that sends one byte at a time, one that stops mid-body, and one that hangs up
+// mid-request: others are served meanwhile, the silent one is dropped after --read-timeout.
+TEST_F(Serve, SlowAndVanishingClientsNeitherBlockNorCrashTheServer) {
+  Server server(*dir_, "-m " + model() + " --read-timeout 1 --http-threads 4");
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> slow;
+  for (int k = 0; k < 2; ++k)  // trickling clients hold 2 of the 4 connection threads
+    slow.emplace_back([&] {
+      const int fd = connect_to(server.port());
+      const std::string request = "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\r\n{\"q\": \"a b\"}";
+      for (size_t k = 0; k < request.size() && !stop; ++k) {
+        if (send(fd, &request[k], 1, MSG_NOSIGNAL) != 1) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      }
+      close(fd);
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto start = Clock::now();
+  for (int k = 0; k < 20; ++k) ASSERT_EQ(post(server, "/translate", R"({"q": "a b c"})").status, 200);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(3)) << "20 small requests next to two trickling clients";
+
+  // Headers and half a body, then silence: closed by the server after about a second.
+  const int silent = connect_to(server.port());
+  const std::string partial = "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"q\": ";
+  ASSERT_EQ(send(silent, partial.data(), partial.size(), MSG_NOSIGNAL), static_cast<ssize_t>(partial.size()));
+  const auto silent_start = Clock::now();
+  char buffer[512];
+  const ssize_t got = recv(silent, buffer, sizeof buffer, 0);  // an error response, or the end
+  EXPECT_LT(Clock::now() - silent_start, std::chrono::seconds(4)) << "the silent client was not dropped";
+  if (got > 0) {
+    EXPECT_EQ(std::string(buffer, 9), "HTTP/1.1 ") << std::string(buffer, got);
+  }
+  close(silent);
+
+  // Gone mid-request, and gone before reading a response.
+  for (int k = 0; k < 10; ++k) {
+    const int fd = connect_to(server.port());
+    const std::string request = k % 2 ? partial : "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 20\r\n\r\n{\"q\": [\"a b c d e\"]}";
+    send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    close(fd);
+  }
+  stop = true;
+  for (std::thread& t : slow) t.join();
+  EXPECT_EQ(post(server, "/translate", R"({"q": "a b c"})").status, 200);
+  EXPECT_EQ(get(server, "/health").status, 200);
+}
+
+TEST_F(Serve, SigtermFinishesTheRequestsInFlightAndExitsZero) {
+  Server server(*dir_, "-m " + model() + " --batch-size 2 --max-sentences 64");
+  std::vector<std::string> many(sentences_.begin(), sentences_.begin() + 40);
+  const std::string body = json({{"q", many}, {"beam_size", 12}, {"n_best", 12}}).dump();
+  std::atomic<int> ok{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 8; ++c)
+    clients.emplace_back([&] {
+      httplib::Client client = server.client();
+      const auto res = client.Post("/translate", body, "application/json");
+      if (res && res->status == 200 && json::parse(res->body)["translations"].size() == many.size()) {
+        ++ok;
+      } else {
+        ADD_FAILURE() << (res ? std::to_string(res->status) + " " + res->body : httplib::to_string(res.error()));
+      }
+    });
+  // In flight: all 8 read by the server (queued, or decoded with answers not yet sent).
+  std::string metrics;
+  for (auto until = Clock::now() + std::chrono::seconds(20); Clock::now() < until;) {
+    metrics = get(server, "/metrics").text;
+    if (metric(metrics, "rnnsearch_queue_requests") + ok >= 8) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(ok, 8) << "every request in flight was answered";
+  EXPECT_GT(metric(metrics, "rnnsearch_queue_sentences"), 0) << "requests were still queued at SIGTERM\n" << metrics;
+  EXPECT_NE(server.log().find("SIGTERM"), std::string::npos);
+  EXPECT_EQ(connect_to(server.port()), -1) << "no longer accepting";
+}
+
+TEST_F(Serve, SigintStopsAnIdleServer) {
+  Server server(*dir_, "-m " + model());
+  ASSERT_EQ(get(server, "/health").status, 200);
+  EXPECT_EQ(server.stop(SIGINT), 0) << server.log();
+}
+
+}  // namespace
+}  // namespace rnnsearch
