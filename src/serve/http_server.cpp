@@ -142,7 +142,9 @@ void serve(TranslationService& service, const HttpOptions& options, const std::f
     request_started = true;
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  server.set_logger([&service](const httplib::Request& req, const httplib::Response& res) {
+  // Counted before the response is written (the logger runs after), so that a client that
+  // reads /metrics right after its answer sees its own request counted.
+  server.set_post_routing_handler([&service](const httplib::Request& req, httplib::Response& res) {
     const double seconds =
         request_started ? std::chrono::duration<double>(Clock::now() - request_start).count() : 0.0;
     request_started = false;
