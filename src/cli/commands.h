@@ -12,7 +12,9 @@
 #include <boost/program_options.hpp>
 
 #include "rnnsearch/eval/output.h"
+#include "rnnsearch/model/precision.h"
 #include "rnnsearch/train/trainer.h"
+#include "rnnsearch/util/cpu.h"
 
 namespace rnnsearch::cli {
 
@@ -39,17 +41,11 @@ bool parse_options(const std::string& command, const std::string& usage,
                    boost::program_options::options_description& options, const Args& args,
                    boost::program_options::variables_map& vm);
 
-// --threads N (0 = all cores) applied to OpenMP; returns the number used.
-int set_threads(int requested);
-
-// --precision NAME (rnnsearch::Error if unknown, or int8 in training): bf16 and int8 only
-// where they run natively (model/bf16.h, model/int8.h), else fp32 with a note on stderr.
-// auto: int8 (decoding), else bf16, else fp32, the first this CPU runs natively.
-enum class PrecisionUse { training, decoding };
-Precision precision_option(const std::string& name, PrecisionUse use);
+// set_threads (--threads) is in rnnsearch/util/cpu.h and precision_option (--precision) in
+// rnnsearch/model/precision.h: the Python module resolves them as the command line does.
 
 // Validators for numeric options, attached with ->notifier(...): each throws a one-line
-// rnnsearch::Error naming the option and the value. NaN fails every check.
+// rnnsearch::Error naming the option and the value (rnnsearch/util/checks.h). NaN fails every check.
 std::function<void(double)> non_negative(const std::string& option);  // finite, >= 0
 std::function<void(double)> below_one(const std::string& option);     // in [0, 1)
 std::function<void(long)> at_least(const std::string& option, long minimum);
@@ -67,7 +63,7 @@ boost::program_options::options_description model_option_group(DecodeArgs& args,
 boost::program_options::options_description output_option_group(DecodeArgs& args);
 // The parsed output group (throws rnnsearch::Error on unknown names).
 OutputOptions output_options(const DecodeArgs& args);
-bool piece_alignments(const DecodeArgs& args);  // --alignment-units pieces
+bool piece_alignments(const DecodeArgs& args);  // --alignment-units pieces (parse_alignment_units)
 
 // Standard output for "-", else a file opened for writing.
 class OutputFile {

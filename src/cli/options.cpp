@@ -1,16 +1,11 @@
-#include <omp.h>
-
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
-#include <stdexcept>
 
 #include "commands.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/atomic_file.h"
-#include "rnnsearch/model/int8.h"
+#include "rnnsearch/util/checks.h"
 
 namespace po = boost::program_options;
 
@@ -63,65 +58,16 @@ bool parse_options(const std::string& command, const std::string& usage, po::opt
   return false;
 }
 
-int set_threads(int requested) {
-  const int threads = requested > 0 ? requested : omp_get_num_procs();
-  omp_set_num_threads(threads);
-  return threads;
-}
-
-Precision precision_option(const std::string& name, PrecisionUse use) {
-  // auto: the fastest precision that kept BLEU (docs/design.md §5) among those this CPU runs
-  // natively; the int8 projection only in decoding
-  if (name == "auto") {
-    if (use == PrecisionUse::decoding && int8_supported()) return Precision::int8;
-    return bf16_supported() ? Precision::bf16 : Precision::fp32;
-  }
-  if (name == "int8" && use == PrecisionUse::training)
-    throw Error("--precision int8 is for translate: training needs fp32 or bf16 gradients");
-  Precision precision;
-  try {
-    precision = parse_precision(name);
-  } catch (const std::invalid_argument&) {
-    throw Error("--precision must be auto, fp32, bf16 or int8, not '" + name + "'");
-  }
-  if (precision == Precision::bf16 && !bf16_supported()) {
-    std::cerr << "rnnsearch: --precision bf16 needs a CPU with AVX512_BF16 and a build with oneDNN; computing in fp32\n";
-    return Precision::fp32;
-  }
-  if (precision == Precision::int8 && !int8_supported()) {
-    std::cerr << "rnnsearch: --precision int8 needs a CPU with AVX2 and a build with oneDNN; computing in fp32\n";
-    return Precision::fp32;
-  }
-  return precision;
-}
-
-namespace {
-
-template <class T>
-std::function<void(T)> check(const std::string& option, const std::string& requirement, bool (*ok)(T)) {
-  return [option, requirement, ok](T value) {
-    if (ok(value)) return;
-    std::ostringstream text;
-    text << "--" << option << " must be " << requirement << ", not " << value;
-    throw Error(text.str());
-  };
-}
-
-}  // namespace
-
 std::function<void(double)> non_negative(const std::string& option) {
-  return check<double>(option, "a number >= 0", [](double v) { return std::isfinite(v) && v >= 0; });
+  return [option](double value) { check_non_negative(option, value); };
 }
 
 std::function<void(double)> below_one(const std::string& option) {
-  return check<double>(option, "in [0, 1)", [](double v) { return v >= 0 && v < 1; });
+  return [option](double value) { check_below_one(option, value); };
 }
 
 std::function<void(long)> at_least(const std::string& option, long minimum) {
-  return [option, minimum](long value) {
-    if (value < minimum)
-      throw Error("--" + option + " must be at least " + std::to_string(minimum) + ", not " + std::to_string(value));
-  };
+  return [option, minimum](long value) { check_at_least(option, value, minimum); };
 }
 
 po::options_description model_option_group(DecodeArgs& args, const std::string& unit) {
@@ -153,11 +99,7 @@ po::options_description output_option_group(DecodeArgs& args) {
   return group;
 }
 
-bool piece_alignments(const DecodeArgs& args) {
-  if (args.alignment_units != "words" && args.alignment_units != "pieces")
-    throw Error("--alignment-units must be words or pieces, not '" + args.alignment_units + "'");
-  return args.alignment_units == "pieces";
-}
+bool piece_alignments(const DecodeArgs& args) { return parse_alignment_units(args.alignment_units); }
 
 OutputOptions output_options(const DecodeArgs& args) {
   OutputOptions options;

@@ -8,15 +8,15 @@
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/vocab.h"
+#include "rnnsearch/util/checks.h"
 
 namespace rnnsearch {
 
 void check_beam_options(const BeamOptions& options) {
-  if (options.beam_size < 1) throw Error("--beam-size must be at least 1");
+  check_at_least("beam-size", options.beam_size, 1);
   if (options.n_best < 1 || options.n_best > options.beam_size)
     throw Error("--n-best must be between 1 and --beam-size (" + std::to_string(options.beam_size) + ")");
-  if (!std::isfinite(options.normalize) || options.normalize < 0)
-    throw Error("--normalize must be a non-negative number");
+  check_non_negative("normalize", options.normalize);
   if (options.max_output_length < 0) throw Error("the maximum output length must not be negative");
 }
 

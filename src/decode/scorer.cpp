@@ -5,6 +5,7 @@
 #include "rnnsearch/decode/parallel_batches.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/util/checks.h"
 
 namespace rnnsearch {
 
@@ -12,8 +13,8 @@ Scorer::Scorer(const ModelDefinition& model, const std::vector<const Parameters<
                const ScorerOptions& options)
     : model_(model), models_(models), options_(options), workspaces_(std::max(1, options.threads)) {
   if (models.empty()) throw Error("scoring needs a model");
-  if (options.batch_size < 1) throw Error("--batch-size must be at least 1");
-  if (options.max_length < 1) throw Error("--max-length must be at least 1");
+  check_at_least("batch-size", options.batch_size, 1);
+  check_at_least("max-length", options.max_length, 1);
 }
 
 // Tokens and ids of one pair, or the reason it is not scored. A pair that is too long is

@@ -5,6 +5,7 @@
 #include "rnnsearch/decode/parallel_batches.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/util/checks.h"
 
 namespace rnnsearch {
 
@@ -12,8 +13,8 @@ Translator::Translator(const ModelDefinition& model, const std::vector<const Par
                        const TranslatorOptions& options)
     : model_(model), options_(options) {
   check_beam_options(options.beam);
-  if (options.batch_size < 1) throw Error("--batch-size must be at least 1");
-  if (options.max_length < 1) throw Error("--max-length must be at least 1");
+  check_at_least("batch-size", options.batch_size, 1);
+  check_at_least("max-length", options.max_length, 1);
   if (options.replace_unk && !options.beam.alignment) throw Error("--replace-unk needs the attention (beam.alignment)");
   if (options.replace_unk && options.piece_alignments)
     throw Error("--replace-unk works on word alignments: drop --alignment-units pieces");

@@ -54,18 +54,32 @@ void check_alignment_shape(const TranslationRecord& record) {
 // (= number of source tokens). Dropping such rows would silently hide them; tools that
 // only accept real source positions can filter pairs whose index equals the source length.
 // Ties go to the leftmost column.
-std::string pharaoh_alignment(const Alignment& alignment, bool include_eos) {
+std::vector<std::pair<int, int>> hard_alignment(const Alignment& alignment, bool include_eos) {
   check_weights(alignment);
   const int rows = include_eos || alignment.rows == 0 ? alignment.rows : alignment.rows - 1;
-  std::string text;
+  std::vector<std::pair<int, int>> pairs;
   for (int i = 0; i < rows; ++i) {
     int best = 0;
     for (int j = 1; j < alignment.cols; ++j)
       if (alignment.at(i, j) > alignment.at(i, best)) best = j;
+    pairs.emplace_back(best, i);
+  }
+  return pairs;
+}
+
+std::string pharaoh_alignment(const Alignment& alignment, bool include_eos) {
+  std::string text;
+  for (const auto& [source, target] : hard_alignment(alignment, include_eos)) {
     if (!text.empty()) text += ' ';
-    text += std::to_string(best) + "-" + std::to_string(i);
+    text += std::to_string(source) + "-" + std::to_string(target);
   }
   return text;
+}
+
+bool parse_alignment_units(const std::string& name) {
+  if (name != "words" && name != "pieces")
+    throw Error("--alignment-units must be words or pieces, not '" + name + "'");
+  return name == "pieces";
 }
 
 std::string soft_alignment_text(const Alignment& alignment) {

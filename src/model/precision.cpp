@@ -1,6 +1,11 @@
 #include "rnnsearch/model/precision.h"
 
+#include <iostream>
 #include <stdexcept>
+
+#include "rnnsearch/error.h"
+#include "rnnsearch/model/bf16.h"
+#include "rnnsearch/model/int8.h"
 
 namespace rnnsearch {
 
@@ -18,6 +23,32 @@ const char* precision_name(Precision precision) {
     case Precision::int8: return "int8";
   }
   return "fp32";  // not reached: the switch names every precision
+}
+
+Precision precision_option(const std::string& name, PrecisionUse use) {
+  // auto: the fastest precision that kept BLEU (docs/design.md §5) among those this CPU runs
+  // natively; the int8 projection only in decoding
+  if (name == "auto") {
+    if (use == PrecisionUse::decoding && int8_supported()) return Precision::int8;
+    return bf16_supported() ? Precision::bf16 : Precision::fp32;
+  }
+  if (name == "int8" && use == PrecisionUse::training)
+    throw Error("--precision int8 is for translate: training needs fp32 or bf16 gradients");
+  Precision precision;
+  try {
+    precision = parse_precision(name);
+  } catch (const std::invalid_argument&) {
+    throw Error("--precision must be auto, fp32, bf16 or int8, not '" + name + "'");
+  }
+  if (precision == Precision::bf16 && !bf16_supported()) {
+    std::cerr << "rnnsearch: --precision bf16 needs a CPU with AVX512_BF16 and a build with oneDNN; computing in fp32\n";
+    return Precision::fp32;
+  }
+  if (precision == Precision::int8 && !int8_supported()) {
+    std::cerr << "rnnsearch: --precision int8 needs a CPU with AVX2 and a build with oneDNN; computing in fp32\n";
+    return Precision::fp32;
+  }
+  return precision;
 }
 
 }  // namespace rnnsearch

@@ -1,8 +1,11 @@
 #include "rnnsearch/util/cpu.h"
 
+#include <omp.h>
+
 #include <cstdlib>
 
 #include "rnnsearch/error.h"
+#include "rnnsearch/util/checks.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -90,6 +93,13 @@ std::string describe(const CpuFeatures& f) {
   if (text.empty()) text = f.x86 ? "sse" : "not x86";
   if (f.cap != "native") text += " (RNNSEARCH_CPU=" + f.cap + ")";
   return text;
+}
+
+int set_threads(int requested) {
+  check_at_least("threads", requested, 0);
+  const int threads = requested > 0 ? requested : omp_get_num_procs();
+  omp_set_num_threads(threads);
+  return threads;
 }
 
 }  // namespace rnnsearch

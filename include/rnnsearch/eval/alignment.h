@@ -1,6 +1,7 @@
 #pragma once
 // Output formats for one translated (or scored) sentence and its attention matrix.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "rnnsearch/decode/hypothesis.h"
@@ -19,9 +20,15 @@ struct TranslationRecord {
 // or (target+1) x (source+1): the shape record_json and heatmap_svg label row by row.
 void check_alignment_shape(const TranslationRecord& record);
 
-// Hard alignment in Pharaoh format, "src-tgt" 0-based pairs separated by spaces: for each
-// target token (</s> excluded) the source position of maximum attention.
+// Hard alignment: for each target token (</s> excluded) the pair (source position of maximum
+// attention, target position), 0-based; ties go to the leftmost column.
+std::vector<std::pair<int, int>> hard_alignment(const Alignment& alignment, bool include_eos = false);
+// The hard alignment in Pharaoh format, "src-tgt" pairs separated by spaces.
 std::string pharaoh_alignment(const Alignment& alignment, bool include_eos = false);
+
+// --alignment-units: "words" (false) or "pieces" (true, the raw matrix of a subword model's
+// pieces); throws rnnsearch::Error otherwise.
+bool parse_alignment_units(const std::string& name);
 
 // Soft alignment as Marian prints it: rows separated by " ", weights of a row by ",".
 std::string soft_alignment_text(const Alignment& alignment);

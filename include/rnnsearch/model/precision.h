@@ -12,4 +12,11 @@ enum class Precision { fp32, bf16, int8 };
 Precision parse_precision(const std::string& name);
 const char* precision_name(Precision precision);
 
+// The precision a --precision NAME runs in (what `translate`, `train` and the Python module
+// use): bf16 and int8 only where they run natively (model/bf16.h, model/int8.h), else fp32
+// with a note on stderr. auto: int8 (decoding), else bf16, else fp32, the first this CPU runs
+// natively. Throws rnnsearch::Error if NAME is unknown, or int8 in training.
+enum class PrecisionUse { training, decoding };
+Precision precision_option(const std::string& name, PrecisionUse use);
+
 }  // namespace rnnsearch

@@ -37,4 +37,8 @@ const CpuFeatures& cpu_features();
 // One line for logs and tools: "avx2 fma (RNNSEARCH_CPU=avx2)", "avx512 avx512_bf16 ...".
 std::string describe(const CpuFeatures& features);
 
+// --threads N (0 = all cores) applied to OpenMP in the calling thread; returns the number
+// used. Throws rnnsearch::Error if N < 0.
+int set_threads(int requested);
+
 }  // namespace rnnsearch
