@@ -15,7 +15,8 @@ packages=(
   libopenblas-openmp-dev                 # faster matrix products than Eigen's own (build/gemm_bench)
   libdnnl-dev                            # oneDNN: faster float products than OpenBLAS (build/gemm_bench)
   ocl-icd-opencl-dev                     # OpenCL headers: oneDNN's CMake config requires them
-  python3-numpy                          # the test that numpy.load reads our model.npz
+  python3-numpy                          # the test that numpy.load reads our model.npz; the Python module
+  python3-dev pybind11-dev               # the Python module (python/, docs/python.md)
   libcpp-httplib-dev                     # rnnsearch serve: HTTP (docs/serve.md)
   libopenmpi-dev openmpi-bin             # mpirun -np N rnnsearch train|translate|score
   clang libclang-rt-dev libomp-dev       # scripts/sanitize.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer

@@ -1,0 +1,397 @@
+// The Python module `rnnsearch` (docs/python.md): translate, score and align in-process, with
+// the attention as numpy arrays. A thin layer over the calls `rnnsearch translate` and
+// `rnnsearch score` make (load_ensemble, Translator, Scorer, output_text, OutputPrinter::record,
+// hard_alignment, heatmap_svg), so that its results are those of the command line:
+//
+//   Translator(model, threads, precision)   load_ensemble once; set_threads, precision_option
+//   .translate(sentences, ...)              Translator::translate, in the CLI's chunks of
+//                                           batch_size × maxi_batch lines
+//   .score(sources, targets, ...)           Scorer::score over all pairs, as `rnnsearch score`
+//   .align(sources, targets, ...)           the hard alignment of score (`score --alignment hard`)
+//
+// The GIL is released while C++ computes; a Translator's decoders are not reentrant, so each
+// Python Translator has a lock and calls on one Translator from several threads run one after
+// the other (different Translators run at once). rnnsearch::Error becomes rnnsearch.Error
+// with the command line's one-line message.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <tuple>
+
+#include "rnnsearch/decode/scorer.h"
+#include "rnnsearch/decode/translator.h"
+#include "rnnsearch/error.h"
+#include "rnnsearch/eval/alignment.h"
+#include "rnnsearch/eval/heatmap.h"
+#include "rnnsearch/eval/output.h"
+#include "rnnsearch/io/atomic_file.h"
+#include "rnnsearch/model/model_io.h"
+#include "rnnsearch/model/precision.h"
+#include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/util/checks.h"
+#include "rnnsearch/util/cpu.h"
+
+namespace py = pybind11;
+
+namespace rnnsearch::python {
+namespace {
+
+using Pairs = std::vector<std::pair<int, int>>;  // hard alignment: (source, target) positions
+
+// One attention matrix with its labels: the record `--format json` and `--heatmaps` show.
+struct Attention {
+  TranslationRecord record;
+  // The labels of the rows and columns: tokens (or pieces) and </s>.
+  static std::vector<std::string> labels(std::vector<std::string> tokens) {
+    tokens.push_back("</s>");
+    return tokens;
+  }
+};
+
+struct PyHypothesis {
+  std::string text;                  // as `rnnsearch translate` prints it
+  std::vector<std::string> tokens;   // the words of the translation
+  double score = 0, log_prob = 0;
+  bool finished = false;
+  std::shared_ptr<Attention> attention;  // with return_attention
+  std::optional<Pairs> alignment;        // with return_attention
+};
+
+struct PyTranslation {
+  size_t line = 0;
+  std::vector<std::string> source;
+  std::vector<PyHypothesis> hypotheses;  // none for an empty or invalid line
+  std::string warning;
+  const PyHypothesis* best() const { return hypotheses.empty() ? nullptr : &hypotheses.front(); }
+};
+
+struct PyScore {
+  size_t line = 0;
+  std::vector<std::string> source, target;
+  std::optional<double> log_prob;  // None: not scored (see warning)
+  std::shared_ptr<Attention> attention;
+  std::optional<Pairs> alignment;
+  std::string warning;
+};
+
+// A list of sentences: each a str or bytes. A str is encoded to UTF-8 keeping lone surrogates
+// (as the invalid bytes of their code points), so a str that is not valid Unicode is refused
+// as `rnnsearch translate` refuses a line that is not UTF-8: empty output and a warning.
+std::vector<std::string> text_lines(const py::handle& items, const char* what) {
+  if (py::isinstance<py::str>(items) || py::isinstance<py::bytes>(items))
+    throw py::type_error(std::string(what) + " must be a list of strings, not a single string");
+  std::vector<std::string> lines;
+  for (py::handle item : items) {  // TypeError if not iterable
+    if (PyBytes_Check(item.ptr())) {
+      lines.emplace_back(PyBytes_AS_STRING(item.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(item.ptr())));
+    } else if (PyUnicode_Check(item.ptr())) {
+      const auto bytes = py::reinterpret_steal<py::object>(PyUnicode_AsEncodedString(item.ptr(), "utf-8", "surrogatepass"));
+      if (!bytes) throw py::error_already_set();
+      lines.emplace_back(PyBytes_AS_STRING(bytes.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(bytes.ptr())));
+    } else {
+      throw py::type_error(std::string(what) + "[" + std::to_string(lines.size()) + "] must be str or bytes, not " +
+                           std::string(py::str(py::type::handle_of(item).attr("__name__"))));
+    }
+  }
+  return lines;
+}
+
+// A model directory (str or os.PathLike) or a list of them (an ensemble).
+std::vector<std::string> model_dirs(const py::object& model) {
+  const py::object fsdecode = py::module_::import("os").attr("fsdecode");
+  if (py::isinstance<py::str>(model) || py::isinstance<py::bytes>(model) || py::hasattr(model, "__fspath__"))
+    return {fsdecode(model).cast<std::string>()};
+  std::vector<std::string> dirs;
+  for (py::handle item : model) dirs.push_back(fsdecode(item).cast<std::string>());
+  if (dirs.empty()) throw Error("no model directory given");
+  return dirs;
+}
+
+// Each warning of a call as a Python warning (the command line prints them on stderr).
+PyObject* g_input_warning = nullptr;  // rnnsearch.InputWarning (lives as long as the interpreter)
+void warn(const char* what, const std::vector<std::pair<size_t, std::string>>& warnings) {
+  for (const auto& [index, warning] : warnings) {
+    const std::string text = std::string(what) + "[" + std::to_string(index) + "]: " + warning;
+    if (PyErr_WarnEx(g_input_warning, text.c_str(), 1) < 0) throw py::error_already_set();
+  }
+}
+
+class PyTranslator {
+ public:
+  PyTranslator(const py::object& model, int threads, const std::string& precision) : dirs_(model_dirs(model)) {
+    py::gil_scoped_release release;
+    threads_ = set_threads(threads);
+    precision_ = precision_option(precision, PrecisionUse::decoding);
+    models_ = load_ensemble(dirs_);
+    weights_ = ensemble_weights(models_);
+  }
+
+  std::vector<PyTranslation> translate(const py::object& sentences, int beam_size, int n_best, double normalize,
+                                       bool replace_unk, int batch_size, bool return_attention,
+                                       const std::string& alignment_units, int max_length, int maxi_batch,
+                                       bool detokenize) {
+    const std::vector<std::string> lines = text_lines(sentences, "sentences");
+    std::vector<PyTranslation> results;
+    {
+      py::gil_scoped_release release;
+      TranslatorOptions options;  // as translate_command sets them from its options
+      options.beam.beam_size = beam_size;
+      options.beam.n_best = n_best;
+      options.beam.normalize = normalize;
+      options.beam.alignment = return_attention || replace_unk;
+      options.batch_size = batch_size;
+      options.max_length = max_length;
+      options.threads = threads_;
+      options.replace_unk = replace_unk;
+      options.piece_alignments = parse_alignment_units(alignment_units);
+      options.precision = precision_;
+      check_at_least("maxi-batch", maxi_batch, 1);
+      std::lock_guard<std::mutex> lock(mutex_);
+      Translator& translator = translator_for(options);
+      set_threads(threads_);  // OpenMP's setting is the calling thread's
+      // The command line's chunks: lines are sorted by length and batched within a chunk.
+      const size_t chunk = static_cast<size_t>(batch_size) * static_cast<size_t>(maxi_batch);
+      for (size_t first = 0; first < lines.size(); first += chunk) {
+        const std::vector<std::string> part(lines.begin() + static_cast<long>(first),
+                                            lines.begin() + static_cast<long>(std::min(lines.size(), first + chunk)));
+        for (const LineTranslation& t : translator.translate(part, first))
+          results.push_back(convert(t, return_attention, detokenize));
+      }
+    }
+    std::vector<std::pair<size_t, std::string>> warnings;
+    for (const PyTranslation& t : results)
+      if (!t.warning.empty()) warnings.emplace_back(t.line, t.warning);
+    warn("sentences", warnings);
+    return results;
+  }
+
+  std::vector<PyScore> score(const py::object& sources, const py::object& targets, bool return_attention,
+                             int batch_size, int max_length, const std::string& alignment_units) {
+    std::vector<PyScore> results;
+    for (const ScoredPair& pair :
+         run_scorer(sources, targets, return_attention, batch_size, max_length, alignment_units)) {
+      PyScore s{pair.line, pair.source, pair.target, std::nullopt, nullptr, std::nullopt, pair.warning};
+      if (pair.scored()) s.log_prob = pair.log_prob;
+      if (pair.scored() && return_attention) {
+        s.attention = std::make_shared<Attention>(Attention{OutputPrinter::record(pair)});
+        s.alignment = hard_alignment(pair.alignment);
+      }
+      results.push_back(std::move(s));
+    }
+    return results;
+  }
+
+  // `score --alignment hard`: a pair that is not scored has no pairs (an empty line there).
+  std::vector<Pairs> align(const py::object& sources, const py::object& targets, int batch_size, int max_length) {
+    std::vector<Pairs> alignments;
+    for (const ScoredPair& pair : run_scorer(sources, targets, true, batch_size, max_length, "words"))
+      alignments.push_back(pair.scored() ? hard_alignment(pair.alignment) : Pairs{});
+    return alignments;
+  }
+
+  std::vector<std::string> weights_paths() const {
+    std::vector<std::string> paths;
+    for (const Model& m : models_) paths.push_back(m.weights_path);
+    return paths;
+  }
+  const char* precision() const { return precision_name(precision_); }
+  int threads() const { return threads_; }
+
+ private:
+  using Key = std::tuple<int, int, double, bool, int, int, bool, bool>;
+
+  // A Translator per set of options, kept for the next call with the same ones (its
+  // projections in bf16/int8 and workspaces are made once); a few at most.
+  Translator& translator_for(const TranslatorOptions& o) {
+    check_beam_options(o.beam);  // first: a NaN normalize would match any key
+    const Key key{o.beam.beam_size, o.beam.n_best,    o.beam.normalize, o.beam.alignment,
+                  o.batch_size,     o.max_length,     o.replace_unk,    o.piece_alignments};
+    auto found = translators_.find(key);
+    if (found != translators_.end()) return *found->second;
+    auto translator = std::make_unique<Translator>(models_.front(), weights_, o);  // checks the options
+    if (translators_.size() >= 4) translators_.clear();
+    return *translators_.emplace(key, std::move(translator)).first->second;
+  }
+
+  PyTranslation convert(const LineTranslation& t, bool return_attention, bool detokenize) const {
+    PyTranslation result{t.line, t.source, {}, t.warning};
+    for (const Hypothesis& h : t.hypotheses) {
+      PyHypothesis p{output_text(h.words, models_.front().tokenizer, detokenize), h.words, h.score, h.log_prob,
+                     h.finished, nullptr, std::nullopt};
+      if (return_attention) {
+        p.attention = std::make_shared<Attention>(Attention{OutputPrinter::record(t, h)});
+        p.alignment = hard_alignment(h.alignment);
+      }
+      result.hypotheses.push_back(std::move(p));
+    }
+    return result;
+  }
+
+  // What score_command runs: all pairs in one Scorer::score.
+  std::vector<ScoredPair> run_scorer(const py::object& sources, const py::object& targets, bool alignment,
+                                     int batch_size, int max_length, const std::string& alignment_units) {
+    const std::vector<std::string> src_lines = text_lines(sources, "sources"), tgt_lines = text_lines(targets, "targets");
+    if (src_lines.size() != tgt_lines.size())
+      throw Error("sources and targets differ in length: " + std::to_string(src_lines.size()) + " and " +
+                  std::to_string(tgt_lines.size()) + " sentences");
+    std::vector<ScoredPair> pairs;
+    {
+      py::gil_scoped_release release;
+      ScorerOptions options;
+      options.batch_size = batch_size;
+      options.max_length = max_length;
+      options.threads = threads_;
+      options.alignment = alignment;
+      options.piece_alignments = parse_alignment_units(alignment_units);
+      std::lock_guard<std::mutex> lock(mutex_);
+      Scorer scorer(models_.front(), weights_, options);
+      set_threads(threads_);
+      pairs = scorer.score(src_lines, tgt_lines, 0);
+    }
+    std::vector<std::pair<size_t, std::string>> warnings;
+    for (const ScoredPair& pair : pairs)
+      if (!pair.warning.empty()) warnings.emplace_back(pair.line, pair.warning);
+    warn("pairs", warnings);
+    return pairs;
+  }
+
+  std::vector<std::string> dirs_;
+  int threads_ = 1;
+  Precision precision_ = Precision::fp32;
+  std::vector<Model> models_;  // never resized: Translators keep references into it
+  std::vector<const Parameters<float>*> weights_;
+  std::mutex mutex_;  // one call at a time: Translator and Scorer workspaces are not shared
+  std::map<Key, std::unique_ptr<Translator>> translators_;
+};
+
+// The attention matrix as a read-only float32 array over the Attention's own weights.
+py::array_t<float> attention_matrix(const py::object& self) {
+  const Alignment& a = self.cast<const Attention&>().record.alignment;
+  py::array_t<float> array(std::vector<py::ssize_t>{a.rows, a.cols},
+                           std::vector<py::ssize_t>{static_cast<py::ssize_t>(a.cols * sizeof(float)),
+                                                    static_cast<py::ssize_t>(sizeof(float))},
+                           a.weights.data(), self);
+  array.attr("setflags")(py::arg("write") = false);
+  return array;
+}
+
+std::string quoted(const std::string& text) { return std::string(py::repr(py::str(text))); }
+
+}  // namespace
+}  // namespace rnnsearch::python
+
+PYBIND11_MODULE(rnnsearch, m) {
+  using namespace rnnsearch;
+  using namespace rnnsearch::python;
+  m.doc() = "rnnsearch: translate, score and align with RNNsearch models; attention as numpy arrays (docs/python.md)";
+  m.attr("__version__") = RNNSEARCH_VERSION;
+  py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+  g_input_warning = PyErr_NewExceptionWithDoc(
+      "rnnsearch.InputWarning", "A sentence left untranslated or unscored, or cut (as the command line warns).",
+      PyExc_UserWarning, nullptr);
+  if (!g_input_warning) throw py::error_already_set();
+  m.attr("InputWarning") = py::handle(g_input_warning);
+  // Reads RNNSEARCH_CPU and caps oneDNN before any product, as the command line does first.
+  cpu_features();
+  m.def("cpu", [] { return describe(cpu_features()); }, "The CPU features rnnsearch uses (RNNSEARCH_CPU caps them).");
+
+  py::class_<Attention, std::shared_ptr<Attention>>(m, "Attention",
+                                                    "An attention matrix: rows target tokens + </s>, columns source "
+                                                    "tokens + </s>; shows itself as a heatmap in Jupyter.")
+      .def_property_readonly("matrix", &attention_matrix, "float32 array (target tokens + 1) × (source tokens + 1)")
+      .def("__array__", [](const py::object& self, const py::object& dtype, const py::object&) {
+             py::object array = attention_matrix(self);
+             return dtype.is_none() ? array : array.attr("astype")(dtype);
+           }, py::arg("dtype") = py::none(), py::arg("copy") = py::none())
+      .def_property_readonly("source", [](const Attention& a) { return Attention::labels(a.record.source); },
+                             "column labels: source tokens (or pieces) and </s>")
+      .def_property_readonly("target", [](const Attention& a) { return Attention::labels(a.record.target); },
+                             "row labels: target tokens (or pieces) and </s>")
+      .def_property_readonly("shape", [](const Attention& a) {
+        return py::make_tuple(a.record.alignment.rows, a.record.alignment.cols);
+      })
+      .def_property_readonly("line", [](const Attention& a) { return a.record.line; })
+      .def_property_readonly("score", [](const Attention& a) { return a.record.score; })
+      .def("to_svg", [](const Attention& a) { return heatmap_svg(a.record); },
+           "The heatmap as SVG text, as `--heatmaps` writes it.")
+      .def("_repr_svg_", [](const Attention& a) { return heatmap_svg(a.record); })
+      .def("save", [](const Attention& a, const py::object& path) {
+             const std::string file = py::module_::import("os").attr("fsdecode")(path).cast<std::string>();
+             const std::string svg = heatmap_svg(a.record);
+             py::gil_scoped_release release;
+             write_file_atomically(file, svg);
+           }, py::arg("path"), "Writes the heatmap SVG to path.")
+      .def("__repr__", [](const Attention& a) {
+        return "<rnnsearch.Attention " + std::to_string(a.record.alignment.rows) + "x" +
+               std::to_string(a.record.alignment.cols) + " of line " + std::to_string(a.record.line) + ">";
+      });
+
+  py::class_<PyHypothesis>(m, "Hypothesis", "One translation of a sentence.")
+      .def_readonly("text", &PyHypothesis::text, "the translation as `rnnsearch translate` prints it")
+      .def_readonly("tokens", &PyHypothesis::tokens, "its words")
+      .def_readonly("score", &PyHypothesis::score, "log_prob / length^normalize (what n-best lists print)")
+      .def_readonly("log_prob", &PyHypothesis::log_prob)
+      .def_readonly("finished", &PyHypothesis::finished, "ended with </s> (else cut at the maximum length)")
+      .def_readonly("attention", &PyHypothesis::attention, "Attention, with return_attention=True")
+      .def_readonly("alignment", &PyHypothesis::alignment,
+                    "hard alignment [(source, target), ...], with return_attention=True")
+      .def("__repr__", [](const PyHypothesis& h) {
+        return "Hypothesis(text=" + quoted(h.text) + ", score=" + std::string(py::repr(py::float_(h.score))) + ")";
+      });
+
+  py::class_<PyTranslation>(m, "Translation", "The result for one input sentence: its hypotheses, best first.")
+      .def_readonly("line", &PyTranslation::line, "0-based index of the sentence")
+      .def_readonly("source", &PyTranslation::source, "the source tokens translated")
+      .def_readonly("hypotheses", &PyTranslation::hypotheses, "best first; empty if not translated")
+      .def_readonly("warning", &PyTranslation::warning, "why it was cut or left untranslated; '' if fine")
+      .def_property_readonly("text", [](const PyTranslation& t) { return t.best() ? t.best()->text : ""; })
+      .def_property_readonly("tokens", [](const PyTranslation& t) {
+        return t.best() ? t.best()->tokens : std::vector<std::string>{};
+      })
+      .def_property_readonly("score", [](const PyTranslation& t) {
+        return t.best() ? std::optional<double>(t.best()->score) : std::nullopt;
+      })
+      .def_property_readonly("attention", [](const PyTranslation& t) {
+        return t.best() ? t.best()->attention : nullptr;
+      })
+      .def_property_readonly("alignment", [](const PyTranslation& t) {
+        return t.best() ? t.best()->alignment : std::nullopt;
+      })
+      .def("__repr__", [](const PyTranslation& t) {
+        return "Translation(text=" + quoted(t.best() ? t.best()->text : "") + ", hypotheses=" +
+               std::to_string(t.hypotheses.size()) + ")";
+      });
+
+  py::class_<PyScore>(m, "Score", "The forced decoding of one sentence pair.")
+      .def_readonly("line", &PyScore::line)
+      .def_readonly("source", &PyScore::source)
+      .def_readonly("target", &PyScore::target)
+      .def_readonly("log_prob", &PyScore::log_prob, "log p(target | source) with </s>; None if not scored")
+      .def_readonly("attention", &PyScore::attention)
+      .def_readonly("alignment", &PyScore::alignment)
+      .def_readonly("warning", &PyScore::warning)
+      .def("__repr__", [](const PyScore& s) {
+        return "Score(log_prob=" + (s.log_prob ? std::string(py::repr(py::float_(*s.log_prob))) : "None") + ")";
+      });
+
+  py::class_<PyTranslator>(m, "Translator", "A model, or an ensemble of models, loaded once.")
+      .def(py::init<const py::object&, int, const std::string&>(), py::arg("model"), py::arg("threads") = 0,
+           py::arg("precision") = "auto")
+      .def("translate", &PyTranslator::translate, py::arg("sentences"), py::kw_only(), py::arg("beam_size") = 5,
+           py::arg("n_best") = 1, py::arg("normalize") = 1.0, py::arg("replace_unk") = false,
+           py::arg("batch_size") = 32, py::arg("return_attention") = false, py::arg("alignment_units") = "words",
+           py::arg("max_length") = 200, py::arg("maxi_batch") = 10, py::arg("detokenize") = false)
+      .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"), py::kw_only(),
+           py::arg("return_attention") = false, py::arg("batch_size") = 32, py::arg("max_length") = 200,
+           py::arg("alignment_units") = "words")
+      .def("align", &PyTranslator::align, py::arg("sources"), py::arg("targets"), py::kw_only(),
+           py::arg("batch_size") = 32, py::arg("max_length") = 200)
+      .def_property_readonly("models", &PyTranslator::weights_paths, "the weight files loaded")
+      .def_property_readonly("precision", &PyTranslator::precision, "of the vocabulary projection, as resolved")
+      .def_property_readonly("threads", &PyTranslator::threads);
+}

@@ -1,0 +1,571 @@
+"""The Python module against the command line (docs/python.md).
+
+Trains tiny models on corpora/tiny with the rnnsearch binary, then checks that the module gives
+what the binary prints with the same options: translations byte for byte, n-best scores to
+print precision, attention equal to the JSON soft alignment, hard alignments, score and align,
+the heatmap SVG, the one-line error messages; and that bad inputs raise or warn as documented,
+threads do not mix results up, and the GIL is released while C++ computes.
+
+Run by ctest (python_api) with PYTHONPATH=build/python, RNNSEARCH_BINARY and RNNSEARCH_SOURCE_DIR
+set; also under pytest.
+"""
+import json
+import math
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+import warnings
+import xml.etree.ElementTree as ElementTree
+
+import numpy as np
+
+import rnnsearch
+
+SOURCE_DIR = os.environ.get("RNNSEARCH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
+BINARY = shlex.split(os.environ.get("RNNSEARCH_BINARY", os.path.join(SOURCE_DIR, "build", "rnnsearch")))
+TINY = os.path.join(SOURCE_DIR, "corpora", "tiny")
+
+WORK = None  # temporary directory of the module's models and files
+MODELS = {}  # name -> model directory
+
+
+def run(*args, check=True):
+    """Runs `rnnsearch ARGS`; returns (stdout bytes, stderr text)."""
+    done = subprocess.run(BINARY + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if check and done.returncode != 0:
+        raise AssertionError("rnnsearch %s failed: %s" % (" ".join(map(str, args)), done.stderr.decode()))
+    return done.stdout, done.stderr.decode("utf-8", "replace")
+
+
+def cli_error(*args):
+    """The one-line error of a failing command, less its 'rnnsearch CMD: error: ' prefix."""
+    _, err = run(*args, check=False)
+    lines = [line for line in err.splitlines() if ": error: " in line]
+    assert len(lines) == 1, err
+    return lines[0].split(": error: ", 1)[1]
+
+
+def out_lines(stdout):
+    assert stdout.endswith(b"\n") or not stdout
+    return stdout.decode("utf-8").split("\n")[:-1]
+
+
+def train(name, *extra):
+    model = os.path.join(WORK, name)
+    run("train", "--train-src", os.path.join(TINY, "train.en"), "--train-tgt", os.path.join(TINY, "train.de"),
+        "--valid-src", os.path.join(TINY, "val.en"), "--valid-tgt", os.path.join(TINY, "val.de"), "--model", model,
+        "--emb", 8, "--hidden", 12, "--maxout", 6, "--batch-size", 16, "--threads", 1, "--max-updates", 400,
+        "--log-freq", 1000, *extra)
+    MODELS[name] = model
+
+
+def write(name, data):
+    path = os.path.join(WORK, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def read_lines(path):
+    with open(path, "rb") as f:
+        return f.read().split(b"\n")[:-1]
+
+
+# The validation sources, then lines the command line treats specially: empty, white space
+# only, invalid UTF-8, longer than --max-length (cut), unknown words, punctuation to detokenize.
+EXTRA_LINES = [b"", b"   ", b"a \xff\xfe dog", b" ".join([b"the dog"] * 130), b"zzqx unknownword qqq",
+               b"a man's t-shirt, (red) and 3.5 dogs."]
+
+
+def setUpModule():
+    global WORK
+    WORK = tempfile.mkdtemp(prefix="rnnsearch_python_")
+    train("words")
+    train("other", "--seed", 2)
+    train("subwords", "--subwords", 200)
+    with open(os.path.join(TINY, "val.en"), "rb") as f:
+        sources = f.read().split(b"\n")[:-1]
+    write("input.txt", b"\n".join(sources + EXTRA_LINES) + b"\n")
+
+
+def tearDownModule():
+    shutil.rmtree(WORK, ignore_errors=True)
+
+
+def input_path():
+    return os.path.join(WORK, "input.txt")
+
+
+def input_lines():
+    return read_lines(input_path())
+
+
+class TranslateMatchesCli(unittest.TestCase):
+    """Translator.translate against `rnnsearch translate` with the same options."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.translators = {}
+
+    def translator(self, *names, threads=1, precision="auto"):
+        key = (names, threads, precision)
+        if key not in self.translators:
+            dirs = [MODELS[n] for n in names]
+            self.translators[key] = rnnsearch.Translator(dirs[0] if len(dirs) == 1 else dirs, threads=threads,
+                                                         precision=precision)
+        return self.translators[key]
+
+    @staticmethod
+    def model_args(*names):
+        return [a for n in names for a in ("-m", MODELS[n])]
+
+    def check_text(self, names, cli_args, threads=1, **kwargs):
+        stdout, _ = run("translate", *self.model_args(*names), "-i", input_path(), "--threads", threads, *cli_args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rnnsearch.InputWarning)
+            results = self.translator(*names, threads=threads).translate(input_lines(), **kwargs)
+        self.assertEqual(len(results), len(input_lines()))
+        self.assertEqual([r.text.encode("utf-8") for r in results], stdout.split(b"\n")[:-1])
+        return results
+
+    def test_one_best_text(self):
+        results = self.check_text(["words"], [])
+        self.assertGreater(len({r.text for r in results}), 3)  # the model says different things
+        self.assertTrue(all(r.text == " ".join(r.tokens) for r in results))
+
+    def test_detokenized_text(self):
+        self.check_text(["words"], ["--detokenize"], detokenize=True)
+
+    def test_options_and_two_threads(self):
+        self.check_text(["words"], ["--beam-size", 3, "--normalize", 0.3, "--batch-size", 7, "--maxi-batch", 2],
+                        threads=2, beam_size=3, normalize=0.3, batch_size=7, maxi_batch=2)
+
+    def test_replace_unk(self):
+        results = self.check_text(["words"], ["--replace-unk"], replace_unk=True)
+        self.assertFalse(any("<unk>" in r.tokens for r in results))
+
+    def test_ensemble_text(self):
+        self.check_text(["words", "other"], [])
+
+    def test_subword_text(self):
+        results = self.check_text(["subwords"], [])
+        self.assertFalse(any("\u2581" in r.text for r in results))
+
+    def test_fp32(self):
+        stdout, _ = run("translate", "-m", MODELS["words"], "-i", input_path(), "--precision", "fp32")
+        translator = self.translator("words", precision="fp32")
+        self.assertEqual(translator.precision, "fp32")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rnnsearch.InputWarning)
+            results = translator.translate(input_lines())
+        self.assertEqual([r.text.encode() for r in results], stdout.split(b"\n")[:-1])
+
+    def check_n_best(self, names):
+        stdout, _ = run("translate", *self.model_args(*names), "-i", input_path(), "--beam-size", 4, "--n-best", 3,
+                        "--normalize", 0.5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rnnsearch.InputWarning)
+            results = self.translator(*names).translate(input_lines(), beam_size=4, n_best=3, normalize=0.5)
+        lines = []
+        for r in results:
+            # an untranslated line stands as one empty hypothesis of score 0 in an n-best list
+            for text, score in [(h.text, h.score) for h in r.hypotheses] or [("", 0.0)]:
+                lines.append("%d ||| %s ||| %g" % (r.line, text, score))
+        self.assertEqual(lines, out_lines(stdout))
+        self.assertTrue(any(len(r.hypotheses) == 3 for r in results))
+        for r in results:
+            self.assertEqual([h.score for h in r.hypotheses], sorted((h.score for h in r.hypotheses), reverse=True))
+
+    def test_n_best(self):
+        self.check_n_best(["words"])
+
+    def test_n_best_ensemble(self):
+        self.check_n_best(["words", "other"])
+
+    def test_n_best_subwords(self):
+        self.check_n_best(["subwords"])
+
+    def check_attention(self, names, units="words"):
+        stdout, _ = run("translate", *self.model_args(*names), "-i", input_path(), "--format", "json",
+                        "--alignment-units", units)
+        records = [json.loads(line) for line in out_lines(stdout)]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rnnsearch.InputWarning)
+            results = self.translator(*names).translate(input_lines(), return_attention=True, alignment_units=units)
+        self.assertEqual(len(records), len(results))
+        checked = 0
+        for record, result in zip(records, results):
+            if not result.hypotheses:
+                self.assertNotIn("alignment", record)
+                self.assertIsNone(result.attention)
+                continue
+            attention = result.attention
+            matrix = attention.matrix
+            self.assertEqual(matrix.dtype, np.float32)
+            self.assertEqual(attention.source, record["source"] + ["</s>"])
+            self.assertEqual(attention.target, record["target"] + ["</s>"])
+            self.assertEqual(matrix.shape, (len(record["target"]) + 1, len(record["source"]) + 1))
+            self.assertEqual(attention.shape, matrix.shape)
+            np.testing.assert_allclose(matrix.sum(axis=1), 1.0, atol=1e-5)
+            # the JSON prints each weight with 4 significant digits
+            self.assertEqual([[float("%.4g" % w) for w in row] for row in matrix.tolist()], record["alignment"])
+            self.assertEqual("%g" % result.score, "%g" % record["score"])
+            self.assertIs(np.asarray(attention).dtype, np.dtype(np.float32))
+            with self.assertRaises(ValueError):
+                matrix[0, 0] = 2  # read-only
+            checked += 1
+        self.assertGreater(checked, 40)
+        return results
+
+    def test_attention_equals_json(self):
+        self.check_attention(["words"])
+
+    def test_attention_ensemble(self):
+        self.check_attention(["words", "other"])
+
+    def test_attention_subwords(self):
+        results = self.check_attention(["subwords"])
+        self.assertTrue(all(r.attention.target[:-1] == r.tokens for r in results if r.hypotheses))
+
+    def test_attention_subword_pieces(self):
+        results = self.check_attention(["subwords"], units="pieces")
+        self.assertTrue(any("\u2581" in "".join(r.attention.source) for r in results if r.hypotheses))
+
+    def test_hard_alignment(self):
+        stdout, _ = run("translate", "-m", MODELS["words"], "-i", input_path(), "--alignment", "hard")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rnnsearch.InputWarning)
+            results = self.translator("words").translate(input_lines(), return_attention=True)
+        lines = []
+        for r in results:
+            if not r.hypotheses:
+                lines.append("")
+                continue
+            self.assertEqual(len(r.alignment), len(r.tokens))
+            lines.append(r.text + " ||| " + " ".join("%d-%d" % pair for pair in r.alignment))
+        self.assertEqual(lines, out_lines(stdout))
+
+    def test_translations_do_not_depend_on_attention(self):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rnnsearch.InputWarning)
+            plain = self.translator("words").translate(input_lines())
+            attended = self.translator("words").translate(input_lines(), return_attention=True)
+        self.assertEqual([r.text for r in plain], [r.text for r in attended])
+        self.assertTrue(all(r.attention is None and r.alignment is None for r in plain))
+
+
+class ScoreMatchesCli(unittest.TestCase):
+    """score and align against `rnnsearch score`."""
+
+    @classmethod
+    def setUpClass(cls):
+        with open(os.path.join(TINY, "val.en"), "rb") as f:
+            sources = f.read().split(b"\n")[:-1]
+        with open(os.path.join(TINY, "val.de"), "rb") as f:
+            targets = f.read().split(b"\n")[:-1]
+        # an empty target, invalid UTF-8 and a pair too long are not scored
+        cls.sources = sources + [b"a dog", b"a \xff dog", b" ".join([b"dog"] * 300)]
+        cls.targets = targets + [b"", b"ein hund", b"hund"]
+        cls.src = write("score.src", b"\n".join(cls.sources) + b"\n")
+        cls.tgt = write("score.tgt", b"\n".join(cls.targets) + b"\n")
+
+    def scores(self, translator, **kwargs):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results = translator.score(self.sources, self.targets, **kwargs)
+        self.assertEqual(len([w for w in caught if issubclass(w.category, rnnsearch.InputWarning)]), 3)
+        return results
+
+    def check_log_probs(self, names):
+        models = [a for n in names for a in ("-m", MODELS[n])]
+        stdout, _ = run("score", *models, "--src", self.src, "--tgt", self.tgt)
+        dirs = [MODELS[n] for n in names]
+        results = self.scores(rnnsearch.Translator(dirs, threads=1))
+        self.assertEqual(len(results), len(self.sources))
+        lines = out_lines(stdout)
+        for line, result in zip(lines, results):
+            if result.log_prob is None:
+                self.assertEqual(line, "")
+                self.assertTrue(result.warning)
+            else:
+                self.assertEqual(line.split()[0], "%g" % result.log_prob)
+                self.assertLess(result.log_prob, 0)
+        self.assertEqual(sum(r.log_prob is None for r in results), 3)
+
+    def test_score(self):
+        self.check_log_probs(["words"])
+
+    def test_score_ensemble(self):
+        self.check_log_probs(["words", "other"])
+
+    def test_score_subwords(self):
+        self.check_log_probs(["subwords"])
+
+    def test_score_attention_equals_json(self):
+        stdout, _ = run("score", "-m", MODELS["words"], "--src", self.src, "--tgt", self.tgt, "--format", "json")
+        records = [json.loads(line) for line in out_lines(stdout)]
+        results = self.scores(rnnsearch.Translator(MODELS["words"], threads=1), return_attention=True)
+        for record, result in zip(records, results):
+            if result.log_prob is None:
+                self.assertIsNone(record["score"])
+                self.assertIsNone(result.attention)
+                continue
+            self.assertEqual(result.attention.source, record["source"] + ["</s>"])
+            self.assertEqual(result.attention.target, record["target"] + ["</s>"])
+            self.assertEqual([[float("%.4g" % w) for w in row] for row in result.attention.matrix.tolist()],
+                             record["alignment"])
+            np.testing.assert_allclose(result.attention.matrix.sum(axis=1), 1.0, atol=1e-5)
+
+    def test_align_equals_score_hard(self):
+        for name in ("words", "subwords"):
+            stdout, _ = run("score", "-m", MODELS[name], "--src", self.src, "--tgt", self.tgt, "--alignment", "hard")
+            translator = rnnsearch.Translator(MODELS[name], threads=1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", rnnsearch.InputWarning)
+                alignments = translator.align(self.sources, self.targets)
+                scores = translator.score(self.sources, self.targets, return_attention=True)
+            expected = [line.split(" ||| ")[1] if " ||| " in line else "" for line in out_lines(stdout)]
+            self.assertEqual([" ".join("%d-%d" % p for p in a) for a in alignments], expected)
+            self.assertEqual([s.alignment or [] for s in scores], alignments)
+            self.assertTrue(all(len(a) == len(s.target) for a, s in zip(alignments, scores) if a))
+
+    def test_lengths_must_match(self):
+        translator = rnnsearch.Translator(MODELS["words"], threads=1)
+        with self.assertRaisesRegex(rnnsearch.Error, "sources and targets differ in length: 2 and 1 sentences"):
+            translator.score(["a", "b"], ["c"])
+
+
+class Heatmaps(unittest.TestCase):
+    """The attention object's SVG is the file --heatmaps writes."""
+
+    def test_translation_heatmap(self):
+        heatmaps = os.path.join(WORK, "heatmaps")
+        run("translate", "-m", MODELS["words"], "-i", input_path(), "--heatmaps", heatmaps, "--heatmaps-limit", 3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rnnsearch.InputWarning)
+            results = rnnsearch.Translator(MODELS["words"], threads=1).translate(input_lines(), return_attention=True)
+        for k, result in enumerate(results[:3]):
+            with open(os.path.join(heatmaps, "%05d.svg" % (k + 1)), encoding="utf-8") as f:
+                expected = f.read()
+            self.assertEqual(result.attention.to_svg(), expected)
+            self.assertEqual(result.attention._repr_svg_(), expected)
+            saved = os.path.join(WORK, "saved.svg")
+            result.attention.save(saved)
+            with open(saved, encoding="utf-8") as f:
+                self.assertEqual(f.read(), expected)
+            # what Jupyter renders: well-formed SVG with one cell per weight
+            root = ElementTree.fromstring(result.attention._repr_svg_().encode("utf-8"))
+            self.assertEqual(root.tag, "{http://www.w3.org/2000/svg}svg")
+            cells = [e for e in root.iter("{http://www.w3.org/2000/svg}rect") if e.get("class") == "cell"]
+            self.assertEqual(len(cells), result.attention.matrix.size)
+
+    def test_score_heatmap(self):
+        heatmaps = os.path.join(WORK, "score_heatmaps")
+        src = write("one.src", b"a man in a red shirt .\n")
+        tgt = write("one.tgt", b"ein mann in einem roten hemd .\n")
+        run("score", "-m", MODELS["words"], "--src", src, "--tgt", tgt, "--heatmaps", heatmaps)
+        score = rnnsearch.Translator(MODELS["words"], threads=1).score(
+            ["a man in a red shirt ."], ["ein mann in einem roten hemd ."], return_attention=True)[0]
+        with open(os.path.join(heatmaps, "00001.svg"), encoding="utf-8") as f:
+            self.assertEqual(score.attention.to_svg(), f.read())
+
+
+class BadInputs(unittest.TestCase):
+    """Each bad input is an exception or the command line's documented behaviour."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.translator = rnnsearch.Translator(MODELS["words"], threads=1)
+
+    def test_empty_list(self):
+        self.assertEqual(self.translator.translate([]), [])
+        self.assertEqual(self.translator.score([], []), [])
+        self.assertEqual(self.translator.align([], []), [])
+
+    def test_empty_string(self):
+        result, = self.translator.translate([""], return_attention=True)
+        self.assertEqual((result.text, result.hypotheses, result.warning), ("", [], ""))
+        self.assertIsNone(result.score)
+        self.assertIsNone(result.attention)
+
+    def check_invalid(self, line):
+        with self.assertWarnsRegex(rnnsearch.InputWarning, r"sentences\[1\]: invalid UTF-8; its output line is empty"):
+            results = self.translator.translate(["a dog", line, "a cat"])
+        self.assertEqual(results[1].text, "")
+        self.assertEqual(results[1].hypotheses, [])
+        self.assertEqual(results[1].warning, "invalid UTF-8; its output line is empty")
+        self.assertTrue(results[0].hypotheses and results[2].hypotheses)  # its neighbours are translated
+
+    def test_invalid_utf8_bytes(self):
+        self.check_invalid(b"a \xff\xfe dog")
+        self.check_invalid(b"\xed\xa0\x80")  # an encoded surrogate
+        self.check_invalid(b"\xc0\xaf")  # overlong
+
+    def test_lone_surrogate(self):
+        self.check_invalid("a \ud800 dog")
+        with self.assertWarns(rnnsearch.InputWarning):
+            score, = self.translator.score(["a \udcff dog"], ["ein hund"])
+        self.assertIsNone(score.log_prob)
+        self.assertIn("invalid UTF-8", score.warning)
+
+    def test_not_strings(self):
+        for bad in (None, 5, [None], ["a", 3], "a single string", b"bytes"):
+            with self.assertRaises(TypeError):
+                self.translator.translate(bad)
+        with self.assertRaises(TypeError):
+            self.translator.score(["a"], [None])
+
+    def test_very_long_line(self):
+        line = " ".join(["dog"] * 100000)
+        with self.assertWarnsRegex(rnnsearch.InputWarning, r"100000 tokens, cut to the first 200 \(--max-length\)"):
+            result, = self.translator.translate([line], return_attention=True)
+        self.assertEqual(len(result.source), 200)
+        self.assertEqual(result.attention.matrix.shape[1], 201)
+        stdout, _ = run("translate", "-m", MODELS["words"], "-i", write("long.txt", line.encode() + b"\n"))
+        self.assertEqual(stdout.decode(), result.text + "\n")
+
+    def test_missing_model(self):
+        missing = os.path.join(WORK, "no_such_model")
+        with self.assertRaises(rnnsearch.Error) as caught:
+            rnnsearch.Translator(missing)
+        self.assertEqual(str(caught.exception), cli_error("translate", "-m", missing, "-i", input_path()))
+        with self.assertRaises(rnnsearch.Error):
+            rnnsearch.Translator([MODELS["words"], missing])
+        with self.assertRaises(rnnsearch.Error):
+            rnnsearch.Translator([])
+
+    def test_corrupt_model(self):
+        corrupt = os.path.join(WORK, "corrupt")
+        shutil.copytree(MODELS["words"], corrupt, dirs_exist_ok=True)
+        for name in ("model.best.npz", "model.npz"):
+            path = os.path.join(corrupt, name)
+            if os.path.exists(path):
+                with open(path, "r+b") as f:
+                    f.truncate(os.path.getsize(path) // 2)
+        with self.assertRaises(rnnsearch.Error) as caught:
+            rnnsearch.Translator(corrupt)
+        self.assertEqual(str(caught.exception), cli_error("translate", "-m", corrupt, "-i", input_path()))
+        with open(os.path.join(corrupt, "config.json"), "w") as f:
+            f.write("{not json")
+        with self.assertRaises(rnnsearch.Error) as caught:
+            rnnsearch.Translator(corrupt)
+        self.assertEqual(str(caught.exception), cli_error("translate", "-m", corrupt, "-i", input_path()))
+
+    def test_option_errors_are_the_clis(self):
+        model = MODELS["words"]
+        cases = [  # Python keyword arguments, the same options on the command line
+            (dict(beam_size=0), ["--beam-size", 0]),
+            (dict(n_best=6), ["--n-best", 6]),
+            (dict(normalize=-1.0), ["--normalize", -1]),
+            (dict(normalize=math.nan), ["--normalize", "nan"]),
+            (dict(batch_size=0), ["--batch-size", 0]),
+            (dict(max_length=0), ["--max-length", 0]),
+            (dict(maxi_batch=0), ["--maxi-batch", 0]),
+            (dict(alignment_units="letters"), ["--alignment-units", "letters"]),
+            (dict(alignment_units="pieces", replace_unk=True), ["--alignment-units", "pieces", "--replace-unk"]),
+        ]
+        for kwargs, args in cases:
+            with self.subTest(**kwargs):
+                with self.assertRaises(rnnsearch.Error) as caught:
+                    self.translator.translate(["a dog"], **kwargs)
+                self.assertEqual(str(caught.exception), cli_error("translate", "-m", model, "-i", input_path(), *args))
+        for kwargs, args in [(dict(precision="fp16"), ["--precision", "fp16"]), (dict(threads=-1), ["--threads", -1])]:
+            with self.subTest(**kwargs):
+                with self.assertRaises(rnnsearch.Error) as caught:
+                    rnnsearch.Translator(model, **kwargs)
+                self.assertEqual(str(caught.exception), cli_error("translate", "-m", model, "-i", input_path(), *args))
+        with self.assertRaises(rnnsearch.Error) as caught:
+            self.translator.score(["a"], ["b"], batch_size=0)
+        self.assertEqual(str(caught.exception), "--batch-size must be at least 1, not 0")
+        # still usable after all that
+        self.assertTrue(self.translator.translate(["a dog"])[0].hypotheses)
+
+
+class Threads(unittest.TestCase):
+    """Several Python threads at once give the results of one after the other."""
+
+    @staticmethod
+    def summary(results):
+        return [(r.text, r.score, None if r.attention is None else r.attention.matrix.tobytes()) for r in results]
+
+    def check_parallel(self, translators):
+        with open(os.path.join(TINY, "val.en"), encoding="utf-8") as f:
+            sentences = f.read().splitlines()
+        jobs = [(sentences, dict(return_attention=True)), (sentences[::-1], dict(beam_size=3, n_best=2)),
+                (sentences[:20], dict(return_attention=True, normalize=0.0)), (sentences, {})]
+        expected = [self.summary(translators[0].translate(s, **kw)) for s, kw in jobs]
+        got = [None] * len(jobs)
+        errors = []
+
+        def work(k):
+            try:
+                translator = translators[k % len(translators)]
+                for _ in range(2):
+                    got[k] = self.summary(translator.translate(jobs[k][0], **jobs[k][1]))
+            except Exception as e:  # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(len(jobs))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(got, expected)
+
+    def test_one_translator_many_threads(self):
+        self.check_parallel([rnnsearch.Translator(MODELS["words"], threads=1)])
+
+    def test_two_translators_at_once(self):
+        self.check_parallel([rnnsearch.Translator(MODELS["words"], threads=1),
+                             rnnsearch.Translator(MODELS["words"], threads=1)])
+
+    def test_gil_released_while_translating(self):
+        translator = rnnsearch.Translator(MODELS["words"], threads=1)
+        with open(os.path.join(TINY, "train.en"), encoding="utf-8") as f:
+            sentences = f.read().splitlines()
+        ticks = [0]
+        stop = threading.Event()
+
+        def count():
+            while not stop.is_set():
+                ticks[0] += 1
+
+        counter = threading.Thread(target=count)
+        counter.start()
+        try:
+            time.sleep(0.05)
+            before = ticks[0]
+            start = time.monotonic()
+            translator.translate(sentences, beam_size=8)
+            seconds = time.monotonic() - start
+            during = ticks[0] - before
+        finally:
+            stop.set()
+            counter.join()
+        # Holding the GIL would let the counter run only at the 5 ms switch interval, if at all.
+        self.assertGreater(seconds, 0.02)
+        self.assertGreater(during, 1000 * seconds)
+
+
+class Module(unittest.TestCase):
+    def test_repr_and_properties(self):
+        translator = rnnsearch.Translator(MODELS["words"], threads=1, precision="fp32")
+        self.assertEqual(translator.threads, 1)
+        self.assertTrue(translator.models[0].endswith(".npz"))
+        result, = translator.translate(["a dog ."], return_attention=True)
+        self.assertIn("Translation(text=", repr(result))
+        self.assertIn("<rnnsearch.Attention", repr(result.attention))
+        self.assertIsInstance(result.hypotheses[0], rnnsearch.Hypothesis)
+        self.assertTrue(result.hypotheses[0].finished or len(result.tokens) > 0)
+        self.assertTrue(rnnsearch.__version__)
+        self.assertTrue(issubclass(rnnsearch.Error, RuntimeError))
+
+
+if __name__ == "__main__":
+    unittest.main()
