@@ -74,6 +74,9 @@ void serve(TranslationService& service, const HttpOptions& options, const std::f
   server.set_read_timeout(options.read_timeout_s, 0);
   server.set_write_timeout(options.write_timeout_s, 0);
   server.set_keep_alive_timeout(options.keep_alive_s);
+  // Headers and body go out in two writes: with Nagle's algorithm the body waited for the
+  // client's delayed ACK of the headers, 40 ms a response on Linux.
+  server.set_tcp_nodelay(true);
 
   server.Post("/translate", json_route([&](const std::string& body) { return service.parse_translate_request(body); },
                                        [&](const TranslateRequest& request) {

@@ -1,5 +1,7 @@
 #include "rnnsearch/serve/service.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <future>
@@ -303,6 +305,10 @@ std::vector<ScoredPair> TranslationService::score(const ScoreRequest& request) {
 // batch; an idle one decodes a lone request at once, so one client waits no longer than
 // `translate` would.
 void TranslationService::decode_loop() {
+  // OpenMP's thread count is per thread: this one's products get --threads, as the command
+  // line's main thread does (left at the core count, every small product of a batch woke a
+  // team of all cores; with another process on one core, a sentence took 10x as long).
+  omp_set_num_threads(options_.threads);
   std::unique_lock<std::mutex> lock(mutex_);
   const size_t limit = static_cast<size_t>(options_.batch_size) * static_cast<size_t>(options_.threads);
   for (;;) {
