@@ -15,10 +15,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
@@ -305,6 +307,8 @@ TEST_F(Serve, ConcurrentRequestsAreBatchedAndEachGetsItsOwnResults) {
                                   {{{"beam_size", 1}}, cli("--beam-size 1")},
                                   {{{"beam_size", 3}, {"normalize", 0.0}}, cli("--beam-size 3 --normalize 0")}};
   std::atomic<int> failures{0}, mismatches{0}, done{0};
+  std::mutex failure_mutex;
+  std::vector<std::string> failure_reasons;
   std::vector<std::thread> clients;
   for (int c = 0; c < 16; ++c)
     clients.emplace_back([&, c] {
@@ -324,6 +328,9 @@ TEST_F(Serve, ConcurrentRequestsAreBatchedAndEachGetsItsOwnResults) {
         }
         const auto res = client.Post("/translate", request.dump(), "application/json");
         if (!res || res->status != 200) {
+          const std::lock_guard<std::mutex> lock(failure_mutex);
+          failure_reasons.push_back("client " + std::to_string(c) + " request " + std::to_string(r) + ": " +
+                                    (res ? std::to_string(res->status) + " " + res->body : httplib::to_string(res.error())));
           ++failures;
           continue;
         }
@@ -335,7 +342,9 @@ TEST_F(Serve, ConcurrentRequestsAreBatchedAndEachGetsItsOwnResults) {
       }
     });
   for (std::thread& t : clients) t.join();
-  EXPECT_EQ(failures, 0);
+  std::string reasons;
+  for (const std::string& reason : failure_reasons) reasons += reason + "\n";
+  EXPECT_EQ(failures, 0) << reasons << "the server's log:\n" << server.log();
   EXPECT_EQ(mismatches, 0);
   EXPECT_EQ(done, 800);
   const std::string metrics = get(server, "/metrics").text;
@@ -508,6 +517,22 @@ TEST_F(Serve, SigintStopsAnIdleServer) {
   Server server(*dir_, "-m " + model());
   ASSERT_EQ(get(server, "/health").status, 200);
   EXPECT_EQ(server.stop(SIGINT), 0) << server.log();
+}
+
+// A second server on a port in use fails with one line, instead of sharing the port with the
+// first (httplib's default SO_REUSEPORT let it start and take half the connections).
+TEST_F(Serve, APortInUseIsAnErrorAndTheFirstServerKeepsIt) {
+  Server first(*dir_, "-m " + model());
+  const std::string err = dir_->path("second.err");
+  const int status = std::system(("timeout 60 " + std::string(RNNSEARCH_BINARY) + " serve -m " + model() + " --port " +
+                                  std::to_string(first.port()) + " 2>" + err).c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  const std::string message = dir_->read("second.err");
+  EXPECT_NE(message.find("cannot listen on 127.0.0.1:" + std::to_string(first.port()) + ": Address already in use"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 1) << message;
+  for (int k = 0; k < 8; ++k) ASSERT_EQ(get(first, "/health").status, 200);
 }
 
 }  // namespace

@@ -3,10 +3,13 @@
 #include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -20,6 +23,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kJson = "application/json";
+constexpr size_t kKeepAliveRequests = 1000;  // requests on one connection before it is closed
 
 // When the current thread's request was read (set before routing, read by the logger).
 thread_local Clock::time_point request_start;
@@ -74,6 +78,19 @@ void serve(TranslationService& service, const HttpOptions& options, const std::f
   server.set_read_timeout(options.read_timeout_s, 0);
   server.set_write_timeout(options.write_timeout_s, 0);
   server.set_keep_alive_timeout(options.keep_alive_s);
+  // httplib closes a kept-alive connection after 5 requests by default: a busy client
+  // reconnected every 5th request.
+  server.set_keep_alive_max_count(kKeepAliveRequests);
+  // httplib's default options set SO_REUSEPORT, with which a second server on the same port
+  // starts without an error and the kernel shares the connections between the two. Only
+  // SO_REUSEADDR here (a restarted server may bind while old connections are in TIME_WAIT);
+  // the socket is kept to raise its backlog after bind.
+  int listening_socket = -1;
+  server.set_socket_options([&listening_socket](int sock) {
+    const int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listening_socket = sock;
+  });
   // Headers and body go out in two writes: with Nagle's algorithm the body waited for the
   // client's delayed ACK of the headers, 40 ms a response on Linux.
   server.set_tcp_nodelay(true);
@@ -155,12 +172,18 @@ void serve(TranslationService& service, const HttpOptions& options, const std::f
   });
 
   int port = options.port;
+  errno = 0;
   if (port == 0) {
     port = server.bind_to_any_port(options.host);
     if (port < 0) throw Error("cannot listen on " + options.host + " (--host)");
   } else if (!server.bind_to_port(options.host, port)) {
-    throw Error("cannot listen on " + options.host + ":" + std::to_string(port) + " (--host, --port)");
+    throw Error("cannot listen on " + options.host + ":" + std::to_string(port) + (errno ? ": " + std::string(std::strerror(errno)) : std::string()) +
+                " (--host, --port)");
   }
+  // httplib listens with a backlog of 5: connections beyond it that arrive while the accept
+  // thread waits for a core were refused or reset (16 clients connecting at once lost
+  // requests). listen() again on a listening socket sets the new backlog.
+  if (listening_socket >= 0) ::listen(listening_socket, SOMAXCONN);
 
   // SIGINT/SIGTERM (blocked in every thread: block_stop_signals) are taken here; stop()
   // closes the listening socket, and listen_after_bind returns once the connection threads
