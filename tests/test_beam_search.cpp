@@ -10,6 +10,7 @@
 #include <map>
 
 #include "rnnsearch/decode/beam_search.h"
+#include "rnnsearch/decode/parallel_batches.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/model/rnnsearch.h"
 #include "rnnsearch/text/vocab.h"
@@ -475,6 +476,31 @@ TEST(BeamSearch, HypothesesSurviveAnMpiMessage) {
   const std::string cut = message.bytes().substr(0, message.bytes().size() / 2);
   mpi::Reader short_reader(cut);
   EXPECT_THROW(read_hypotheses(short_reader, read), std::out_of_range);
+}
+
+// Few sentences are cut so that every thread gets a batch; many keep --batch-size.
+TEST(ParallelBatches, FewItemsGiveEveryThreadABatch) {
+  EXPECT_EQ(balanced_batch_size(32, 32, 2), 16u);
+  EXPECT_EQ(balanced_batch_size(33, 32, 2), 17u);
+  EXPECT_EQ(balanced_batch_size(1000, 32, 2), 32u);
+  EXPECT_EQ(balanced_batch_size(64, 32, 2), 32u);
+  EXPECT_EQ(balanced_batch_size(1, 32, 4), 1u);
+  EXPECT_EQ(balanced_batch_size(0, 32, 2), 1u);
+  EXPECT_EQ(balanced_batch_size(32, 32, 1), 32u);
+  // 32 items on 2 threads run as 2 batches, together covering every item once.
+  std::vector<size_t> order(32);
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::vector<int> seen(order.size(), 0);
+  int batches = 0;
+  run_batches(order, balanced_batch_size(order.size(), 32, 2), 2, [&](const std::vector<size_t>& members, int) {
+#pragma omp critical(test_parallel_batches)
+    {
+      ++batches;
+      for (size_t k : members) ++seen[k];
+    }
+  });
+  EXPECT_EQ(batches, 2);
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 32);
 }
 
 }  // namespace

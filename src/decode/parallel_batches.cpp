@@ -29,6 +29,11 @@ std::vector<size_t> members_of(const std::vector<size_t>& order, size_t batch_si
 
 }  // namespace
 
+size_t balanced_batch_size(size_t items, size_t batch_size, int threads) {
+  const size_t workers = static_cast<size_t>(std::max(1, threads)) * static_cast<size_t>(mpi::size());
+  return std::clamp<size_t>((items + workers - 1) / workers, 1, std::max<size_t>(1, batch_size));
+}
+
 void run_batches(const std::vector<size_t>& order, size_t batch_size, int threads,
                  const std::function<void(const std::vector<size_t>&, int)>& run_batch) {
   const std::vector<long> batches = own_batches(order.size(), batch_size);

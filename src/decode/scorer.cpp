@@ -105,10 +105,12 @@ std::vector<ScoredPair> Scorer::score(const std::vector<std::string>& src_lines,
     return std::make_pair(pairs[a].src_ids.size(), pairs[a].tgt_ids.size()) >
            std::make_pair(pairs[b].src_ids.size(), pairs[b].tgt_ids.size());
   });
-  run_batches(order, static_cast<size_t>(options_.batch_size), static_cast<int>(workspaces_.size()),
+  const size_t batch_size =
+      balanced_batch_size(order.size(), static_cast<size_t>(options_.batch_size), static_cast<int>(workspaces_.size()));
+  run_batches(order, batch_size, static_cast<int>(workspaces_.size()),
               [&](const std::vector<size_t>& members, int thread) { score_batch(members, pairs, workspaces_[thread]); });
   share_batch_results(
-      order, static_cast<size_t>(options_.batch_size),
+      order, batch_size,
       [&](mpi::Writer& message, size_t k) {
         message.put(pairs[k].log_prob);
         write_alignment(message, pairs[k].alignment);

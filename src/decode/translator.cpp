@@ -78,7 +78,9 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
     if (!ids[k].empty()) order.push_back(k);
   }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a].size() > ids[b].size(); });
-  run_batches(order, static_cast<size_t>(options_.batch_size), static_cast<int>(searches_.size()),
+  const size_t batch_size =
+      balanced_batch_size(order.size(), static_cast<size_t>(options_.batch_size), static_cast<int>(searches_.size()));
+  run_batches(order, batch_size, static_cast<int>(searches_.size()),
               [&](const std::vector<size_t>& members, int thread) {
                 std::vector<std::vector<int>> sources;
                 for (size_t k : members) sources.push_back(ids[k]);
@@ -96,7 +98,7 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
                 }
               });
   share_batch_results(
-      order, static_cast<size_t>(options_.batch_size),
+      order, batch_size,
       [&](mpi::Writer& message, size_t k) { write_hypotheses(message, results[k].hypotheses); },
       [&](mpi::Reader& message, size_t k) { read_hypotheses(message, results[k].hypotheses); });
   return results;

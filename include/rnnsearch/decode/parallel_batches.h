@@ -11,12 +11,17 @@
 
 namespace rnnsearch {
 
+// The batch size to cut `items` into: batch_size, or fewer when that would leave a thread (of
+// any MPI rank) without a batch. 32 items on 2 threads are 2 batches of 16, not one batch on
+// one thread while the other waits (a server's batches are often that small).
+size_t balanced_batch_size(size_t items, size_t batch_size, int threads);
+
 // Runs run_batch(members, thread) for each consecutive slice of `order` of at most
 // batch_size items, on up to `threads` threads (thread = 0 .. threads-1 picks the caller's
 // workspace). In an MPI job (util/mpi.h) each rank runs its share of the batches (dealt
 // out in rounds, every other round backwards, so that long and short batches spread
-// evenly); share_batch_results then gives every rank the others' results. A single batch runs outside a parallel region, so Eigen may use the threads
-// itself. The first exception thrown by any batch is rethrown after all have stopped: an
+// evenly); share_batch_results then gives every rank the others' results. A single batch
+// runs outside a parallel region, so Eigen may use the threads itself. The first exception thrown by any batch is rethrown after all have stopped: an
 // exception must not leave an OpenMP region.
 void run_batches(const std::vector<size_t>& order, size_t batch_size, int threads,
                  const std::function<void(const std::vector<size_t>& members, int thread)>& run_batch);

@@ -2,8 +2,9 @@
 // Translation of a stream of lines, chunk by chunk (what `rnnsearch translate` runs):
 //
 //   each line: UTF-8 check, tokenize, cut at max_length tokens, map to ids (+ </s>)
-//   the chunk's sentences sorted by length and cut into batches of batch_size, so a batch
-//   holds sentences of similar length (little padding, beams that end together)
+//   the chunk's sentences sorted by length and cut into batches of batch_size (smaller, if
+//   that leaves a thread without a batch), so a batch holds sentences of similar length
+//   (little padding, beams that end together)
 //   batches decoded in parallel, one BeamSearch (its own workspaces) per thread, each
 //   over its batch's shortlist if one is given
 //   results returned in input order, one per line, as whole words (subword models decode
