@@ -39,7 +39,7 @@ int serve_command(const Args& args) {
        "a request not translated this long after it arrived gets 503")
       ("max-queue", po::value(&sopts.max_queue)->default_value(4096)->notifier(at_least("max-queue", 1)),
        "sentences waiting to be decoded; requests beyond get 503")
-      ("http-threads", po::value(&hopts.http_threads)->default_value(64)->notifier(at_least("http-threads", 1)),
+      ("http-threads", po::value(&hopts.http_threads)->default_value(256)->notifier(at_least("http-threads", 1)),
        "connections served at once (more wait for a free thread)")
       ("read-timeout", po::value(&hopts.read_timeout_s)->default_value(5)->notifier(at_least("read-timeout", 1)),
        "seconds a client may stay silent while sending a request")

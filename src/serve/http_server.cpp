@@ -23,7 +23,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kJson = "application/json";
-constexpr size_t kKeepAliveRequests = 1000;  // requests on one connection before it is closed
+// Requests on one kept-alive connection before it is closed: clients beyond --http-threads
+// wait for a connection to close, so not unlimited.
+constexpr size_t kKeepAliveRequests = 100;
 
 // When the current thread's request was read (set before routing, read by the logger).
 thread_local Clock::time_point request_start;
@@ -78,8 +80,7 @@ void serve(TranslationService& service, const HttpOptions& options, const std::f
   server.set_read_timeout(options.read_timeout_s, 0);
   server.set_write_timeout(options.write_timeout_s, 0);
   server.set_keep_alive_timeout(options.keep_alive_s);
-  // httplib closes a kept-alive connection after 5 requests by default: a busy client
-  // reconnected every 5th request.
+  // (httplib's default, 5, made a busy client reconnect every 5th request)
   server.set_keep_alive_max_count(kKeepAliveRequests);
   // httplib's default options set SO_REUSEPORT, with which a second server on the same port
   // starts without an error and the kernel shares the connections between the two. Only

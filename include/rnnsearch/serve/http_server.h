@@ -18,7 +18,7 @@ struct HttpOptions {
   std::string host = "127.0.0.1";  // --host
   int port = 8080;                 // --port; 0 = any free port (announced on stderr)
   size_t max_body_bytes = 1 << 20; // --max-body-bytes: larger bodies get 413
-  int http_threads = 64;           // --http-threads: connections served at once
+  int http_threads = 256;          // --http-threads: connections served at once
   int read_timeout_s = 5;          // --read-timeout: a client silent this long is dropped
   int write_timeout_s = 5;         // --write-timeout: a client that reads nothing this long too
   int keep_alive_s = 5;            // an idle kept-alive connection is closed after this long
