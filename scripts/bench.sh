@@ -13,6 +13,8 @@
 #              the BLEU change of decoding
 #   scaling:   with mpirun, training small and beam-5 decoding on 2 MPI ranks × 1 thread
 #              against 1 process × 1 and × 2 threads (docs/scaling.md)
+#   serving:   rnnsearch serve with 1, 8, 32 and 128 one-sentence clients against translate
+#              (scripts/serve_load.py, docs/serve.md; SERVE=0 skips it)
 #
 #   MODEL=models/en-de-small   trained word-level model to decode with (TEXT=lowercased scripts/quickstart.sh
 #                              makes it: the reference decodes lowercased tokens too)
@@ -204,4 +206,10 @@ if [ -n "$REF" ] && [ -f "$REF/train.py" ] && /usr/bin/python3 -c "import torch"
   echo "| training small 2 threads / 1 thread | $(ratio "${r[train_small_2]}" "${r[train_small_1]}") | | |"
 else
   echo "reference: skipped; set REF to the PyTorch reference's directory and install python3-torch libopenblas0-pthread for the side-by-side run"
+fi
+
+# The server under load (docs/serve.md): 1 to 128 one-sentence clients against translate.
+if [ "${SERVE:-1}" != 0 ]; then
+  echo
+  /usr/bin/python3 scripts/serve_load.py --model "$MODEL" --repeat "$REPEAT"
 fi
