@@ -2,17 +2,21 @@
 // are proper distributions built from the pieces' attention, and a model trained with
 // --subwords translates and scores in whole words.
 #include <gtest/gtest.h>
+#include <sentencepiece_processor.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "rnnsearch/decode/hypothesis.h"
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/text/corpus.h"
+#include "rnnsearch/text/line_reader.h"
 #include "rnnsearch/text/subwords.h"
 #include "error_of.h"
 #include "temp_dir.h"
+#include "tokenized_text.h"
 
 namespace rnnsearch {
 namespace {
@@ -51,9 +55,9 @@ TEST(WordAlignment, SumsSourcePiecesAndAveragesTargetPieces) {
 
 TEST(Subwords, LearntPiecesJoinBackIntoTheWords) {
   for (SubwordType type : {SubwordType::bpe, SubwordType::unigram}) {
-    const auto sentences = read_tokenized(kTiny + "train.de", {});
+    const auto sentences = test::tokenized_lines(kTiny + "train.de", {});
     test::TempDir dir;
-    write_file_atomically(dir.path("m.model"), Subwords::train(sentences, 300, type));
+    write_file_atomically(dir.path("m.model"), Subwords::train({kTiny + "train.de"}, {}, 300, type, 0));
     const Subwords subwords = Subwords::load(dir.path("m.model"));
     size_t pieces_total = 0, words_total = 0;
     for (const auto& words : sentences) {
@@ -65,6 +69,93 @@ TEST(Subwords, LearntPiecesJoinBackIntoTheWords) {
       words_total += words.size();
     }
     EXPECT_GT(pieces_total, words_total) << "300 pieces cannot hold every word of the text whole";
+  }
+}
+
+// A model's pieces and their scores, in id order: all that encoding depends on (the model
+// file also records the options it was learnt with, the sample size among them).
+std::vector<std::pair<std::string, float>> pieces_of(const std::string& model) {
+  sentencepiece::SentencePieceProcessor processor;
+  EXPECT_TRUE(processor.LoadFromSerializedProto(model).ok());
+  std::vector<std::pair<std::string, float>> pieces;
+  for (int id = 0; id < processor.GetPieceSize(); ++id) pieces.emplace_back(processor.IdToPiece(id), processor.GetScore(id));
+  return pieces;
+}
+
+// A joint model streams the source file, then the target file: it has the pieces of the
+// model of the two sides concatenated (what training learnt on before it streamed),
+// whatever the sample size as long as the sample holds every sentence.
+TEST(Subwords, JointModelOfTwoFilesIsTheModelOfTheirConcatenation) {
+  test::TempDir dir;
+  const std::string en = kTiny + "train.en", de = kTiny + "train.de";
+  const std::string both = dir.write("both", read_file(en) + read_file(de));
+  const size_t sentences = read_lines(both).size();
+  for (SubwordType type : {SubwordType::bpe, SubwordType::unigram}) {
+    const auto whole = pieces_of(Subwords::train({both}, {}, 400, type, 0));
+    ASSERT_GT(whole.size(), 300u);
+    for (size_t sample : {sentences, sentences + 1, size_t{2000000}})
+      EXPECT_EQ(pieces_of(Subwords::train({en, de}, {}, 400, type, sample)), whole)
+          << subword_type_name(type) << " " << sample;
+    EXPECT_NE(pieces_of(Subwords::train({en, de}, {}, 400, type, sentences / 2)), whole) << subword_type_name(type);
+  }
+}
+
+// With fewer sentences than the text has, SentencePiece learns on a random sample of that
+// many, the same one every time: every line below has a character no other line has, and
+// full character coverage makes each character of the sample a piece.
+TEST(Subwords, LearnsOnARandomSampleOfTheSentences) {
+  test::TempDir dir;
+  std::string text;
+  std::vector<std::string> characters;  // one per line
+  for (char32_t c = 0x4E00; c < 0x4E00 + 2000; ++c) {
+    characters.push_back({static_cast<char>(0xE0 | (c >> 12)), static_cast<char>(0x80 | ((c >> 6) & 0x3F)),
+                          static_cast<char>(0x80 | (c & 0x3F))});
+    text += "a dog " + characters.back() + " runs\n";
+  }
+  const std::string path = dir.write("text", text);
+  // How many of `candidates` are pieces of `model`.
+  auto known = [](const std::string& model, const std::vector<std::string>& candidates) {
+    const auto pieces = pieces_of(model);
+    return std::count_if(candidates.begin(), candidates.end(), [&](const std::string& candidate) {
+      return std::any_of(pieces.begin(), pieces.end(), [&](const auto& piece) { return piece.first == candidate; });
+    });
+  };
+  const std::string sampled = Subwords::train({path}, {}, 2100, SubwordType::bpe, 200);
+  EXPECT_EQ(known(sampled, characters), 200);
+  EXPECT_LT(known(sampled, {characters.begin(), characters.begin() + 200}), 200) << "a sample, not the first lines";
+  EXPECT_EQ(pieces_of(Subwords::train({path}, {}, 2100, SubwordType::bpe, 200)), pieces_of(sampled));
+  EXPECT_EQ(known(Subwords::train({path}, {}, 2100, SubwordType::bpe, 0), characters), 2000);
+}
+
+// Errors met while SentencePiece reads the text reach the user as the readers word them.
+TEST(Subwords, BadTrainingTextIsNamedWithItsLine) {
+  test::TempDir dir;
+  const std::string good = dir.write("good", "a dog\nruns\n");
+  const std::string latin1 = dir.write("latin1", "a\nStra\xDF" "e\nc\n");
+  const std::string missing = dir.path("missing");
+  EXPECT_EQ(test::error_of([&] { Subwords::train({good, latin1}, {}, 50, SubwordType::bpe, 0); }),
+            latin1 + ":2: invalid UTF-8");
+  EXPECT_EQ(test::error_of([&] { Subwords::train({good, missing}, {}, 50, SubwordType::bpe, 0); }),
+            missing + ": cannot open: No such file or directory");
+}
+
+// The vocabulary of a model's pieces, counted from the streamed file, is the one the pieces
+// of the file's token lists held in memory give.
+TEST(Subwords, StreamedPieceCountsGiveTheVocabularyOfThePieceLists) {
+  test::TempDir dir;
+  const std::string en = kTiny + "train.en", de = kTiny + "train.de";
+  write_file_atomically(dir.path("m.model"), Subwords::train({en, de}, {}, 400, SubwordType::bpe, 0));
+  const Subwords subwords = Subwords::load(dir.path("m.model"));
+  for (const std::string& path : {en, de}) {
+    TokenCounts counts;
+    count_tokens(path, {}, subwords, counts);
+    std::vector<std::vector<std::string>> pieces;
+    for (const auto& words : test::tokenized_lines(path, {})) pieces.push_back(subwords.encode(words));
+    const Vocab streamed = Vocab::build(counts, 1), in_memory = Vocab::build(pieces, 1);
+    ASSERT_EQ(streamed.size(), in_memory.size()) << path;
+    for (size_t id = 0; id < streamed.size(); ++id)
+      ASSERT_EQ(streamed.token(static_cast<int>(id)), in_memory.token(static_cast<int>(id))) << path;
+    EXPECT_GT(streamed.size(), 100u) << path;
   }
 }
 

@@ -729,6 +729,8 @@ TEST_F(Cli, InvalidNumericOptionsAreOneLineErrors) {
       {train + "--precision fp16", "--precision must be auto, fp32, bf16 or int8, not 'fp16'"},
       {translate + "--precision half", "--precision must be auto, fp32, bf16 or int8, not 'half'"},
       {train + "--precision int8", "--precision int8 is for translate"},
+      {train + "--subwords-sample 100", "--subwords-sample must be 0 (every sentence) or more than 100, not 100"},
+      {train + "--subwords-sample -1", "--subwords-sample must be"},
       // a value or name holding Boost's own message placeholders (formatting them looped forever)
       {train + "--emb %value%", "'%25value%25'"}, {train + "--%canonical_option%", "%25canonical_option%25"}};
   for (const auto& [command, message] : cases) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <iterator>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "rnnsearch/text/line_reader.h"
 #include "error_of.h"
 #include "temp_dir.h"
+#include "tokenized_text.h"
 
 namespace rnnsearch {
 namespace {
@@ -134,11 +136,59 @@ TEST(Vocab, LoadAcceptsCrLfLines) {
   EXPECT_EQ(vocab.id("dog"), 4);
 }
 
+// The vocabulary train and vocab build: counted from the streamed file.
+Vocab streamed_vocab(const std::string& path, const TokenizerOptions& tokenizer, int min_count) {
+  TokenCounts counts;
+  count_tokens(path, tokenizer, Subwords(), counts);
+  return Vocab::build(counts, min_count);
+}
+
 // The sizes docs/design.md §3 promises, the same as the PyTorch reference's on Multi30k.
 TEST(Vocab, Multi30kTrainSizesMatchTheReference) {
   const std::string dir = std::string(RNNSEARCH_SOURCE_DIR) + "/corpora/multi30k/";
-  EXPECT_EQ(Vocab::build(read_tokenized(dir + "train.en.gz", {}), 2).size(), 5898u);
-  EXPECT_EQ(Vocab::build(read_tokenized(dir + "train.de.gz", {}), 2).size(), 7882u);
+  EXPECT_EQ(streamed_vocab(dir + "train.en.gz", {}, 2).size(), 5898u);
+  EXPECT_EQ(streamed_vocab(dir + "train.de.gz", {}, 2).size(), 7882u);
+}
+
+// A text of Zipf-distributed words (many ties among the rare ones), mixed case, punctuation,
+// non-ASCII letters, empty lines and CRLF endings.
+std::string generated_text(unsigned seed) {
+  const std::vector<std::string> syllables = {"ka", "Ü", "ße", "ž", "Lo", "mi", "é", "T", "ñá", "x"};
+  const std::vector<std::string> punctuation = {",", ".", "-", "«", "»", "…"};
+  std::mt19937 random(seed);
+  std::string text;
+  for (int line = 0; line < 3000; ++line) {
+    const int words = static_cast<int>(random() % 25);
+    for (int w = 0; w < words; ++w) {
+      // Word k = 1 + N/(1 + u), u uniform below N: word 1 is half of the text, hundreds occur
+      // once or twice.
+      const unsigned k = 1 + 100000 / (1 + random() % 100000);
+      std::string word;
+      for (unsigned rest = k; rest > 0; rest /= syllables.size()) word += syllables[rest % syllables.size()];
+      text += (w ? " " : "") + word + (random() % 7 == 0 ? punctuation[random() % punctuation.size()] : "");
+    }
+    text += line % 11 == 0 ? "\r\n" : "\n";
+  }
+  return text;
+}
+
+// Counting a streamed file gives exactly the vocabulary that the file's token lists held in
+// memory give (what training built its vocabularies from before it streamed), for every
+// tokenizer and min-count, on the shipped tiny corpus and on a generated text.
+TEST(Vocab, StreamedCountsGiveTheVocabularyOfTheTokenLists) {
+  test::TempDir dir;
+  const std::string tiny = std::string(RNNSEARCH_SOURCE_DIR) + "/corpora/tiny/";
+  const TokenizerOptions cased{TokenizerKind::words, false}, raw{TokenizerKind::raw, false};
+  for (const std::string& path : {tiny + "train.en", tiny + "train.de", dir.write("generated", generated_text(7))}) {
+    for (const TokenizerOptions& tokenizer : {TokenizerOptions{}, cased, raw}) {
+      const Sentences sentences = test::tokenized_lines(path, tokenizer);
+      for (int min_count : {1, 2, 3}) {
+        const Vocab streamed = streamed_vocab(path, tokenizer, min_count);
+        EXPECT_EQ(tokens_of(streamed), tokens_of(Vocab::build(sentences, min_count))) << path;
+        EXPECT_GT(streamed.size(), 100u) << path;  // a real vocabulary, not just the specials
+      }
+    }
+  }
 }
 
 }  // namespace

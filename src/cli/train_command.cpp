@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/train/trainer.h"
+#include "rnnsearch/util/checks.h"
 #include "rnnsearch/util/profile.h"
 
 namespace po = boost::program_options;
@@ -91,6 +92,12 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("subword-type", po::value(&subword_type)->default_value("bpe"), "bpe or unigram")
       ("subwords-separate", po::bool_switch(&subwords_separate),
        "one subword model per language instead of one joint model")
+      ("subwords-sample", po::value(&o.subwords_sample)->default_value(2000000)->notifier([](long n) {
+         // SentencePiece refuses samples of 1 to 100 sentences.
+         if (n != 0 && n <= 100) fail_check("subwords-sample", "0 (every sentence) or more than 100", n);
+       }),
+       "SentencePiece learns on a random sample of at most N training sentences (a joint model: of both sides "
+       "together; 0 = every sentence)")
       ("init-from", po::value(&o.init_from), "start from the weights of this model.npz (shapes must match)")
       ("max-length", po::value(&o.max_length)->default_value(100)->notifier(at_least("max-length", 1)), "skip training pairs longer than this (tokens)")
       ("log-freq", po::value(&o.log_freq)->default_value(100)->notifier(at_least("log-freq", 1)), "log line every N updates")

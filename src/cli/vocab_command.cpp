@@ -26,15 +26,12 @@ int vocab_command(const Args& args) {
   check_not_an_input(output, inputs);
   TokenizerOptions tokenizer;
   tokenizer.lowercase = !no_lowercase;
-  std::vector<std::vector<std::string>> sentences;
-  for (const std::string& path : inputs) {
-    auto tokenized = read_tokenized(path, tokenizer);
-    sentences.insert(sentences.end(), std::make_move_iterator(tokenized.begin()),
-                     std::make_move_iterator(tokenized.end()));
-  }
-  const Vocab vocab = Vocab::build(sentences, min_count, max_size);
+  TokenCounts counts;
+  size_t lines = 0;
+  for (const std::string& path : inputs) lines += count_tokens(path, tokenizer, Subwords(), counts);
+  const Vocab vocab = Vocab::build(counts, min_count, max_size);
   vocab.save(output);
-  std::cerr << "vocab: " << vocab.size() << " entries (" << sentences.size() << " lines, min-count " << min_count
+  std::cerr << "vocab: " << vocab.size() << " entries (" << lines << " lines, min-count " << min_count
             << ") -> " << output << "\n";
   return 0;
 }

@@ -48,13 +48,13 @@ ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::stri
   return corpus;
 }
 
-std::vector<std::vector<std::string>> read_tokenized(const std::string& path,
-                                                     const TokenizerOptions& tokenizer) {
+size_t count_tokens(const std::string& path, const TokenizerOptions& tokenizer, const Subwords& subwords,
+                    TokenCounts& counts) {
   LineReader reader(path);
-  std::vector<std::vector<std::string>> sentences;
   std::string line;
-  while (next_valid_line(reader, line)) sentences.push_back(tokenize(line, tokenizer));
-  return sentences;
+  while (next_valid_line(reader, line))
+    for (const std::string& token : subwords.encode(tokenize(line, tokenizer))) ++counts[token];
+  return reader.line_number();
 }
 
 }  // namespace rnnsearch

@@ -3,11 +3,12 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <exception>
 #include <numeric>
 #include <unordered_map>
 
 #include "rnnsearch/error.h"
-#include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/text/line_reader.h"
 
 namespace rnnsearch {
 namespace {
@@ -17,25 +18,55 @@ constexpr size_t kWordStartBytes = 3;
 
 bool starts_word(const std::string& piece) { return piece.compare(0, kWordStartBytes, kWordStart) == 0; }
 
-// Hands tokenized sentences to the SentencePiece trainer without a temporary file.
-class SentencesIterator : public sentencepiece::SentenceIterator {
+// Hands the tokenized lines of files, one file after the other, to the SentencePiece trainer
+// without a temporary file or a copy of the text. SentencePiece cannot carry our exceptions:
+// an error (unreadable file, invalid UTF-8) ends the iteration with a failed status, and
+// rethrow_error() raises it, as it was, once the trainer has returned.
+class FileSentences : public sentencepiece::SentenceIterator {
  public:
-  explicit SentencesIterator(const std::vector<std::vector<std::string>>& sentences) : sentences_(sentences) {
+  FileSentences(const std::vector<std::string>& paths, const TokenizerOptions& tokenizer)
+      : paths_(paths), tokenizer_(tokenizer) {
     load();
   }
-  bool done() const override { return next_ > sentences_.size(); }
+  bool done() const override { return done_; }
   void Next() override { load(); }
   const std::string& value() const override { return value_; }
-  sentencepiece::util::Status status() const override { return {}; }
+  sentencepiece::util::Status status() const override {
+    if (!error_) return {};
+    return {sentencepiece::util::StatusCode::kAborted, "reading the training text failed"};
+  }
+  void rethrow_error() const {
+    if (error_) std::rethrow_exception(error_);
+  }
 
  private:
+  // The next line of the current file, or of the next file when it has ended.
   void load() {
-    if (next_ < sentences_.size()) value_ = join_tokens(sentences_[next_]);
-    ++next_;
+    try {
+      for (;;) {
+        if (!reader_) {
+          if (next_path_ == paths_.size()) break;
+          reader_ = std::make_unique<LineReader>(paths_[next_path_++]);
+        }
+        if (next_valid_line(*reader_, line_)) {
+          value_ = join_tokens(tokenize(line_, tokenizer_));
+          return;
+        }
+        reader_.reset();
+      }
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    done_ = true;
   }
-  const std::vector<std::vector<std::string>>& sentences_;
-  size_t next_ = 0;
-  std::string value_;
+
+  const std::vector<std::string>& paths_;
+  const TokenizerOptions& tokenizer_;
+  size_t next_path_ = 0;
+  std::unique_ptr<LineReader> reader_;
+  std::string line_, value_;
+  bool done_ = false;
+  std::exception_ptr error_;
 };
 
 }  // namespace
@@ -53,7 +84,8 @@ Subwords::~Subwords() = default;
 Subwords::Subwords(Subwords&&) noexcept = default;
 Subwords& Subwords::operator=(Subwords&&) noexcept = default;
 
-std::string Subwords::train(const std::vector<std::vector<std::string>>& sentences, int size, SubwordType type) {
+std::string Subwords::train(const std::vector<std::string>& paths, const TokenizerOptions& tokenizer, int size,
+                            SubwordType type, size_t sample) {
   // The text is tokenized already: no normalisation (pieces must join back into exactly the
   // tokens), every character kept, and no special pieces besides <unk> (rnnsearch's own
   // vocabulary adds <pad>, <s> and </s>).
@@ -68,11 +100,15 @@ std::string Subwords::train(const std::vector<std::vector<std::string>>& sentenc
       {"eos_id", "-1"},
       {"pad_id", "-1"},
       {"unk_id", "0"},
+      // A bounded sample keeps SentencePiece's memory and time independent of the corpus size.
+      {"input_sentence_size", std::to_string(sample)},
+      {"shuffle_input_sentence", "true"},
       {"num_threads", "1"},
       {"minloglevel", "2"}};
-  SentencesIterator iterator(sentences);
+  FileSentences sentences(paths, tokenizer);
   std::string model;
-  const auto status = sentencepiece::SentencePieceTrainer::Train(options, &iterator, &model);
+  const auto status = sentencepiece::SentencePieceTrainer::Train(options, &sentences, &model);
+  sentences.rethrow_error();
   if (!status.ok()) throw Error("learning subword units: " + status.ToString());
   return model;
 }

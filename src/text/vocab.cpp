@@ -30,13 +30,16 @@ void Vocab::add(const std::string& token) {
 
 Vocab Vocab::build(const std::vector<std::vector<std::string>>& sentences, int min_count,
                    size_t max_size) {
+  TokenCounts counts;
+  for (const auto& sentence : sentences)
+    for (const auto& token : sentence) ++counts[token];
+  return build(counts, min_count, max_size);
+}
+
+Vocab Vocab::build(const TokenCounts& counts, int min_count, size_t max_size) {
   if (max_size != 0 && max_size < kNumSpecials)
     throw Error("vocabulary max size " + std::to_string(max_size) +
                 " leaves no room for the four special tokens");
-  std::unordered_map<std::string, long> counts;
-  for (const auto& sentence : sentences)
-    for (const auto& token : sentence) ++counts[token];
-
   std::vector<std::pair<std::string, long>> kept;
   for (auto& [token, count] : counts)
     // A literal "<unk>" in the text must not become a second id for the special.

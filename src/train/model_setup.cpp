@@ -30,36 +30,42 @@ nlohmann::json training_json(const TrainOptions& o) {
           {"max_length", o.max_length},
           {"subwords", o.subwords},
           {"subword_type", subword_type_name(o.subword_type)},
-          {"subwords_joint", o.subwords_joint}};
+          {"subwords_joint", o.subwords_joint},
+          {"subwords_sample", o.subwords_sample}};
+}
+
+// A vocabulary of the tokens of a training file, cut into pieces by `subwords`, counted in
+// one streamed pass.
+Vocab streamed_vocab(const std::string& path, const TokenizerOptions& tokenizer, const Subwords& subwords,
+                     int min_count) {
+  TokenCounts counts;
+  count_tokens(path, tokenizer, subwords, counts);
+  return Vocab::build(counts, min_count);
 }
 
 // Learns the subword model(s) on the training text (tokenized, or the raw words of raw-text
 // models: SentencePiece then sees the raw sentences), writes them into dir, and
-// returns the vocabularies of the pieces they cut the training text into.
+// returns the vocabularies of the pieces they cut the training text into. A joint model
+// reads the source file, then the target file, as if they were one text.
 void learn_subwords(const TrainOptions& o, const std::string& dir, ModelDefinition& model) {
-  const auto src = read_tokenized(o.train_src, o.tokenizer), tgt = read_tokenized(o.train_tgt, o.tokenizer);
   const std::string src_path = model_file(dir, model_files::kSrcSubwords);
   const std::string tgt_path = model_file(dir, model_files::kTgtSubwords);
+  auto learn = [&](const std::vector<std::string>& paths) {
+    return Subwords::train(paths, o.tokenizer, o.subwords, o.subword_type, o.subwords_sample);
+  };
   if (o.subwords_joint) {
-    std::vector<std::vector<std::string>> both = src;
-    both.insert(both.end(), tgt.begin(), tgt.end());
-    const std::string joint = Subwords::train(both, o.subwords, o.subword_type);
+    const std::string joint = learn({o.train_src, o.train_tgt});
     write_file_atomically(src_path, joint);
     write_file_atomically(tgt_path, joint);
   } else {
-    write_file_atomically(src_path, Subwords::train(src, o.subwords, o.subword_type));
-    write_file_atomically(tgt_path, Subwords::train(tgt, o.subwords, o.subword_type));
+    write_file_atomically(src_path, learn({o.train_src}));
+    write_file_atomically(tgt_path, learn({o.train_tgt}));
   }
   model.src_subwords = Subwords::load(src_path);
   model.tgt_subwords = Subwords::load(tgt_path);
   // Every piece the model learnt on this text gets an id: min_count does not apply.
-  auto pieces = [](const Subwords& subwords, const std::vector<std::vector<std::string>>& sentences) {
-    std::vector<std::vector<std::string>> result;
-    for (const auto& words : sentences) result.push_back(subwords.encode(words));
-    return Vocab::build(result, 1);
-  };
-  model.src_vocab = pieces(model.src_subwords, src);
-  model.tgt_vocab = pieces(model.tgt_subwords, tgt);
+  model.src_vocab = streamed_vocab(o.train_src, o.tokenizer, model.src_subwords, 1);
+  model.tgt_vocab = streamed_vocab(o.train_tgt, o.tokenizer, model.tgt_subwords, 1);
 }
 
 }  // namespace
@@ -75,9 +81,9 @@ ModelDefinition create_model_definition(const TrainOptions& o, const std::string
     // A word-level run must not pick up the subword models of an earlier run in dir.
     for (const char* name : {model_files::kSrcSubwords, model_files::kTgtSubwords})
       std::filesystem::remove(model_file(dir, name));
-    model.src_vocab = o.vocab_src.empty() ? Vocab::build(read_tokenized(o.train_src, o.tokenizer), o.min_count)
+    model.src_vocab = o.vocab_src.empty() ? streamed_vocab(o.train_src, o.tokenizer, Subwords(), o.min_count)
                                           : Vocab::load(o.vocab_src);
-    model.tgt_vocab = o.vocab_tgt.empty() ? Vocab::build(read_tokenized(o.train_tgt, o.tokenizer), o.min_count)
+    model.tgt_vocab = o.vocab_tgt.empty() ? streamed_vocab(o.train_tgt, o.tokenizer, Subwords(), o.min_count)
                                           : Vocab::load(o.vocab_tgt);
   }
   model.config = o.model;

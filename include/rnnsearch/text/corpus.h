@@ -30,8 +30,11 @@ ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::stri
                                     const Vocab& src_vocab, const Vocab& tgt_vocab,
                                     const TokenizerOptions& tokenizer, size_t max_length);
 
-// Tokenized lines of a (possibly gzipped) file, for building a vocabulary.
-std::vector<std::vector<std::string>> read_tokenized(const std::string& path,
-                                                     const TokenizerOptions& tokenizer);
+// Adds to `counts` the tokens of every line of a (possibly gzipped) file, tokenized and cut
+// into pieces by `subwords` (the identity for word vocabularies), for building a vocabulary.
+// The file is streamed: one line is held at a time. Returns the number of lines. Throws
+// rnnsearch::Error naming the file (and the line, for invalid UTF-8).
+size_t count_tokens(const std::string& path, const TokenizerOptions& tokenizer, const Subwords& subwords,
+                    TokenCounts& counts);
 
 }  // namespace rnnsearch

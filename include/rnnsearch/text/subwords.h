@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "rnnsearch/text/tokenizer.h"
+
 namespace sentencepiece {
 class SentencePieceProcessor;
 }
@@ -28,9 +30,14 @@ class Subwords {
   Subwords(Subwords&&) noexcept;
   Subwords& operator=(Subwords&&) noexcept;
 
-  // Learns a model of about `size` pieces from tokenized sentences; returns its bytes (the
-  // SentencePiece model file).
-  static std::string train(const std::vector<std::vector<std::string>>& sentences, int size, SubwordType type);
+  // Learns a model of about `size` pieces from the lines of `paths`, tokenized as `tokenizer`
+  // says, one file after the other (a joint model reads both sides); returns its bytes (the
+  // SentencePiece model file). The files are streamed: SentencePiece keeps a uniform random
+  // sample of `sample` sentences (reservoir sampling with its own fixed seed, so the same text
+  // gives the same model), or every sentence when there are no more than that or sample is 0.
+  // Throws rnnsearch::Error naming the file (and the line, for invalid UTF-8).
+  static std::string train(const std::vector<std::string>& paths, const TokenizerOptions& tokenizer, int size,
+                           SubwordType type, size_t sample);
   // Reads a model file written from train(); throws rnnsearch::Error naming the file.
   static Subwords load(const std::string& path);
 

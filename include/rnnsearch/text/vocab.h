@@ -9,6 +9,10 @@
 
 namespace rnnsearch {
 
+// How often each token occurs in a text: what a vocabulary is built from, so that building
+// one holds each distinct token once, never the text.
+using TokenCounts = std::unordered_map<std::string, long>;
+
 class Vocab {
  public:
   static constexpr int kPad = 0, kUnk = 1, kBos = 2, kEos = 3;
@@ -16,6 +20,8 @@ class Vocab {
   Vocab();  // only the four specials
 
   // max_size 0 = no limit; it counts the specials.
+  static Vocab build(const TokenCounts& counts, int min_count = 2, size_t max_size = 0);
+  // The same from tokenized sentences held in memory (small texts, tests).
   static Vocab build(const std::vector<std::vector<std::string>>& sentences, int min_count = 2,
                      size_t max_size = 0);
   // Throws rnnsearch::Error naming the file and line on a duplicate token, an empty line, or

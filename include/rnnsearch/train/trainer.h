@@ -52,6 +52,7 @@ struct TrainOptions {
   int subwords = 0;            // SentencePiece pieces per model; 0 = word-level vocabularies
   SubwordType subword_type = SubwordType::bpe;
   bool subwords_joint = true;  // one subword model for both languages (else one each)
+  size_t subwords_sample = 2000000;  // sentences SentencePiece learns on, sampled (0 = all)
   std::string init_from;       // start from these weights (fine-tuning)
   size_t max_length = 100;     // training pairs longer than this are skipped
   long log_freq = 100;         // plain log line every N updates (when stderr is not a terminal)
