@@ -1,6 +1,7 @@
 // The optimizer's weight average (--exponential-smoothing) follows θ̄ += α (θ − θ̄) from the
 // weights the first step started from, and survives a save/load round trip; steps on parts
-// of the weights (MPI ranks) equal the step on the whole; the gradient norm by blocks.
+// of the weights (MPI ranks) equal the step on the whole; the gradient norm by blocks; the
+// learning-rate schedules.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/npz.h"
+#include "rnnsearch/train/lr_schedule.h"
 #include "rnnsearch/train/optimizer.h"
 #include "temp_dir.h"
 
@@ -107,6 +109,32 @@ TEST(Optimizer, NormOfBlockSumsByPartsEqualsTheGlobalNorm) {
   double squares = 0;
   for (float g : grads) squares += double(g) * g;
   EXPECT_NEAR(global_norm, std::sqrt(squares), 1e-12 * std::sqrt(squares));
+}
+
+// lr_t = lr · min(1, t / W) · sqrt(D / max(t, D)) · F^k, at chosen updates.
+TEST(LrSchedule, WarmupInverseSquareRootAndDecay) {
+  const double lr = 1e-3;
+  EXPECT_EQ(scheduled_lr(lr, {}, 1, 1.0), lr);  // no schedule: the rate itself
+  const LrSchedule warmup{.warmup = 4};
+  EXPECT_DOUBLE_EQ(scheduled_lr(lr, warmup, 1, 1.0), lr / 4);
+  EXPECT_DOUBLE_EQ(scheduled_lr(lr, warmup, 3, 1.0), lr * 3 / 4);
+  EXPECT_DOUBLE_EQ(scheduled_lr(lr, warmup, 4, 1.0), lr);
+  EXPECT_DOUBLE_EQ(scheduled_lr(lr, warmup, 1000, 1.0), lr);
+  const LrSchedule inv_sqrt{.inv_sqrt = 100};
+  EXPECT_DOUBLE_EQ(scheduled_lr(lr, inv_sqrt, 50, 1.0), lr);
+  EXPECT_DOUBLE_EQ(scheduled_lr(lr, inv_sqrt, 100, 1.0), lr);
+  EXPECT_DOUBLE_EQ(scheduled_lr(lr, inv_sqrt, 400, 1.0), lr / 2);
+  const LrSchedule both{.warmup = 10, .inv_sqrt = 10};  // Marian's usual pair: peak at t = 10
+  EXPECT_DOUBLE_EQ(scheduled_lr(lr, both, 5, 1.0), lr / 2);
+  EXPECT_DOUBLE_EQ(scheduled_lr(lr, both, 10, 1.0), lr);
+  EXPECT_DOUBLE_EQ(scheduled_lr(lr, both, 40, 0.25), lr / 2 * 0.25);
+  const LrSchedule stalled{.decay = 0.5, .decay_stalled = 3};
+  EXPECT_FALSE(decays_now(stalled, 0));
+  EXPECT_FALSE(decays_now(stalled, 2));
+  EXPECT_TRUE(decays_now(stalled, 3));
+  EXPECT_FALSE(decays_now(stalled, 4));
+  EXPECT_TRUE(decays_now(stalled, 6));
+  EXPECT_FALSE(decays_now({}, 3));  // --lr-decay 0: never
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <random>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "rnnsearch/io/atomic_file.h"
@@ -57,7 +58,38 @@ TEST_P(ResumedRun, EqualsUninterruptedRun) {
 INSTANTIATE_TEST_SUITE_P(Features, ResumedRun,
                          ::testing::Values("", "--exponential-smoothing 0.05 --label-smoothing 0.1 "
                                                "--dropout-embeddings 0.1 --dropout-output 0.3",
-                                           "--accumulate 3"));
+                                           "--accumulate 3", "--lr-warmup 10 --lr-decay-inv-sqrt 15 --save-freq 5"));
+
+// The first update of a 4-update warm-up takes a quarter of the rate: the same weights as a
+// run with --lr a quarter of the default (Adam's first step is proportional to the rate).
+TEST(Train, WarmupScalesTheRateOfEachUpdate) {
+  test::TempDir dir;
+  ASSERT_EQ(run(train_command(dir.path("warmup"), "--max-updates 1 --lr-warmup 4"), dir).first, 0);
+  ASSERT_EQ(run(train_command(dir.path("quarter"), "--max-updates 1 --lr 0.00025"), dir).first, 0);
+  ASSERT_EQ(run(train_command(dir.path("full"), "--max-updates 1"), dir).first, 0);
+  EXPECT_TRUE(read_file(dir.path("warmup/model.npz")) == read_file(dir.path("quarter/model.npz")));
+  EXPECT_FALSE(read_file(dir.path("warmup/model.npz")) == read_file(dir.path("full/model.npz")));
+}
+
+// --lr-decay 0.5 --lr-decay-stalled 2: the rate halves at every second validation in a row
+// without improvement (with --lr 0 none improves after the first), logged, and the factor
+// is kept in progress.json across a resume.
+TEST(Train, StalledValidationsDecayTheRate) {
+  test::TempDir dir;
+  const std::string options = "--lr 0 --lr-decay 0.5 --lr-decay-stalled 2 ";
+  ASSERT_EQ(run(train_command(dir.path("m"), options + "--max-updates 20"), dir).first, 0);
+  const auto [status, err] = run(train_command(dir.path("m"), options + "--max-updates 40"), dir);
+  ASSERT_EQ(status, 0) << err;
+  const nlohmann::json progress = nlohmann::json::parse(read_file(dir.path("m/progress.json")));
+  const int stalled = progress.at("validations_without_improvement").get<int>();
+  ASSERT_GE(stalled, 5);
+  EXPECT_EQ(progress.at("lr_scale").get<double>(), std::pow(0.5, stalled / 2));
+  const std::string log = read_file(dir.path("m/train.log"));
+  size_t decays = 0;
+  for (size_t at = log.find("learning rate decayed"); at != std::string::npos; at = log.find("learning rate decayed", at + 1))
+    ++decays;
+  EXPECT_EQ(decays, static_cast<size_t>(stalled / 2)) << log;
+}
 
 // --valid-metrics bleu,cross-entropy: both figures in every validation line, BLEU selects
 // model.best.npz, and with smoothing the best weights are the average, not the latest.
@@ -178,6 +210,35 @@ TEST(Train, RefusesToResumeFromFilesOfDifferentCheckpoints) {
   EXPECT_NE(status, 0);
   EXPECT_NE(err.find("m/model.npz"), std::string::npos) << err;
   EXPECT_NE(err.find("progress.json"), std::string::npos) << err;
+}
+
+// --save-freq 5 without --valid-freq: checkpoints at updates 5, 10, ... long before the
+// first epoch ends (300 updates of one sentence), the first time progress.json appears.
+TEST(Train, SaveFreqWritesCheckpointsBetweenValidations) {
+  test::TempDir dir;
+  const std::string model = dir.path("m");
+  const pid_t child = fork();
+  if (child == 0) {
+    execl("/bin/sh", "sh", "-c",
+          ("exec " + std::string(RNNSEARCH_BINARY) + " train --train-src " + kTiny + "train.en --train-tgt " + kTiny +
+           "train.de --valid-src " + kTiny + "val.en --valid-tgt " + kTiny + "val.de --model " + model +
+           " --emb 8 --hidden 12 --maxout 6 --batch-size 1 --threads 1 --max-updates 100000 --save-freq 5 2>/dev/null")
+              .c_str(),
+          (char*)nullptr);
+    _exit(127);
+  }
+  std::string progress;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (progress.empty() && std::chrono::steady_clock::now() < deadline) {
+    if (std::filesystem::exists(model + "/progress.json")) progress = read_file(model + "/progress.json");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  ASSERT_FALSE(progress.empty()) << "no checkpoint within 60 s";
+  const long update = nlohmann::json::parse(progress).at("update").get<long>();
+  EXPECT_EQ(update % 5, 0) << progress;
+  EXPECT_LT(update, 300) << progress;
 }
 
 TEST(Train, SigtermSavesAndTheRunResumesExactly) {

@@ -50,6 +50,14 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("batch-size", po::value(&batch)->notifier(at_least("batch-size", 1)), "sentences per batch (overrides the preset)")
       ("optimizer", po::value(&optimizer)->default_value("adam"), "adam or sgd")
       ("lr", po::value(&o.optimizer.lr)->default_value(1e-3)->notifier(non_negative("lr")), "learning rate")
+      ("lr-warmup", po::value(&o.lr_schedule.warmup)->default_value(0)->notifier(at_least("lr-warmup", 0)),
+       "raise the rate linearly over the first N updates (0 = off)")
+      ("lr-decay-inv-sqrt", po::value(&o.lr_schedule.inv_sqrt)->default_value(0)->notifier(at_least("lr-decay-inv-sqrt", 0)),
+       "from update N on, rate x sqrt(N / update) (0 = off)")
+      ("lr-decay", po::value(&o.lr_schedule.decay)->default_value(0.0)->notifier(below_one("lr-decay")),
+       "multiply the rate by this after --lr-decay-stalled validations in a row without improvement (0 = off)")
+      ("lr-decay-stalled", po::value(&o.lr_schedule.decay_stalled)->default_value(1)->notifier(at_least("lr-decay-stalled", 1)),
+       "validations without improvement that decay the rate (again after as many more)")
       ("clip-norm", po::value(&o.clip_norm)->default_value(1.0)->notifier(non_negative("clip-norm")), "global gradient-norm clipping (0 = off)")
       ("dropout", po::value(&dropout)->default_value(0.0)->notifier(below_one("dropout")),
        "dropout rate of both --dropout-embeddings and --dropout-output")
@@ -67,6 +75,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("max-epochs", po::value(&o.max_epochs)->default_value(0)->notifier(at_least("max-epochs", 0)), "epochs (0 = no limit)")
       ("max-updates", po::value(&o.max_updates)->default_value(0)->notifier(at_least("max-updates", 0)), "updates (0 = no limit)")
       ("valid-freq", po::value(&o.valid_freq)->default_value(0)->notifier(at_least("valid-freq", 0)), "validate and save every N updates (0 = at epoch ends only)")
+      ("save-freq", po::value(&o.save_freq)->default_value(0)->notifier(at_least("save-freq", 0)),
+       "also save a checkpoint every N updates, without validating (0 = only when validating)")
       ("valid-metrics", po::value(&valid_metrics)->default_value("cross-entropy"),
        "cross-entropy, bleu and/or chrf, comma-separated: each is logged, the first selects model.best.npz and "
        "drives --patience")

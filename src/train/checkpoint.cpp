@@ -86,6 +86,7 @@ nlohmann::json progress_json(const Progress& p, uint32_t model_crc, uint32_t opt
           {"best_valid_cost", std::isfinite(p.best_valid_cost) ? nlohmann::json(p.best_valid_cost) : nlohmann::json()},
           {"best_update", p.best_update},
           {"validations_without_improvement", p.validations_without_improvement},
+          {"lr_scale", p.lr_scale},
           {"seed", p.seed},
           {"model_crc32", model_crc},
           {"optimizer_crc32", optimizer_crc}};
@@ -115,6 +116,11 @@ Progress progress_from_json(const nlohmann::json& j) {
   p.best_update = whole_number<long>(j, "best_update");
   p.validations_without_improvement = whole_number<int>(j, "validations_without_improvement");
   p.seed = whole_number<uint64_t>(j, "seed");
+  if (j.contains("lr_scale")) {  // (absent in checkpoints of older versions)
+    p.lr_scale = j.at("lr_scale").get<double>();
+    if (!(p.lr_scale > 0 && p.lr_scale <= 1))
+      throw nlohmann::json::other_error::create(501, "lr_scale must be in (0, 1]", nullptr);
+  }
   return p;
 }
 

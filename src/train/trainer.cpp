@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/file_lock.h"
@@ -202,7 +203,7 @@ void Trainer::save_checkpoint() {
 // the checkpoint, and those weights as model.best.npz when the selecting metric improved.
 void Trainer::validate_and_save(bool epoch_end) {
   ValidationScores scores;
-  bool improved;
+  bool improved, decayed = false;
   gather_optimizer_state();
   {
     // The average takes the parameters' place (a buffer swap, no copy) until the scope ends,
@@ -226,11 +227,20 @@ void Trainer::validate_and_save(bool epoch_end) {
     progress_.best_valid_cost = scores.cost(o_.valid_metrics.front());
     progress_.best_update = progress_.update;
     progress_.validations_without_improvement = 0;
-  } else if (++progress_.validations_without_improvement >= o_.patience && o_.patience > 0) {
-    stop_for_patience_ = true;
+  } else {
+    const int stalled = ++progress_.validations_without_improvement;
+    if (o_.patience > 0 && stalled >= o_.patience) stop_for_patience_ = true;
+    decayed = decays_now(o_.lr_schedule, stalled);
+    if (decayed) progress_.lr_scale *= o_.lr_schedule.decay;
   }
   save_checkpoint();
   log_.line(validation_line(progress_, scores, o_.valid_metrics.front(), improved, epoch_end));
+  if (decayed) {
+    std::ostringstream line;
+    line << "learning rate decayed: " << progress_.validations_without_improvement
+         << " validations without improvement; now " << progress_.lr_scale << " x --lr";
+    log_.line(line.str());
+  }
   if (stop_for_patience_)
     log_.line("early stopping: " + std::to_string(o_.patience) + " validations without improvement");
 }
@@ -282,6 +292,7 @@ bool Trainer::train_update(const Batches& update, long next_batch) {
   const double norm = partition_->gradient_norm(grads_->values());
   const bool finite = std::isfinite(sums.cost) && std::isfinite(norm);
   if (finite) {
+    optimizer_->set_lr(scheduled_lr(o_.optimizer.lr, o_.lr_schedule, progress_.update + 1, progress_.lr_scale));
     optimizer_->step(params_->values(), grads_->values(), clip_factor(norm, o_.clip_norm));
     phase.emplace(profile::Phase::rank_exchange);
     partition_->share(params_->values());
@@ -332,6 +343,7 @@ bool Trainer::after_update(bool finite, const Batches& update) {
     return false;
   }
   if (o_.valid_freq > 0 && progress_.update % o_.valid_freq == 0) validate_and_save(false);
+  if (o_.save_freq > 0 && progress_.update % o_.save_freq == 0 && saved_update_ != progress_.update) save_checkpoint();
   return true;
 }
 

@@ -33,6 +33,7 @@ struct Progress {
   double best_valid_cost = INFINITY;  // per-token cost
   long best_update = 0;
   int validations_without_improvement = 0;
+  double lr_scale = 1;                // F^k of --lr-decay (lr_schedule.h)
   uint64_t seed = 1;
 };
 

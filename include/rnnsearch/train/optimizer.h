@@ -43,6 +43,7 @@ class Optimizer {
   // one pass over the gradient fewer than scaling it first).
   void step(AlignedVector<float>& params, const AlignedVector<float>& grads, float grad_scale = 1);
   long steps() const { return steps_; }
+  void set_lr(double lr) { options_.lr = lr; }  // the schedule's rate of the next step (lr_schedule.h)
   // θ̄, or nullptr without smoothing or before the first step.
   const AlignedVector<float>* average() const { return average_.empty() ? nullptr : &average_; }
   // Exchanges θ̄ with values, without copying: the trainer validates the average in the

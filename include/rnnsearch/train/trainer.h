@@ -21,6 +21,7 @@
 #include "rnnsearch/model/rnnsearch.h"
 #include "rnnsearch/text/subwords.h"
 #include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/train/lr_schedule.h"
 #include "rnnsearch/train/optimizer.h"
 #include "rnnsearch/train/validation.h"
 
@@ -33,12 +34,14 @@ struct TrainOptions {
   int batch_size = 64;
   int accumulate = 1;          // batches per update (their gradients averaged over their tokens)
   OptimizerOptions optimizer;
+  LrSchedule lr_schedule;      // warm-up and decay of optimizer.lr (lr_schedule.h)
   double clip_norm = 1.0;      // 0 = off
   Regularization regularization;  // its seed is set per update
   double max_minutes = 0;      // training time (validation and saving excluded); 0 = no limit
   int max_epochs = 0;          // 0 = no limit
   long max_updates = 0;        // 0 = no limit
   long valid_freq = 0;         // validate every N updates (and at each epoch end); 0 = epoch ends only
+  long save_freq = 0;          // also save a checkpoint every N updates, without validating; 0 = off
   std::vector<ValidMetric> valid_metrics = {ValidMetric::cross_entropy};  // the first selects
   int valid_beam_size = 5;     // beam of the translations validation BLEU scores
   int patience = 0;            // stop after N validations without improvement; 0 = off
