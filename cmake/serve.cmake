@@ -19,4 +19,17 @@ if(RNNSEARCH_BUILD_TESTS)
   target_compile_definitions(test_serve PRIVATE RNNSEARCH_BINARY="${rnnsearch_command}")
   add_dependencies(test_serve rnnsearch)
   gtest_discover_tests(test_serve DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+  # The page in Debian's chromium, headless (tests/test_page.py), with Debian's python3, for which
+  # setup.sh installs python3-selenium (a python3 first on PATH, such as pyenv's, lacks it). It runs
+  # in the sanitizer build too, against the instrumented server. Not in a cross build:
+  # scripts/cross_arm64.sh installs no browser.
+  if(NOT CMAKE_CROSSCOMPILING)
+    add_test(NAME serve_page
+             COMMAND ${CMAKE_COMMAND} -E env PYTHONDONTWRITEBYTECODE=1 RNNSEARCH_BINARY=$<TARGET_FILE:rnnsearch>
+                     RNNSEARCH_SOURCE_DIR=${PROJECT_SOURCE_DIR}
+                     RNNSEARCH_PAGE_SCREENSHOT=${PROJECT_BINARY_DIR}/serve-page.png
+                     /usr/bin/python3 -m unittest -v test_page
+             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/tests)
+    set_tests_properties(serve_page PROPERTIES TIMEOUT 600)
+  endif()
 endif()

@@ -18,6 +18,8 @@ packages=(
   python3-numpy                          # the test that numpy.load reads our model.npz; the Python module
   python3-dev pybind11-dev               # the Python module (python/, docs/python.md)
   libcpp-httplib-dev                     # rnnsearch serve: HTTP (docs/serve.md)
+  chromium chromium-driver               # the serve page's browser test (tests/test_page.py):
+  python3-selenium                       #   headless chromium driven by selenium
   libopenmpi-dev openmpi-bin             # mpirun -np N rnnsearch train|translate|score
   clang libclang-rt-dev libomp-dev       # scripts/sanitize.sh, scripts/fuzz.sh: ASan, UBSan, libFuzzer
 )

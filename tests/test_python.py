@@ -12,9 +12,7 @@ set; also under pytest.
 import json
 import math
 import os
-import shlex
 import shutil
-import subprocess
 import tempfile
 import threading
 import time
@@ -25,21 +23,10 @@ import xml.etree.ElementTree as ElementTree
 import numpy as np
 
 import rnnsearch
-
-SOURCE_DIR = os.environ.get("RNNSEARCH_SOURCE_DIR", os.path.join(os.path.dirname(__file__), ".."))
-BINARY = shlex.split(os.environ.get("RNNSEARCH_BINARY", os.path.join(SOURCE_DIR, "build", "rnnsearch")))
-TINY = os.path.join(SOURCE_DIR, "corpora", "tiny")
+from rnnsearch_binary import TINY, run, train_tiny
 
 WORK = None  # temporary directory of the module's models and files
 MODELS = {}  # name -> model directory
-
-
-def run(*args, check=True):
-    """Runs `rnnsearch ARGS`; returns (stdout bytes, stderr text)."""
-    done = subprocess.run(BINARY + [str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if check and done.returncode != 0:
-        raise AssertionError("rnnsearch %s failed: %s" % (" ".join(map(str, args)), done.stderr.decode()))
-    return done.stdout, done.stderr.decode("utf-8", "replace")
 
 
 def cli_error(*args):
@@ -56,12 +43,7 @@ def out_lines(stdout):
 
 
 def train(name, *extra):
-    model = os.path.join(WORK, name)
-    run("train", "--train-src", os.path.join(TINY, "train.en"), "--train-tgt", os.path.join(TINY, "train.de"),
-        "--valid-src", os.path.join(TINY, "val.en"), "--valid-tgt", os.path.join(TINY, "val.de"), "--model", model,
-        "--emb", 8, "--hidden", 12, "--maxout", 6, "--batch-size", 16, "--threads", 1, "--max-updates", 400,
-        "--log-freq", 1000, *extra)
-    MODELS[name] = model
+    MODELS[name] = train_tiny(os.path.join(WORK, name), *extra)
 
 
 def write(name, data):
