@@ -17,6 +17,7 @@ packages=(
   ocl-icd-opencl-dev                     # OpenCL headers: oneDNN's CMake config requires them
   python3-numpy                          # the test that numpy.load reads our model.npz; the Python module
   python3-dev pybind11-dev               # the Python module (python/, docs/python.md)
+  python3-pytest                         # runs its tests (tests/test_python.py)
   libcpp-httplib-dev                     # rnnsearch serve: HTTP (docs/serve.md)
   chromium chromium-driver               # the serve page's browser test (tests/test_page.py):
   python3-selenium                       #   headless chromium driven by selenium

@@ -6,8 +6,8 @@ print precision, attention equal to the JSON soft alignment, hard alignments, sc
 the heatmap SVG, the one-line error messages; and that bad inputs raise or warn as documented,
 threads do not mix results up, and the GIL is released while C++ computes.
 
-Run by ctest (python_api) with PYTHONPATH=build/python, RNNSEARCH_BINARY and RNNSEARCH_SOURCE_DIR
-set; also under pytest.
+Run by ctest (python_api) under pytest (Debian's python3-pytest) with PYTHONPATH=build/python,
+RNNSEARCH_BINARY and RNNSEARCH_SOURCE_DIR set; `python3 -m unittest test_python` runs it too.
 """
 import json
 import math
