@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "rnnsearch/decode/hypothesis.h"
@@ -156,6 +157,48 @@ TEST(Subwords, StreamedPieceCountsGiveTheVocabularyOfThePieceLists) {
     for (size_t id = 0; id < streamed.size(); ++id)
       ASSERT_EQ(streamed.token(static_cast<int>(id)), in_memory.token(static_cast<int>(id))) << path;
     EXPECT_GT(streamed.size(), 100u) << path;
+  }
+}
+
+// Random lines of letters the model knows and characters it does not (Cyrillic, CJK, emoji,
+// a combining accent, a zero-width joiner, digits, punctuation).
+std::string random_lines(unsigned seed) {
+  const std::vector<std::string> alphabet = {"a", "e", "n", "r", "ä", "ß", "Ж", "ж", "象", "🙂", "\u0301",
+                                             "\u200D", "7", ".", "-", " ", " ", " "};
+  std::mt19937 random(seed);
+  std::string text;
+  for (int line = 0; line < 300; ++line) {
+    for (unsigned n = random() % 40; n > 0; --n) text += alphabet[random() % alphabet.size()];
+    text += "\n";
+  }
+  return text;
+}
+
+// Cut word by word and remembered (BPE), the words of a text get exactly the pieces of their
+// whole sentence: on text the model learnt from, on text it did not (unknown characters in
+// runs, next to each other across words, a literal ▁), with room for every word or for a few.
+TEST(Subwords, PieceCacheCutsAsTheWholeSentence) {
+  test::TempDir dir;
+  const std::string unseen = dir.write("unseen",
+                                       "Жж ЖЖ жук 象 象象 a象 b\n"
+                                       "a▁b ▁ ▁x x▁ 🙂🙂 🙂 ok, Straße!\n"
+                                       "\n"
+                                       "Zwei Männer stehen am Herd und bereiten Essen zu.\n" +
+                                           random_lines(3));
+  const TokenizerOptions raw{TokenizerKind::raw, false};
+  for (SubwordType type : {SubwordType::bpe, SubwordType::unigram}) {
+    for (const TokenizerOptions& tokenizer : {TokenizerOptions{}, raw}) {
+      write_file_atomically(dir.path("m.model"),
+                            Subwords::train({kTiny + "train.en", kTiny + "train.de"}, tokenizer, 300, type, 0));
+      const Subwords subwords = Subwords::load(dir.path("m.model"));
+      EXPECT_EQ(subwords.cuts_words_alone(), type == SubwordType::bpe);
+      for (size_t capacity : {size_t{1} << 19, size_t{5}}) {
+        PieceCache cache(subwords, capacity);
+        for (const std::string& path : {kTiny + "val.en", kTiny + "val.de", unseen})
+          for (const auto& words : test::tokenized_lines(path, tokenizer))
+            ASSERT_EQ(cache.encode(words), subwords.encode(words)) << subword_type_name(type) << " " << capacity;
+      }
+    }
   }
 }
 

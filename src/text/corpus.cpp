@@ -23,6 +23,7 @@ ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::stri
                                     const TokenizerOptions& tokenizer, size_t max_length) {
   // Both files are streamed together so a huge corpus never sits in memory as text.
   LineReader src_reader(src_path), tgt_reader(tgt_path);
+  PieceCache src_pieces(src_subwords), tgt_pieces(tgt_subwords);
   ParallelCorpus corpus;
   std::string src_line, tgt_line;
   for (;;) {
@@ -33,8 +34,8 @@ ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::stri
     if (!has_src) break;
     ++corpus.lines_read;
 
-    const auto src_tokens = src_subwords.encode(tokenize(src_line, tokenizer));
-    const auto tgt_tokens = tgt_subwords.encode(tokenize(tgt_line, tokenizer));
+    const auto src_tokens = src_pieces.encode(tokenize(src_line, tokenizer));
+    const auto tgt_tokens = tgt_pieces.encode(tokenize(tgt_line, tokenizer));
     if (src_tokens.empty() || tgt_tokens.empty()) {
       ++corpus.skipped_empty;
     } else if (max_length != 0 &&
@@ -51,9 +52,10 @@ ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::stri
 size_t count_tokens(const std::string& path, const TokenizerOptions& tokenizer, const Subwords& subwords,
                     TokenCounts& counts) {
   LineReader reader(path);
+  PieceCache pieces(subwords);
   std::string line;
   while (next_valid_line(reader, line))
-    for (const std::string& token : subwords.encode(tokenize(line, tokenizer))) ++counts[token];
+    for (const std::string& token : pieces.encode(tokenize(line, tokenizer))) ++counts[token];
   return reader.line_number();
 }
 

@@ -3,6 +3,7 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <algorithm>
 #include <exception>
 #include <numeric>
 #include <unordered_map>
@@ -118,6 +119,9 @@ Subwords Subwords::load(const std::string& path) {
   subwords.processor_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
   const auto status = subwords.processor_->Load(path);
   if (!status.ok()) throw Error(located(path, 0, "not a SentencePiece model: " + status.ToString()));
+  // The API does not name the model type, but only unigram models have n-best segmentations.
+  std::vector<std::vector<std::string>> unused;
+  subwords.cuts_words_alone_ = !subwords.processor_->NBestEncode("", 1, &unused).ok();
   return subwords;
 }
 
@@ -134,6 +138,31 @@ std::vector<std::string> Subwords::encode(const std::vector<std::string>& words,
   const auto status = processor_->Encode(join_tokens(words), &pieces);
   if (!status.ok()) throw Error("subword encoding: " + status.ToString());
   if (word_of_piece) join_pieces(pieces, false, word_of_piece);
+  return pieces;
+}
+
+PieceCache::PieceCache(const Subwords& subwords, size_t capacity) : subwords_(subwords), capacity_(capacity) {}
+
+std::vector<std::string> PieceCache::encode(const std::vector<std::string>& words) {
+  // A "▁" in the text itself joins SentencePiece's word boundaries in ways a word alone
+  // does not show: such a sentence is cut whole.
+  if (!subwords_.cuts_words_alone() ||
+      std::any_of(words.begin(), words.end(),
+                  [](const std::string& word) { return word.find(kWordStart) != std::string::npos; }))
+    return subwords_.encode(words);
+  std::vector<std::string> pieces;
+  for (const std::string& word : words) {
+    auto known = pieces_.find(word);
+    if (known == pieces_.end()) {
+      std::vector<std::string> word_pieces = subwords_.encode({word});
+      if (pieces_.size() == capacity_) {  // full: rare words are cut each time they come
+        pieces.insert(pieces.end(), word_pieces.begin(), word_pieces.end());
+        continue;
+      }
+      known = pieces_.emplace(word, std::move(word_pieces)).first;
+    }
+    pieces.insert(pieces.end(), known->second.begin(), known->second.end());
+  }
   return pieces;
 }
 

@@ -9,6 +9,7 @@
 // A default-constructed Subwords is the identity: pieces = words (word-level models).
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "rnnsearch/text/tokenizer.h"
@@ -42,12 +43,33 @@ class Subwords {
   static Subwords load(const std::string& path);
 
   bool identity() const { return !processor_; }
+  // Does a word get the same pieces wherever it stands? True for BPE, whose merges compare
+  // the scores of single pieces; unigram's Viterbi adds scores up along the sentence, so an
+  // exact tie ("000": 0|00 or 00|0) may break differently after other words.
+  bool cuts_words_alone() const { return cuts_words_alone_; }
   // Pieces of tokenized words; word_of_piece (when given) receives each piece's word index.
   std::vector<std::string> encode(const std::vector<std::string>& words,
                                   std::vector<int>* word_of_piece = nullptr) const;
 
  private:
   std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+  bool cuts_words_alone_ = false;
+};
+
+// Subwords::encode for a whole corpus: with a model that cuts words alone (BPE), remembers
+// the pieces of up to `capacity` distinct words, so that the words a corpus repeats are cut
+// once. No piece spans a word boundary, nor does a run of unknown characters (the "▁" piece
+// of the next word ends it), so the pieces are exactly Subwords::encode's. Not thread-safe:
+// one per reading thread.
+class PieceCache {
+ public:
+  explicit PieceCache(const Subwords& subwords, size_t capacity = size_t{1} << 19);
+  std::vector<std::string> encode(const std::vector<std::string>& words);
+
+ private:
+  const Subwords& subwords_;
+  size_t capacity_;
+  std::unordered_map<std::string, std::vector<std::string>> pieces_;
 };
 
 // Words of pieces: a piece that starts with "▁" begins a word, others continue the current
