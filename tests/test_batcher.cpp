@@ -22,10 +22,11 @@ ParallelCorpus random_corpus(size_t n, int max_length = 30) {
   ParallelCorpus corpus;
   for (size_t i = 0; i < n; ++i) {
     const int token = 10 + static_cast<int>(i);
-    corpus.src.emplace_back(static_cast<size_t>(length(rng)), token);
-    corpus.tgt.emplace_back(static_cast<size_t>(length(rng)), token);
-    corpus.src.back().back() = Vocab::kEos;
-    corpus.tgt.back().back() = Vocab::kEos;
+    for (CorpusSide* side : {&corpus.src, &corpus.tgt}) {
+      std::vector<int> sentence(static_cast<size_t>(length(rng)), token);
+      sentence.back() = Vocab::kEos;
+      side->push_back(sentence);
+    }
   }
   return corpus;
 }
@@ -67,7 +68,7 @@ TEST(Batcher, BatchesAreSortedByLengthWithinPools) {
   ParallelCorpus corpus = random_corpus(2000);
   const int batch_size = 20, pool_batches = 10;
   Batches batches = make_batches(corpus, batch_size, true, 3, pool_batches);
-  auto key = [&](uint32_t i) { return std::make_pair(corpus.src[i].size(), corpus.tgt[i].size()); };
+  auto key = [&](uint32_t i) { return std::make_pair(corpus.src.length(i), corpus.tgt.length(i)); };
   for (const auto& batch : batches)
     EXPECT_TRUE(std::is_sorted(batch.begin(), batch.end(),
                                [&](uint32_t a, uint32_t b) { return key(a) < key(b); }));
@@ -131,13 +132,13 @@ TEST(PadBatch, MatchesTheCorpusItCameFrom) {
   for (const auto& ids : make_batches(corpus, 25, true, 5, 4)) {
     std::vector<std::vector<int>> src, tgt;
     for (uint32_t i : ids) {
-      src.push_back(corpus.src[i]);
-      tgt.push_back(corpus.tgt[i]);
+      src.push_back(corpus.src[i].to_vector());
+      tgt.push_back(corpus.tgt[i].to_vector());
     }
     Batch batch = pad_batch(src, tgt, ids);
     long tokens = 0;
     for (int b = 0; b < batch.size; ++b) {
-      const auto& sentence = corpus.tgt[ids[static_cast<size_t>(b)]];
+      const SentenceIds sentence = corpus.tgt[ids[static_cast<size_t>(b)]];
       tokens += static_cast<long>(sentence.size());
       for (int i = 0; i < batch.tgt_len; ++i) {
         const int expected = i < static_cast<int>(sentence.size()) ? sentence[static_cast<size_t>(i)]

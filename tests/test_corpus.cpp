@@ -5,6 +5,8 @@
 
 #include <fstream>
 #include <iterator>
+#include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -44,16 +46,45 @@ class Corpus : public ::testing::Test {
   Vocab tgt_vocab = Vocab::build({{"ein", "hund", "läuft", ".", "ein", "hund", "läuft", "."}}, 2);
 };
 
+// Sentences of random ids read back as they went in, from 16-bit storage (ids up to 65,535)
+// and 32-bit storage (above); ids outside the vocabulary are refused.
+TEST(CorpusSide, HoldsSentencesFlat) {
+  std::mt19937 random(3);
+  for (size_t vocab_size : {size_t{65536}, size_t{70000}}) {
+    CorpusSide side(vocab_size), any;
+    std::vector<std::vector<int>> sentences;
+    for (int k = 0; k < 200; ++k) {
+      std::vector<int> ids(1 + random() % 30);
+      for (int& id : ids) id = static_cast<int>(random() % vocab_size);
+      ids.back() = static_cast<int>(vocab_size) - 1;  // the largest id the side holds
+      sentences.push_back(ids);
+      side.push_back(ids);
+      any.push_back(ids);
+    }
+    ASSERT_EQ(side.size(), sentences.size());
+    for (size_t k = 0; k < sentences.size(); ++k) {
+      EXPECT_EQ(side[k].to_vector(), sentences[k]) << vocab_size;
+      EXPECT_EQ(side.length(k), sentences[k].size());
+    }
+    EXPECT_EQ(side, any);  // equal content, whatever the width
+    any.push_back({4});
+    EXPECT_FALSE(side == any);
+    EXPECT_THROW(side.push_back({4, static_cast<int>(vocab_size)}), std::invalid_argument);
+    EXPECT_THROW(side.push_back({-1}), std::invalid_argument);
+    EXPECT_EQ(side.size(), sentences.size()) << "a refused sentence is not added";
+  }
+}
+
 TEST_F(Corpus, ReadsAndEncodesPairs) {
   ParallelCorpus corpus = read(dir.write("s", "A dog runs.\nA cat runs.\n"),
                                dir.write("t", "Ein Hund läuft.\nEine Katze läuft.\n"));
   ASSERT_EQ(corpus.size(), 2u);
   EXPECT_EQ(corpus.lines_read, 2u);
-  EXPECT_EQ(corpus.src[0], src_vocab.encode({"a", "dog", "runs", "."}));
-  EXPECT_EQ(corpus.tgt[0], tgt_vocab.encode({"ein", "hund", "läuft", "."}));
+  EXPECT_EQ(corpus.src[0].to_vector(), src_vocab.encode({"a", "dog", "runs", "."}));
+  EXPECT_EQ(corpus.tgt[0].to_vector(), tgt_vocab.encode({"ein", "hund", "läuft", "."}));
   EXPECT_EQ(corpus.src[1][1], Vocab::kUnk);
-  EXPECT_EQ(corpus.tgt[1].back(), Vocab::kEos);
-  EXPECT_EQ(src_vocab.decode(corpus.src[1]), (Lines{"a", "<unk>", "runs", "."}));
+  EXPECT_EQ(corpus.tgt[1].to_vector().back(), Vocab::kEos);
+  EXPECT_EQ(src_vocab.decode(corpus.src[1].to_vector()), (Lines{"a", "<unk>", "runs", "."}));
 }
 
 TEST_F(Corpus, LineCountMismatchNamesBothFilesAndTheLine) {
@@ -151,7 +182,7 @@ TEST_F(Corpus, CrLfLineEndingsAreStripped) {
   ParallelCorpus corpus = read(crlf, dir.write("lf", "Ein Hund\nläuft\n\nende\n"));
   EXPECT_EQ(corpus.lines_read, 4u);
   EXPECT_EQ(corpus.skipped_empty, 1u);
-  EXPECT_EQ(corpus.src[0], src_vocab.encode({"a", "dog"}));
+  EXPECT_EQ(corpus.src[0].to_vector(), src_vocab.encode({"a", "dog"}));
 }
 
 TEST_F(Corpus, TheShippedCorporaAreReadable) {

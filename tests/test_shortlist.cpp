@@ -23,8 +23,11 @@ constexpr int kEos = Vocab::kEos;
 // of sentences shares a word, so only EM (not co-occurrence counts alone) separates them.
 ParallelCorpus toy_corpus() {
   ParallelCorpus corpus;
-  corpus.src = {{4, 5, kEos}, {4, 6, kEos}, {5, 6, kEos}, {4, kEos}, {6, 5, 4, kEos}};
-  corpus.tgt = {{4, 5, kEos}, {4, 6, kEos}, {5, 6, kEos}, {4, kEos}, {6, 5, 4, kEos}};
+  for (const std::vector<int>& sentence : {std::vector<int>{4, 5, kEos}, {4, 6, kEos}, {5, 6, kEos}, {4, kEos},
+                                           {6, 5, 4, kEos}}) {
+    corpus.src.push_back(sentence);
+    corpus.tgt.push_back(sentence);
+  }
   return corpus;
 }
 

@@ -31,12 +31,14 @@ LexicalTable learn_lexical_table(const ParallelCorpus& corpus, int src_vocab, in
   };
   // The support of p(· | s): the target tokens that share a sentence pair with s, sorted.
   std::vector<std::vector<int>> targets(src_vocab);
-  for (size_t k = 0; k < corpus.size(); ++k)
+  for (size_t k = 0; k < corpus.size(); ++k) {
+    const SentenceIds tgt = corpus.tgt[k];
     for (int s : corpus.src[k]) {
       check(s, src_vocab);
-      for (int t : corpus.tgt[k]) check(t, tgt_vocab);
-      targets[s].insert(targets[s].end(), corpus.tgt[k].begin(), corpus.tgt[k].end());
+      for (int t : tgt) check(t, tgt_vocab);
+      targets[s].insert(targets[s].end(), tgt.begin(), tgt.end());
     }
+  }
   for (auto& t : targets) {
     std::sort(t.begin(), t.end());
     t.erase(std::unique(t.begin(), t.end()), t.end());
@@ -51,7 +53,7 @@ LexicalTable learn_lexical_table(const ParallelCorpus& corpus, int src_vocab, in
   for (int iteration = 0; iteration < iterations; ++iteration) {
     for (int s = 0; s < src_vocab; ++s) count[s].assign(targets[s].size(), 0.0);
     for (size_t k = 0; k < corpus.size(); ++k) {
-      const std::vector<int>& src = corpus.src[k];
+      const SentenceIds src = corpus.src[k];
       for (int t : corpus.tgt[k]) {
         // E-step: t is aligned to source position i with probability p(t | s_i) / Σ_j p(t | s_j)
         slots.clear();

@@ -82,8 +82,8 @@ std::vector<std::vector<uint32_t>> make_batches(const ParallelCorpus& corpus, in
   // stable sort leaves equal-length sentences in their random order.
   const size_t pool = size * static_cast<size_t>(pool_batches);
   auto by_length = [&](uint32_t a, uint32_t b) {
-    return std::make_pair(corpus.src[a].size(), corpus.tgt[a].size()) <
-           std::make_pair(corpus.src[b].size(), corpus.tgt[b].size());
+    return std::make_pair(corpus.src.length(a), corpus.tgt.length(a)) <
+           std::make_pair(corpus.src.length(b), corpus.tgt.length(b));
   };
   for (size_t start = 0; start < order.size(); start += pool) {
     auto first = order.begin() + static_cast<std::ptrdiff_t>(start);

@@ -24,7 +24,7 @@ ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::stri
   // Both files are streamed together so a huge corpus never sits in memory as text.
   LineReader src_reader(src_path), tgt_reader(tgt_path);
   PieceCache src_pieces(src_subwords), tgt_pieces(tgt_subwords);
-  ParallelCorpus corpus;
+  ParallelCorpus corpus{CorpusSide(src_vocab.size()), CorpusSide(tgt_vocab.size())};
   std::string src_line, tgt_line;
   for (;;) {
     const bool has_src = next_valid_line(src_reader, src_line);

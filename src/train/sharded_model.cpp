@@ -31,14 +31,14 @@ double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& 
   const int first = mpi::rank() * threads;
   const int count = std::clamp(global_shards - first, 0, threads);
   long tokens = 0;  // of the whole batch: every shard's gradient is scaled by 1 / tokens
-  for (uint32_t id : ids) tokens += static_cast<long>(corpus.tgt[id].size());
+  for (uint32_t id : ids) tokens += static_cast<long>(corpus.tgt.length(id));
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::batching);
   for (int t = 0; t < count; ++t) {
     std::vector<std::vector<int>> src, tgt;
     std::vector<uint32_t> shard_ids;
     for (size_t k = static_cast<size_t>(first + t); k < ids.size(); k += global_shards) {
-      src.push_back(corpus.src[ids[k]]);
-      tgt.push_back(corpus.tgt[ids[k]]);
+      src.push_back(corpus.src[ids[k]].to_vector());
+      tgt.push_back(corpus.tgt[ids[k]].to_vector());
       shard_ids.push_back(ids[k]);
     }
     shards_[t]->batch = pad_batch(src, tgt, shard_ids);

@@ -122,8 +122,8 @@ std::string Benchmark::after_update(long update, const std::vector<std::vector<u
   for (const auto& batch : batches) {
     sentences_ += static_cast<long>(batch.size());
     for (uint32_t id : batch) {
-      src_tokens_ += static_cast<long>(corpus.src[id].size());
-      tgt_tokens_ += static_cast<long>(corpus.tgt[id].size());
+      src_tokens_ += static_cast<long>(corpus.src.length(id));
+      tgt_tokens_ += static_cast<long>(corpus.tgt.length(id));
     }
   }
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();

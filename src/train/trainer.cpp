@@ -65,9 +65,9 @@ void check_same_as_root(const std::string& value, const std::string& problem) {
 
 std::string fingerprint(const ParallelCorpus& corpus) {
   uint64_t hash = corpus.size();
-  for (const auto* side : {&corpus.src, &corpus.tgt})
-    for (const auto& sentence : *side)
-      for (int id : sentence) hash = mix_seed(hash ^ static_cast<uint64_t>(id));
+  for (const CorpusSide* side : {&corpus.src, &corpus.tgt})
+    for (size_t k = 0; k < side->size(); ++k)
+      for (int id : (*side)[k]) hash = mix_seed(hash ^ static_cast<uint64_t>(id));
   return std::to_string(hash);
 }
 

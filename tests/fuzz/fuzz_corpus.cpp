@@ -21,8 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const ParallelCorpus corpus =
         read_parallel_corpus(src, tgt, Subwords(), Subwords(), src_vocab, tgt_vocab, TokenizerOptions{}, 20);
     for (size_t k = 0; k < corpus.size(); ++k)
-      for (const auto& [ids, vocab] : {std::pair{&corpus.src[k], &src_vocab}, std::pair{&corpus.tgt[k], &tgt_vocab}})
-        for (int id : *ids)
+      for (const auto& [ids, vocab] : {std::pair{corpus.src[k], &src_vocab}, std::pair{corpus.tgt[k], &tgt_vocab}})
+        for (int id : ids)
           if (id < 0 || static_cast<size_t>(id) >= vocab->size()) std::abort();
     TokenCounts counts;
     count_tokens(src, TokenizerOptions{}, Subwords(), counts);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rnnsearch/text/corpus_side.h"
 #include "rnnsearch/text/subwords.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/text/vocab.h"
@@ -14,7 +15,7 @@
 namespace rnnsearch {
 
 struct ParallelCorpus {
-  std::vector<std::vector<int>> src, tgt;  // ids, each ending in Vocab::kEos
+  CorpusSide src, tgt;  // ids, each sentence ending in Vocab::kEos
   size_t lines_read = 0;
   size_t skipped_empty = 0;
   size_t skipped_too_long = 0;
