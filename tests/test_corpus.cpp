@@ -3,17 +3,23 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "rnnsearch/error.h"
+#include "rnnsearch/io/atomic_file.h"
+#include "rnnsearch/text/corpus_cache.h"
 #include "rnnsearch/text/line_reader.h"
 #include "error_of.h"
 #include "temp_dir.h"
+#include "tokenized_text.h"
 
 namespace rnnsearch {
 namespace {
@@ -194,6 +200,180 @@ TEST_F(Corpus, TheShippedCorporaAreReadable) {
   ParallelCorpus test = read(root + "multi30k/test_2016_flickr.en.gz", root + "multi30k/test_2016_flickr.de.gz");
   EXPECT_EQ(test.lines_read, 1000u);
   EXPECT_EQ(test.size(), 1000u);
+}
+
+// A corpus of `lines` pairs drawn from the tiny corpus (some empty, some long), spanning
+// several of the readers' chunks: source and target paths.
+std::pair<std::string, std::string> many_lines(test::TempDir& dir, size_t lines) {
+  const std::string root = std::string(RNNSEARCH_SOURCE_DIR) + "/corpora/tiny/";
+  const Lines en = read_lines(root + "train.en"), de = read_lines(root + "train.de");
+  std::mt19937 random(5);
+  std::string src, tgt;
+  for (size_t k = 0; k < lines; ++k) {
+    const size_t a = random() % en.size(), b = random() % en.size();
+    const bool empty = random() % 50 == 0;
+    src += (empty ? "" : en[a] + " " + en[b]) + "\n";
+    tgt += de[a] + "\n";
+  }
+  return {dir.write("many.en", src), dir.write("many.de", tgt)};
+}
+
+// Chunked and threaded, the reading is what reading each line alone gives, in order, with
+// the same counts, on 1 and 3 threads; so are the vocabulary counts.
+TEST_F(Corpus, ThreadsReadWhatOneLineAtATimeGives) {
+  const auto [src, tgt] = many_lines(dir, 40000);
+  const auto en = test::tokenized_lines(src, {}), de = test::tokenized_lines(tgt, {});
+  const Vocab en_vocab = Vocab::build(en, 1), de_vocab = Vocab::build(de, 1);
+  ParallelCorpus expected{CorpusSide(en_vocab.size()), CorpusSide(de_vocab.size())};
+  size_t empty = 0, too_long = 0;
+  for (size_t k = 0; k < en.size(); ++k) {
+    if (en[k].empty() || de[k].empty()) {
+      ++empty;
+    } else if (en[k].size() > 20 || de[k].size() > 20) {
+      ++too_long;
+    } else {
+      expected.src.push_back(en_vocab.encode(en[k]));
+      expected.tgt.push_back(de_vocab.encode(de[k]));
+    }
+  }
+  ASSERT_GT(empty, 0u);
+  ASSERT_GT(too_long, 0u);
+  TokenCounts expected_counts;
+  for (const auto& sentence : en)
+    for (const auto& token : sentence) ++expected_counts[token];
+  for (int threads : {1, 3}) {
+    const ParallelCorpus read = read_parallel_corpus(src, tgt, Subwords{}, Subwords{}, en_vocab, de_vocab, {}, 20, threads);
+    EXPECT_TRUE(read.src == expected.src && read.tgt == expected.tgt) << threads;
+    EXPECT_EQ(std::make_tuple(read.lines_read, read.skipped_empty, read.skipped_too_long),
+              std::make_tuple(en.size(), empty, too_long));
+    TokenCounts counts;
+    EXPECT_EQ(count_tokens(src, {}, Subwords{}, counts, threads), en.size());
+    EXPECT_TRUE(counts == expected_counts) << threads;
+  }
+}
+
+// Errors found past the first chunk, on several threads, still name the first bad line.
+TEST_F(Corpus, ThreadsNameTheFirstBadLine) {
+  std::string good, bad, longer;
+  for (int k = 1; k <= 40000; ++k) {
+    good += "a dog runs .\n";
+    bad += k == 30001 || k == 30500 ? "Stra\xDF" "e\n" : "a dog runs .\n";
+  }
+  longer = good + "one more\n";
+  const std::string good_path = dir.write("good", good), bad_path = dir.write("bad", bad);
+  const std::string longer_path = dir.write("longer", longer);
+  auto read_on = [&](const std::string& s, const std::string& t) {
+    read_parallel_corpus(s, t, Subwords{}, Subwords{}, src_vocab, tgt_vocab, {}, 0, 3);
+  };
+  EXPECT_EQ(test::error_of([&] { read_on(good_path, bad_path); }), bad_path + ":30001: invalid UTF-8");
+  EXPECT_NE(test::error_of([&] { read_on(good_path, longer_path); }).find("(line 40001)"), std::string::npos);
+  TokenCounts counts;
+  EXPECT_EQ(test::error_of([&] { count_tokens(bad_path, {}, Subwords{}, counts, 3); }),
+            bad_path + ":30001: invalid UTF-8");
+}
+
+// A corpus streamed chunk by chunk into the cache maps back as the corpus read whole; the
+// writer's scratch files are gone afterwards, and also when it is abandoned unfinished.
+TEST_F(Corpus, CacheWrittenChunkByChunkIsTheWholeCorpus) {
+  const auto [src, tgt] = many_lines(dir, 40000);
+  const Vocab en_vocab = Vocab::build(test::tokenized_lines(src, {}), 1);
+  const Vocab de_vocab = Vocab::build(test::tokenized_lines(tgt, {}), 1);
+  const ParallelCorpus whole = read_parallel_corpus(src, tgt, Subwords{}, Subwords{}, en_vocab, de_vocab, {}, 20);
+  const std::string path = dir.path("corpus.bin");
+  size_t chunks = 0;
+  {
+    CorpusCacheWriter writer(path, "key");
+    stream_parallel_corpus(src, tgt, Subwords{}, Subwords{}, en_vocab, de_vocab, {}, 20, 2, [&](const ParallelCorpus& chunk) {
+      writer.add(chunk);
+      ++chunks;
+    });
+    writer.finish();
+  }
+  EXPECT_GT(chunks, 1u);
+  std::string problem;
+  const auto cached = map_corpus_cache(path, "key", problem);
+  ASSERT_TRUE(cached) << problem;
+  EXPECT_TRUE(cached->src == whole.src && cached->tgt == whole.tgt);
+  EXPECT_EQ(std::make_tuple(cached->lines_read, cached->skipped_empty, cached->skipped_too_long),
+            std::make_tuple(whole.lines_read, whole.skipped_empty, whole.skipped_too_long));
+  { CorpusCacheWriter(dir.path("abandoned.bin"), "key").add(whole); }
+  EXPECT_FALSE(std::filesystem::exists(dir.path("abandoned.bin")));
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path("")))
+    files += entry.path().string().find(".tmp.") != std::string::npos;
+  EXPECT_EQ(files, 0u) << "scratch files left";
+}
+
+// The corpus a cache file holds, or its problem.
+std::optional<ParallelCorpus> mapped(const std::string& path, const std::string& key, std::string& problem) {
+  problem.clear();
+  return map_corpus_cache(path, key, problem);
+}
+
+// Written and mapped back, a corpus is the one read from the text: both sides (16-bit ids
+// here, 32-bit below) and the reading's counts.
+TEST_F(Corpus, CacheMapsBackTheCorpusItWasWrittenFrom) {
+  const std::string root = std::string(RNNSEARCH_SOURCE_DIR) + "/corpora/tiny/";
+  const Vocab en = Vocab::build(test::tokenized_lines(root + "train.en", {}), 1);
+  const Vocab de = Vocab::build(test::tokenized_lines(root + "train.de", {}), 1);
+  const ParallelCorpus text =
+      read_parallel_corpus(root + "train.en", root + "train.de", Subwords{}, Subwords{}, en, de, {}, 12);
+  ASSERT_GT(text.skipped_too_long, 0u);
+  const std::string path = dir.path("corpus.bin");
+  write_corpus_cache(path, text, "key");
+  std::string problem;
+  const auto cached = mapped(path, "key", problem);
+  ASSERT_TRUE(cached) << problem;
+  EXPECT_TRUE(cached->src == text.src);
+  EXPECT_TRUE(cached->tgt == text.tgt);
+  EXPECT_EQ(cached->src.narrow(), true);
+  EXPECT_EQ(std::make_tuple(cached->lines_read, cached->skipped_empty, cached->skipped_too_long),
+            std::make_tuple(text.lines_read, text.skipped_empty, text.skipped_too_long));
+
+  ParallelCorpus wide{CorpusSide(100000), CorpusSide(100000)};
+  wide.src.push_back({99999, 7, Vocab::kEos});
+  wide.tgt.push_back({70000, Vocab::kEos});
+  write_corpus_cache(path, wide, "wide");
+  const auto wide_cached = mapped(path, "wide", problem);
+  ASSERT_TRUE(wide_cached) << problem;
+  EXPECT_TRUE(wide_cached->src == wide.src && wide_cached->tgt == wide.tgt);
+  EXPECT_FALSE(wide_cached->src.narrow());
+  // The first mapping still reads the file it mapped, though the path now names another.
+  EXPECT_TRUE(cached->src == text.src);
+}
+
+// A cache made from other data, or damaged in any way, is refused with its reason, never
+// thrown on or trusted.
+TEST_F(Corpus, CacheRefusesStaleAndDamagedFiles) {
+  ParallelCorpus corpus{CorpusSide(100), CorpusSide(100)};
+  for (int k = 0; k < 50; ++k) {
+    corpus.src.push_back({4 + k % 7, 5, Vocab::kEos});
+    corpus.tgt.push_back({4 + k % 5, Vocab::kEos});
+  }
+  const std::string good = dir.path("good.bin");
+  write_corpus_cache(good, corpus, "key");
+  const std::string bytes = read_file(good);
+  std::string problem;
+  ASSERT_TRUE(mapped(good, "key", problem)) << problem;
+  EXPECT_FALSE(mapped(good, "other key", problem));
+  EXPECT_EQ(problem.find("made from other data"), 0u) << problem;
+  EXPECT_FALSE(mapped(dir.path("none.bin"), "key", problem));
+  EXPECT_EQ(problem, "not written yet");
+
+  std::string flipped_id = bytes, flipped_header = bytes;
+  flipped_id[bytes.size() - 9] ^= 1;              // an id of the last array
+  flipped_header[bytes.find("\"sentences\":50") + 12] = '4';  // 40 sentences
+  const std::vector<std::pair<std::string, std::string>> damages = {
+      {bytes.substr(0, bytes.size() - 8), "its size"},   {bytes + std::string(8, '\0'), "its size"},
+      {flipped_id, "its checksum"},                     {flipped_header, "its size"},
+      {"RNNSCORQ" + bytes.substr(8), "not a corpus cache"}, {bytes.substr(0, 20), "header is cut short"},
+      {bytes.substr(0, 16) + std::string(bytes.size() - 16, ' '), "not JSON"}, {"", "empty"}};
+  for (const auto& [content, reason] : damages) {
+    const std::string path = dir.write("damaged.bin", content);
+    EXPECT_FALSE(mapped(path, "key", problem)) << reason;
+    EXPECT_EQ(problem.find("damaged: "), 0u) << problem;
+    EXPECT_NE(problem.find(reason), std::string::npos) << problem;
+  }
 }
 
 }  // namespace

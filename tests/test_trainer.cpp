@@ -12,8 +12,10 @@
 #include <cmath>
 #include <random>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/io/npz.h"
@@ -308,11 +310,46 @@ TEST(Train, AccumulatedBatchesStepAsOneBatch) {
   EXPECT_GT(max_difference(dir.path("one/model.npz"), dir.path("halves/model.npz")), 1e-3);
 }
 
+// The training corpus is binarized into corpus.bin by the first run; a resumed run maps it
+// instead of reading the text, and a file that is damaged or made from other data (here
+// the text's modification time changed) is rebuilt, never trusted. Through all of it the
+// run ends with the weights of an uninterrupted one that read the text (--no-corpus-cache).
+TEST(Train, CorpusCacheIsMappedAndRebuiltWhenDamagedOrStale) {
+  test::TempDir dir;
+  const std::string en = dir.write("train.en", read_file(kTiny + "train.en"));
+  auto command = [&](const std::string& model, const std::string& extra) {
+    std::string c = train_command(model, extra);
+    return c.replace(c.find(kTiny + "train.en"), kTiny.size() + 8, en);
+  };
+  ASSERT_EQ(run(train_command(dir.path("text"), "--max-updates 50 --no-corpus-cache"), dir).first, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir.path("text/corpus.bin")));
+  const std::string cache = dir.path("m/corpus.bin");
+  auto corrupt = [&] {
+    std::string bytes = read_file(cache);
+    bytes[bytes.size() - 3] ^= 1;
+    write_file_atomically(cache, bytes);
+  };
+  auto touch = [&] { std::filesystem::last_write_time(en, std::filesystem::last_write_time(en) + std::chrono::hours(1)); };
+  const std::vector<std::tuple<std::function<void()>, std::string, std::string>> steps = {
+      {[] {}, "10", "corpus.bin not written yet: the training corpus binarized into it"},
+      {[] {}, "20", "corpus.bin: the training corpus as binarized before (text not read)"},
+      {corrupt, "30", "corpus.bin damaged: its checksum does not match: the training corpus binarized into it"},
+      {touch, "40", "corpus.bin made from other data"},
+      {[] {}, "50", "as binarized before"}};
+  for (const auto& [change, updates, logged] : steps) {
+    change();
+    const auto [status, err] = run(command(dir.path("m"), "--max-updates " + updates), dir);
+    ASSERT_EQ(status, 0) << err;
+    EXPECT_NE(err.find(logged), std::string::npos) << updates << ": " << err;
+  }
+  EXPECT_TRUE(read_file(dir.path("m/model.npz")) == read_file(dir.path("text/model.npz")));
+}
+
 TEST(Train, WritesTheModelDirectory) {
   test::TempDir dir;
   ASSERT_EQ(run(train_command(dir.path("m"), "--max-epochs 1"), dir).first, 0);
   for (const char* file : {"model.npz", "model.best.npz", "config.json", "vocab.src", "vocab.tgt", "optimizer.npz",
-                           "progress.json", "train.log"})
+                           "progress.json", "train.log", "corpus.bin"})
     EXPECT_TRUE(std::filesystem::exists(dir.path(std::string("m/") + file))) << file;
   for (const auto& entry : std::filesystem::directory_iterator(dir.path("m")))
     EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << "temporary left: " << entry.path();

@@ -32,7 +32,7 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   double dropout = 0;
   std::string subword_type, valid_metrics, precision, tokenizer;
   bool subwords_separate = false;
-  bool no_shuffle = false, no_lowercase = false, profile_phases = false;
+  bool no_shuffle = false, no_lowercase = false, profile_phases = false, no_corpus_cache = false;
   po::options_description options("train options");
   options.add_options()
       ("train-src", po::value(&o.train_src)->required(), "training source text (plain or .gz)")
@@ -110,6 +110,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
        "together; 0 = every sentence)")
       ("init-from", po::value(&o.init_from), "start from the weights of this model.npz (shapes must match)")
       ("max-length", po::value(&o.max_length)->default_value(100)->notifier(at_least("max-length", 1)), "skip training pairs longer than this (tokens)")
+      ("no-corpus-cache", po::bool_switch(&no_corpus_cache),
+       "read the training text into memory on every run instead of binarizing it once into corpus.bin in --model")
       ("log-freq", po::value(&o.log_freq)->default_value(100)->notifier(at_least("log-freq", 1)), "log line every N updates")
       ("resume", po::bool_switch(&o.require_resume), "require an existing run in --model to resume")
       ("tokenizer", po::value(&tokenizer)->default_value("words"),
@@ -138,6 +140,7 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   o.valid_metrics = parse_valid_metrics(valid_metrics);
   o.subwords_joint = !subwords_separate;
   o.shuffle = !no_shuffle;
+  o.corpus_cache = !no_corpus_cache;
   o.tokenizer.kind = parse_tokenizer_kind(tokenizer);
   o.tokenizer.lowercase = !no_lowercase && o.tokenizer.kind == TokenizerKind::words;
   if (o.tokenizer.kind == TokenizerKind::raw && o.subwords == 0)

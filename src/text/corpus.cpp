@@ -1,10 +1,20 @@
 #include "rnnsearch/text/corpus.h"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/line_reader.h"
 
 namespace rnnsearch {
 namespace {
+
+// Lines per chunk: enough to keep every thread busy between two sequential reads, few
+// enough that a chunk's text and ids are a few megabytes.
+constexpr size_t kChunkLines = size_t{1} << 14;
 
 // One file still had line `line` when the other had ended.
 Error length_mismatch(const std::string& src_path, const std::string& tgt_path, bool src_longer,
@@ -15,47 +25,128 @@ Error length_mismatch(const std::string& src_path, const std::string& tgt_path, 
                " has more lines than " + shorter + " (line " + std::to_string(line) + ")");
 }
 
+// Calls body(i, thread) for every i in [0, n) on `threads` threads (thread: 0 … threads − 1);
+// when some throw, rethrows the exception of the lowest i, as a sequential loop would.
+template <typename Body>
+void for_each_line(size_t n, int threads, const Body& body) {
+  std::exception_ptr error;
+  size_t error_at = SIZE_MAX;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
+  for (size_t i = 0; i < n; ++i) {
+    try {
+      body(i, omp_get_thread_num());
+    } catch (...) {
+#pragma omp critical(rnnsearch_corpus_error)
+      if (i < error_at) {
+        error_at = i;
+        error = std::current_exception();
+      }
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+// One PieceCache per thread (a cache is not thread-safe).
+std::vector<PieceCache> piece_caches(const Subwords& subwords, int threads) {
+  std::vector<PieceCache> caches;
+  caches.reserve(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t) caches.emplace_back(subwords);
+  return caches;
+}
+
+// What a line of a chunk became.
+enum class Kept : uint8_t { yes, empty, too_long };
+
 }  // namespace
+
+void ParallelCorpus::append(const ParallelCorpus& more) {
+  src.append(more.src);
+  tgt.append(more.tgt);
+  lines_read += more.lines_read;
+  skipped_empty += more.skipped_empty;
+  skipped_too_long += more.skipped_too_long;
+}
+
+void stream_parallel_corpus(const std::string& src_path, const std::string& tgt_path, const Subwords& src_subwords,
+                            const Subwords& tgt_subwords, const Vocab& src_vocab, const Vocab& tgt_vocab,
+                            const TokenizerOptions& tokenizer, size_t max_length, int threads,
+                            const std::function<void(const ParallelCorpus& chunk)>& sink) {
+  threads = std::max(threads, 1);
+  LineReader src_reader(src_path), tgt_reader(tgt_path);
+  std::vector<PieceCache> src_pieces = piece_caches(src_subwords, threads);
+  std::vector<PieceCache> tgt_pieces = piece_caches(tgt_subwords, threads);
+  // The chunk's lines, their ids and their fate; reused from chunk to chunk.
+  std::vector<std::string> src_lines(kChunkLines), tgt_lines(kChunkLines);
+  std::vector<std::vector<int>> src_ids(kChunkLines), tgt_ids(kChunkLines);
+  std::vector<Kept> kept(kChunkLines);
+  size_t lines_read = 0;
+  for (bool more = true; more;) {
+    size_t n = 0;
+    for (; n < kChunkLines; ++n) {
+      const bool has_src = next_valid_line(src_reader, src_lines[n]);
+      const bool has_tgt = next_valid_line(tgt_reader, tgt_lines[n]);
+      if (has_src != has_tgt) throw length_mismatch(src_path, tgt_path, has_src, lines_read + n + 1);
+      if (!has_src) break;
+    }
+    more = n == kChunkLines;
+    lines_read += n;
+
+    for_each_line(n, threads, [&](size_t i, int thread) {
+      const auto src_tokens = src_pieces[static_cast<size_t>(thread)].encode(tokenize(src_lines[i], tokenizer));
+      const auto tgt_tokens = tgt_pieces[static_cast<size_t>(thread)].encode(tokenize(tgt_lines[i], tokenizer));
+      if (src_tokens.empty() || tgt_tokens.empty()) {
+        kept[i] = Kept::empty;
+      } else if (max_length != 0 && (src_tokens.size() > max_length || tgt_tokens.size() > max_length)) {
+        kept[i] = Kept::too_long;
+      } else {
+        kept[i] = Kept::yes;
+        src_ids[i] = src_vocab.encode(src_tokens);
+        tgt_ids[i] = tgt_vocab.encode(tgt_tokens);
+      }
+    });
+
+    ParallelCorpus chunk{CorpusSide(src_vocab.size()), CorpusSide(tgt_vocab.size())};
+    chunk.lines_read = n;
+    for (size_t i = 0; i < n; ++i) {
+      if (kept[i] == Kept::empty) ++chunk.skipped_empty;
+      if (kept[i] == Kept::too_long) ++chunk.skipped_too_long;
+      if (kept[i] != Kept::yes) continue;
+      chunk.src.push_back(src_ids[i]);
+      chunk.tgt.push_back(tgt_ids[i]);
+    }
+    if (n > 0) sink(chunk);
+  }
+}
 
 ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::string& tgt_path,
                                     const Subwords& src_subwords, const Subwords& tgt_subwords,
                                     const Vocab& src_vocab, const Vocab& tgt_vocab,
-                                    const TokenizerOptions& tokenizer, size_t max_length) {
-  // Both files are streamed together so a huge corpus never sits in memory as text.
-  LineReader src_reader(src_path), tgt_reader(tgt_path);
-  PieceCache src_pieces(src_subwords), tgt_pieces(tgt_subwords);
+                                    const TokenizerOptions& tokenizer, size_t max_length, int threads) {
   ParallelCorpus corpus{CorpusSide(src_vocab.size()), CorpusSide(tgt_vocab.size())};
-  std::string src_line, tgt_line;
-  for (;;) {
-    const bool has_src = next_valid_line(src_reader, src_line);
-    const bool has_tgt = next_valid_line(tgt_reader, tgt_line);
-    if (has_src != has_tgt)
-      throw length_mismatch(src_path, tgt_path, has_src, corpus.lines_read + 1);
-    if (!has_src) break;
-    ++corpus.lines_read;
-
-    const auto src_tokens = src_pieces.encode(tokenize(src_line, tokenizer));
-    const auto tgt_tokens = tgt_pieces.encode(tokenize(tgt_line, tokenizer));
-    if (src_tokens.empty() || tgt_tokens.empty()) {
-      ++corpus.skipped_empty;
-    } else if (max_length != 0 &&
-               (src_tokens.size() > max_length || tgt_tokens.size() > max_length)) {
-      ++corpus.skipped_too_long;
-    } else {
-      corpus.src.push_back(src_vocab.encode(src_tokens));
-      corpus.tgt.push_back(tgt_vocab.encode(tgt_tokens));
-    }
-  }
+  stream_parallel_corpus(src_path, tgt_path, src_subwords, tgt_subwords, src_vocab, tgt_vocab, tokenizer, max_length,
+                         threads, [&](const ParallelCorpus& chunk) { corpus.append(chunk); });
   return corpus;
 }
 
 size_t count_tokens(const std::string& path, const TokenizerOptions& tokenizer, const Subwords& subwords,
-                    TokenCounts& counts) {
+                    TokenCounts& counts, int threads) {
+  threads = std::max(threads, 1);
   LineReader reader(path);
-  PieceCache pieces(subwords);
-  std::string line;
-  while (next_valid_line(reader, line))
-    for (const std::string& token : pieces.encode(tokenize(line, tokenizer))) ++counts[token];
+  std::vector<PieceCache> pieces = piece_caches(subwords, threads);
+  std::vector<TokenCounts> thread_counts(static_cast<size_t>(threads));  // added into counts at the end
+  std::vector<std::string> lines(kChunkLines);
+  for (bool more = true; more;) {
+    size_t n = 0;
+    while (n < kChunkLines && next_valid_line(reader, lines[n])) ++n;
+    more = n == kChunkLines;
+    for_each_line(n, threads, [&](size_t i, int thread) {
+      TokenCounts& mine = thread_counts[static_cast<size_t>(thread)];
+      for (const std::string& token : pieces[static_cast<size_t>(thread)].encode(tokenize(lines[i], tokenizer)))
+        ++mine[token];
+    });
+  }
+  for (const TokenCounts& mine : thread_counts)
+    for (const auto& [token, count] : mine) counts[token] += count;
   return reader.line_number();
 }
 

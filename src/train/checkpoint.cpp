@@ -50,7 +50,7 @@ bool is_leftover(const std::string& name) {
   if (tmp == std::string::npos) return false;
   for (const char* base : {model_files::kWeights, model_files::kBestWeights, model_files::kOptimizer,
                            model_files::kProgress, model_files::kConfig, model_files::kSrcVocab, model_files::kTgtVocab,
-                           model_files::kSrcSubwords, model_files::kTgtSubwords})
+                           model_files::kSrcSubwords, model_files::kTgtSubwords, model_files::kCorpusCache})
     if (file == base) return true;
   return false;
 }

@@ -1,12 +1,19 @@
 #include "rnnsearch/train/model_setup.h"
 
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/atomic_file.h"
-#include "rnnsearch/text/corpus.h"
+#include "rnnsearch/text/corpus_cache.h"
+#include "rnnsearch/util/mpi.h"
 
 namespace rnnsearch {
 namespace {
@@ -35,11 +42,11 @@ nlohmann::json training_json(const TrainOptions& o) {
 }
 
 // A vocabulary of the tokens of a training file, cut into pieces by `subwords`, counted in
-// one streamed pass.
+// one streamed pass on `threads` threads.
 Vocab streamed_vocab(const std::string& path, const TokenizerOptions& tokenizer, const Subwords& subwords,
-                     int min_count) {
+                     int min_count, int threads) {
   TokenCounts counts;
-  count_tokens(path, tokenizer, subwords, counts);
+  count_tokens(path, tokenizer, subwords, counts, threads);
   return Vocab::build(counts, min_count);
 }
 
@@ -64,11 +71,71 @@ void learn_subwords(const TrainOptions& o, const std::string& dir, ModelDefiniti
   model.src_subwords = Subwords::load(src_path);
   model.tgt_subwords = Subwords::load(tgt_path);
   // Every piece the model learnt on this text gets an id: min_count does not apply.
-  model.src_vocab = streamed_vocab(o.train_src, o.tokenizer, model.src_subwords, 1);
-  model.tgt_vocab = streamed_vocab(o.train_tgt, o.tokenizer, model.tgt_subwords, 1);
+  model.src_vocab = streamed_vocab(o.train_src, o.tokenizer, model.src_subwords, 1, o.threads);
+  model.tgt_vocab = streamed_vocab(o.train_tgt, o.tokenizer, model.tgt_subwords, 1, o.threads);
+}
+
+// A training file as the corpus cache's key records it.
+nlohmann::json file_key(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) throw Error(located(path, 0, std::string("cannot open: ") + std::strerror(errno)));
+  return {{"path", std::filesystem::absolute(path).string()},
+          {"size", st.st_size},
+          {"mtime_ns", static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec}};
+}
+
+// The CRC-32 of a model directory file, null when there is none (no subword models).
+nlohmann::json file_crc(const std::string& dir, const char* name) {
+  const std::string path = model_file(dir, name);
+  if (!std::filesystem::exists(path)) return nullptr;
+  const std::string bytes = read_file(path);
+  return crc32_z(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), bytes.size());
 }
 
 }  // namespace
+
+std::string corpus_cache_key(const TrainOptions& o, const std::string& dir, const TokenizerOptions& tokenizer) {
+  return nlohmann::json{{"train_src", file_key(o.train_src)},
+                        {"train_tgt", file_key(o.train_tgt)},
+                        {"vocab_src", file_crc(dir, model_files::kSrcVocab)},
+                        {"vocab_tgt", file_crc(dir, model_files::kTgtVocab)},
+                        {"subwords_src", file_crc(dir, model_files::kSrcSubwords)},
+                        {"subwords_tgt", file_crc(dir, model_files::kTgtSubwords)},
+                        {"tokenizer", {{"kind", tokenizer_kind_name(tokenizer.kind)}, {"lowercase", tokenizer.lowercase}}},
+                        {"max_length", o.max_length}}
+      .dump();
+}
+
+ParallelCorpus training_corpus(const TrainOptions& o, const std::string& dir, const ModelDefinition& d, TrainLog& log) {
+  if (!o.corpus_cache)
+    return read_parallel_corpus(o.train_src, o.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
+                                d.tokenizer, o.max_length, o.threads);
+  // Rank 0 checks the file and binarizes the text when it must; then every rank maps it.
+  const std::string cache = model_file(dir, model_files::kCorpusCache), key = corpus_cache_key(o, dir, d.tokenizer);
+  std::string problem;
+  std::optional<ParallelCorpus> corpus;
+  if (mpi::is_root()) {
+    corpus = map_corpus_cache(cache, key, problem);
+    if (corpus) {
+      log.line(std::string(model_files::kCorpusCache) + ": the training corpus as binarized before (text not read)");
+    } else {
+      CorpusCacheWriter writer(cache, key);
+      stream_parallel_corpus(o.train_src, o.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
+                             d.tokenizer, o.max_length, o.threads,
+                             [&](const ParallelCorpus& chunk) { writer.add(chunk); });
+      writer.finish();
+      log.line(std::string(model_files::kCorpusCache) + " " + problem + ": the training corpus binarized into it");
+    }
+  }
+  mpi::barrier();
+  if (!corpus) corpus = map_corpus_cache(cache, key, problem);
+  if (corpus) return std::move(*corpus);
+  if (mpi::is_root()) throw Error(located(cache, 0, problem));
+  // A rank whose training files are not rank 0's (another machine's copies): its own text,
+  // which the check that every rank reads the same corpus then compares.
+  return read_parallel_corpus(o.train_src, o.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
+                              d.tokenizer, o.max_length, o.threads);
+}
 
 ModelDefinition create_model_definition(const TrainOptions& o, const std::string& dir) {
   if (!o.vocab_src.empty() != !o.vocab_tgt.empty()) throw Error("--vocab-src and --vocab-tgt go together");
@@ -81,9 +148,9 @@ ModelDefinition create_model_definition(const TrainOptions& o, const std::string
     // A word-level run must not pick up the subword models of an earlier run in dir.
     for (const char* name : {model_files::kSrcSubwords, model_files::kTgtSubwords})
       std::filesystem::remove(model_file(dir, name));
-    model.src_vocab = o.vocab_src.empty() ? streamed_vocab(o.train_src, o.tokenizer, Subwords(), o.min_count)
+    model.src_vocab = o.vocab_src.empty() ? streamed_vocab(o.train_src, o.tokenizer, Subwords(), o.min_count, o.threads)
                                           : Vocab::load(o.vocab_src);
-    model.tgt_vocab = o.vocab_tgt.empty() ? streamed_vocab(o.train_tgt, o.tokenizer, Subwords(), o.min_count)
+    model.tgt_vocab = o.vocab_tgt.empty() ? streamed_vocab(o.train_tgt, o.tokenizer, Subwords(), o.min_count, o.threads)
                                           : Vocab::load(o.vocab_tgt);
   }
   model.config = o.model;

@@ -140,10 +140,9 @@ void Trainer::set_up() {
   resume = roots_choice(resume);
   if (!mpi::is_root()) model_def_ = load_model_definition(dir_);
   const ModelDefinition& d = model_def_;
-  train_ = read_parallel_corpus(o_.train_src, o_.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
-                                d.tokenizer, o_.max_length);
+  train_ = training_corpus(o_, dir_, d, log_);
   valid_ = read_parallel_corpus(o_.valid_src, o_.valid_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
-                                d.tokenizer, 0);
+                                d.tokenizer, 0, o_.threads);
   if (train_.size() == 0) throw Error(located(o_.train_src, 0, "no usable training pairs"));
   if (valid_.size() == 0) throw Error(located(o_.valid_src, 0, "no usable validation pairs"));
   const std::string same_corpus = "differs from rank 0's (every rank must read the same corpus)";

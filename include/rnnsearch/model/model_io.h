@@ -40,6 +40,7 @@ constexpr const char* kOptimizer = "optimizer.npz";      // optimizer state of m
 constexpr const char* kProgress = "progress.json";       // where training stands
 constexpr const char* kTrainLog = "train.log";
 constexpr const char* kTrainLock = "train.lock";      // held by the one trainer of the directory
+constexpr const char* kCorpusCache = "corpus.bin";    // the training corpus as ids (text/corpus_cache.h)
 }  // namespace model_files
 
 std::string model_file(const std::string& dir, const std::string& name);  // dir + "/" + name

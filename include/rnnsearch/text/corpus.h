@@ -3,7 +3,12 @@
 // subword pieces (subword models) and mapped to ids (each sentence ends with </s>). Pairs
 // with an empty side, or a side longer than max_length pieces (</s> not counted), are
 // skipped and counted.
+//
+// The text is streamed in chunks of lines: the reading thread reads and validates a chunk,
+// then `threads` threads tokenize, cut and map its lines, and the chunk's pairs are handed
+// on in corpus order. Neither the text nor (when streamed) the ids are held whole.
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,22 +25,30 @@ struct ParallelCorpus {
   size_t skipped_empty = 0;
   size_t skipped_too_long = 0;
   size_t size() const { return src.size(); }
+  void append(const ParallelCorpus& more);  // its pairs after these, its counts added
 };
 
-// Throws rnnsearch::Error with a one-line message for: a missing or unreadable file
-// ("FILE: cannot open ..."), invalid UTF-8 ("FILE:LINE: invalid UTF-8"), or a line-count
-// mismatch ("SRC and TGT differ in length: SRC has more lines than TGT (line N)").
-// max_length 0 = no limit.
+// Calls `sink` with each chunk of the corpus in order (its pairs and its counts: the chunks
+// add up to the whole corpus). Throws rnnsearch::Error with a one-line message for: a
+// missing or unreadable file ("FILE: cannot open ..."), invalid UTF-8 ("FILE:LINE: invalid
+// UTF-8"), or a line-count mismatch ("SRC and TGT differ in length: SRC has more lines than
+// TGT (line N)"); the chunks before the error have been handed on. max_length 0 = no limit.
+void stream_parallel_corpus(const std::string& src_path, const std::string& tgt_path, const Subwords& src_subwords,
+                            const Subwords& tgt_subwords, const Vocab& src_vocab, const Vocab& tgt_vocab,
+                            const TokenizerOptions& tokenizer, size_t max_length, int threads,
+                            const std::function<void(const ParallelCorpus& chunk)>& sink);
+
+// The whole corpus in memory (stream_parallel_corpus's chunks joined).
 ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::string& tgt_path,
                                     const Subwords& src_subwords, const Subwords& tgt_subwords,
                                     const Vocab& src_vocab, const Vocab& tgt_vocab,
-                                    const TokenizerOptions& tokenizer, size_t max_length);
+                                    const TokenizerOptions& tokenizer, size_t max_length, int threads = 1);
 
 // Adds to `counts` the tokens of every line of a (possibly gzipped) file, tokenized and cut
 // into pieces by `subwords` (the identity for word vocabularies), for building a vocabulary.
-// The file is streamed: one line is held at a time. Returns the number of lines. Throws
-// rnnsearch::Error naming the file (and the line, for invalid UTF-8).
+// The file is streamed in chunks as above, on `threads` threads. Returns the number of lines.
+// Throws rnnsearch::Error naming the file (and the line, for invalid UTF-8).
 size_t count_tokens(const std::string& path, const TokenizerOptions& tokenizer, const Subwords& subwords,
-                    TokenCounts& counts);
+                    TokenCounts& counts, int threads = 1);
 
 }  // namespace rnnsearch

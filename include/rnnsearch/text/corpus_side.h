@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <vector>
 
 namespace rnnsearch {
@@ -54,26 +55,46 @@ class SentenceIds {
   size_t size_;
 };
 
+// Its arrays are its own (built with push_back) or borrowed from memory kept alive by an
+// owner (a memory-mapped cache file: view()).
 class CorpusSide {
  public:
   CorpusSide() : CorpusSide(SIZE_MAX) {}  // any id, 32-bit
   // Holds ids below vocab_size: 16-bit when they all fit.
   explicit CorpusSide(size_t vocab_size);
+  // The side whose `sentences` + 1 starts and ids (uint16 when `narrow`, else uint32) are
+  // at `starts` and `ids`, which stay valid as long as `owner` lives. Read-only.
+  static CorpusSide view(const uint64_t* starts, size_t sentences, const void* ids, bool narrow,
+                         std::shared_ptr<const void> owner);
 
-  // Appends a sentence; throws std::invalid_argument for an id outside [0, vocab_size).
+  // Appends a sentence; throws std::invalid_argument for an id outside [0, vocab_size), or
+  // on a view.
   void push_back(const std::vector<int>& ids);
-  size_t size() const { return starts_.size() - 1; }
+  // Appends the sentences of `other`, a side of the same vocabulary size or a smaller one of
+  // the same width; throws std::invalid_argument otherwise, or on a view.
+  void append(const CorpusSide& other);
+  size_t size() const { return sentences_; }
   bool empty() const { return size() == 0; }
-  size_t length(size_t k) const { return starts_[k + 1] - starts_[k]; }  // sentence k's ids
+  size_t length(size_t k) const { return starts()[k + 1] - starts()[k]; }  // sentence k's ids
   SentenceIds operator[](size_t k) const;
   bool operator==(const CorpusSide& other) const;  // the same sentences, whatever the id width
+
+  // The arrays as stored, for writing them out: size() + 1 starts (the last = the number of
+  // ids), then the ids, 2 bytes each when narrow(), else 4.
+  bool narrow() const { return narrow_; }
+  const uint64_t* starts() const { return owner_ ? view_starts_ : owned_starts_.data(); }
+  const void* ids() const;
 
  private:
   size_t vocab_size_;
   bool narrow_;
+  size_t sentences_ = 0;
   std::vector<uint16_t> narrow_ids_;
   std::vector<uint32_t> wide_ids_;
-  std::vector<uint64_t> starts_ = {0};  // sentence k is ids starts_[k] … starts_[k + 1] − 1
+  std::vector<uint64_t> owned_starts_ = {0};  // sentence k is ids starts[k] … starts[k + 1] − 1
+  std::shared_ptr<const void> owner_;          // set for a view
+  const uint64_t* view_starts_ = nullptr;
+  const void* view_ids_ = nullptr;
 };
 
 }  // namespace rnnsearch

@@ -58,6 +58,7 @@ struct TrainOptions {
   size_t subwords_sample = 2000000;  // sentences SentencePiece learns on, sampled (0 = all)
   std::string init_from;       // start from these weights (fine-tuning)
   size_t max_length = 100;     // training pairs longer than this are skipped
+  bool corpus_cache = true;    // binarize the training corpus into corpus.bin and map it (model_setup.h)
   long log_freq = 100;         // plain log line every N updates (when stderr is not a terminal)
   bool require_resume = false; // --resume: fail unless there is a run to resume
   // Throughput benchmark (docs/design.md §5): after bench_warmup updates, train for bench_seconds
