@@ -291,7 +291,7 @@ TEST_F(Corpus, CacheWrittenChunkByChunkIsTheWholeCorpus) {
   }
   EXPECT_GT(chunks, 1u);
   std::string problem;
-  const auto cached = map_corpus_cache(path, "key", problem);
+  const auto cached = map_corpus_cache(path, "key", en_vocab.size(), de_vocab.size(), problem);
   ASSERT_TRUE(cached) << problem;
   EXPECT_TRUE(cached->src == whole.src && cached->tgt == whole.tgt);
   EXPECT_EQ(std::make_tuple(cached->lines_read, cached->skipped_empty, cached->skipped_too_long),
@@ -304,10 +304,11 @@ TEST_F(Corpus, CacheWrittenChunkByChunkIsTheWholeCorpus) {
   EXPECT_EQ(files, 0u) << "scratch files left";
 }
 
-// The corpus a cache file holds, or its problem.
-std::optional<ParallelCorpus> mapped(const std::string& path, const std::string& key, std::string& problem) {
+// The corpus a cache file holds, or its problem (both vocabularies of `vocab_size`).
+std::optional<ParallelCorpus> mapped(const std::string& path, const std::string& key, std::string& problem,
+                                     size_t vocab_size = 100000) {
   problem.clear();
-  return map_corpus_cache(path, key, problem);
+  return map_corpus_cache(path, key, vocab_size, vocab_size, problem);
 }
 
 // Written and mapped back, a corpus is the one read from the text: both sides (16-bit ids
@@ -342,6 +343,22 @@ TEST_F(Corpus, CacheMapsBackTheCorpusItWasWrittenFrom) {
   EXPECT_TRUE(cached->src == text.src);
 }
 
+// The fuzz target's seed, written by hand from the layout in corpus_cache.h (not by
+// write_corpus_cache), maps as the corpus it spells out: the documented format is the one read.
+TEST_F(Corpus, CacheFormatIsTheDocumentedOne) {
+  std::string problem;
+  const auto seed = mapped(std::string(RNNSEARCH_SOURCE_DIR) + "/tests/fuzz/corpus/corpus_cache/whole", "key", problem, 100);
+  ASSERT_TRUE(seed) << problem;
+  ParallelCorpus expected{CorpusSide(100), CorpusSide(100)};
+  for (const auto& [src, tgt] : std::vector<std::pair<std::vector<int>, std::vector<int>>>{
+           {{4, 5, 3}, {10, 3}}, {{6, 3}, {11, 12, 3}}, {{7, 8, 9, 3}, {13, 3}}}) {
+    expected.src.push_back(src);
+    expected.tgt.push_back(tgt);
+  }
+  EXPECT_TRUE(seed->src == expected.src && seed->tgt == expected.tgt);
+  EXPECT_EQ(std::make_tuple(seed->lines_read, seed->skipped_empty, seed->skipped_too_long), std::make_tuple(4u, 1u, 0u));
+}
+
 // A cache made from other data, or damaged in any way, is refused with its reason, never
 // thrown on or trusted.
 TEST_F(Corpus, CacheRefusesStaleAndDamagedFiles) {
@@ -359,6 +376,9 @@ TEST_F(Corpus, CacheRefusesStaleAndDamagedFiles) {
   EXPECT_EQ(problem.find("made from other data"), 0u) << problem;
   EXPECT_FALSE(mapped(dir.path("none.bin"), "key", problem));
   EXPECT_EQ(problem, "not written yet");
+  EXPECT_TRUE(mapped(good, "key", problem, 11)) << problem;  // source ids go up to 10
+  EXPECT_FALSE(mapped(good, "key", problem, 10));
+  EXPECT_EQ(problem, "damaged: an id is outside the vocabulary");
 
   std::string flipped_id = bytes, flipped_header = bytes;
   flipped_id[bytes.size() - 9] ^= 1;              // an id of the last array

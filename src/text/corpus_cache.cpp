@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -135,9 +136,23 @@ bool starts_are_sound(const uint64_t* starts, size_t sentences, uint64_t ids) {
   return true;
 }
 
+// Are the `count` ids at `ids` (uint16 when narrow, else uint32) all below `limit`?
+bool ids_below(const char* ids, uint64_t count, bool narrow, size_t limit) {
+  uint32_t largest = 0;
+  if (narrow) {
+    const auto* p = reinterpret_cast<const uint16_t*>(ids);
+    for (uint64_t i = 0; i < count; ++i) largest = std::max<uint32_t>(largest, p[i]);
+  } else {
+    const auto* p = reinterpret_cast<const uint32_t*>(ids);
+    for (uint64_t i = 0; i < count; ++i) largest = std::max(largest, p[i]);
+  }
+  return count == 0 || largest < limit;
+}
+
 // The corpus viewed in a mapped file whose header matched; nothing (and `problem`) when the
 // file's size, checksum or starts disagree with the header.
-std::optional<ParallelCorpus> view_corpus(const Mapping& file, const nlohmann::json& header, std::string& problem) {
+std::optional<ParallelCorpus> view_corpus(const Mapping& file, const nlohmann::json& header, size_t src_vocab_size,
+                                          size_t tgt_vocab_size, std::string& problem) {
   uint64_t length = 0;
   std::memcpy(&length, file.bytes + 8, 8);
   const size_t sentences = header.at("sentences").get<size_t>();
@@ -164,6 +179,11 @@ std::optional<ParallelCorpus> view_corpus(const Mapping& file, const nlohmann::j
     return std::nullopt;
   }
   const char* ids = file.bytes + payload + 2 * starts_bytes;
+  if (!ids_below(ids, src_ids, src_narrow, src_vocab_size) ||
+      !ids_below(ids + src_bytes, tgt_ids, tgt_narrow, tgt_vocab_size)) {
+    problem = "damaged: an id is outside the vocabulary";
+    return std::nullopt;
+  }
   return ParallelCorpus{CorpusSide::view(src_starts, sentences, ids, src_narrow, file.owner),
                         CorpusSide::view(tgt_starts, sentences, ids + src_bytes, tgt_narrow, file.owner),
                         header.at("lines_read").get<size_t>(), header.at("skipped_empty").get<size_t>(),
@@ -238,7 +258,8 @@ void write_corpus_cache(const std::string& path, const ParallelCorpus& corpus, c
   writer.finish();
 }
 
-std::optional<ParallelCorpus> map_corpus_cache(const std::string& path, const std::string& key, std::string& problem) {
+std::optional<ParallelCorpus> map_corpus_cache(const std::string& path, const std::string& key, size_t src_vocab_size,
+                                              size_t tgt_vocab_size, std::string& problem) {
   const Mapping file = map_file(path, problem);
   if (!file.bytes) return std::nullopt;
   const nlohmann::json header = read_header(file, problem);
@@ -252,7 +273,7 @@ std::optional<ParallelCorpus> map_corpus_cache(const std::string& path, const st
       problem = "made from other data (the training text, vocabularies, tokenizer or --max-length changed)";
       return std::nullopt;
     }
-    return view_corpus(file, header, problem);
+    return view_corpus(file, header, src_vocab_size, tgt_vocab_size, problem);
   } catch (const nlohmann::json::exception&) {
     problem = "damaged: its header lacks a field";
     return std::nullopt;

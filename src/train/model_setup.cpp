@@ -115,7 +115,7 @@ ParallelCorpus training_corpus(const TrainOptions& o, const std::string& dir, co
   std::string problem;
   std::optional<ParallelCorpus> corpus;
   if (mpi::is_root()) {
-    corpus = map_corpus_cache(cache, key, problem);
+    corpus = map_corpus_cache(cache, key, d.src_vocab.size(), d.tgt_vocab.size(), problem);
     if (corpus) {
       log.line(std::string(model_files::kCorpusCache) + ": the training corpus as binarized before (text not read)");
     } else {
@@ -128,7 +128,7 @@ ParallelCorpus training_corpus(const TrainOptions& o, const std::string& dir, co
     }
   }
   mpi::barrier();
-  if (!corpus) corpus = map_corpus_cache(cache, key, problem);
+  if (!corpus) corpus = map_corpus_cache(cache, key, d.src_vocab.size(), d.tgt_vocab.size(), problem);
   if (corpus) return std::move(*corpus);
   if (mpi::is_root()) throw Error(located(cache, 0, problem));
   // A rank whose training files are not rank 0's (another machine's copies): its own text,

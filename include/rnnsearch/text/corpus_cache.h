@@ -43,9 +43,11 @@ class CorpusCacheWriter {
 void write_corpus_cache(const std::string& path, const ParallelCorpus& corpus, const std::string& key);
 
 // The corpus in the cache file, memory-mapped, when the file was made from `key` and is
-// whole (its size and the CRC-32 of its payload agree with its header); otherwise nothing,
-// and `problem` says why: no file, made from other data, or damaged. Never throws for the
-// file's content: a bad cache is to be rebuilt, not trusted.
-std::optional<ParallelCorpus> map_corpus_cache(const std::string& path, const std::string& key, std::string& problem);
+// whole (its size and the CRC-32 of its payload agree with its header, its sentence starts
+// are in order, its ids below the vocabulary sizes); otherwise nothing, and `problem` says
+// why: no file, made from other data, or damaged. Never throws for the file's content: a
+// bad cache is to be rebuilt, not trusted.
+std::optional<ParallelCorpus> map_corpus_cache(const std::string& path, const std::string& key, size_t src_vocab_size,
+                                              size_t tgt_vocab_size, std::string& problem);
 
 }  // namespace rnnsearch
