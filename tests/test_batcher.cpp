@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "rnnsearch/error.h"
@@ -127,8 +128,11 @@ TEST(PadBatch, TimeMajorWithPadding) {
                                          P, 3, P}));
 }
 
+// Also padded in place from the corpus, into one Batch reused from batch to batch (batches
+// of every length and size follow each other): the same batch as from copied sentences.
 TEST(PadBatch, MatchesTheCorpusItCameFrom) {
   ParallelCorpus corpus = random_corpus(300);
+  Batch reused;
   for (const auto& ids : make_batches(corpus, 25, true, 5, 4)) {
     std::vector<std::vector<int>> src, tgt;
     for (uint32_t i : ids) {
@@ -136,6 +140,11 @@ TEST(PadBatch, MatchesTheCorpusItCameFrom) {
       tgt.push_back(corpus.tgt[i].to_vector());
     }
     Batch batch = pad_batch(src, tgt, ids);
+    pad_batch(corpus, ids, reused);
+    EXPECT_EQ(std::make_tuple(reused.size, reused.src_len, reused.tgt_len, reused.src, reused.tgt, reused.src_lengths,
+                              reused.tgt_lengths, reused.sentence_ids),
+              std::make_tuple(batch.size, batch.src_len, batch.tgt_len, batch.src, batch.tgt, batch.src_lengths,
+                              batch.tgt_lengths, batch.sentence_ids));
     long tokens = 0;
     for (int b = 0; b < batch.size; ++b) {
       const SentenceIds sentence = corpus.tgt[ids[static_cast<size_t>(b)]];

@@ -33,23 +33,21 @@ void cut_into_batches(It first, It last, size_t batch_size,
   }
 }
 
-// Time-major copy of `sentences` into a length*B block padded with kPad.
-std::vector<int> pad_side(const std::vector<std::vector<int>>& sentences, int length,
-                          std::vector<int>& lengths) {
-  const size_t batch = sentences.size();
-  std::vector<int> out(static_cast<size_t>(length) * batch, Vocab::kPad);
+// Time-major copy of the sentences get(0) … get(B − 1) (each with size() and operator[])
+// into `out`, a length*B block padded with kPad, length the longest; reuses the vectors.
+template <typename Get>
+void pad_side(size_t batch, const Get& get, std::vector<int>& out, std::vector<int>& lengths, int& length) {
   lengths.resize(batch);
+  length = 0;
   for (size_t b = 0; b < batch; ++b) {
-    lengths[b] = static_cast<int>(sentences[b].size());
-    for (size_t j = 0; j < sentences[b].size(); ++j) out[j * batch + b] = sentences[b][j];
+    lengths[b] = static_cast<int>(get(b).size());
+    length = std::max(length, lengths[b]);
   }
-  return out;
-}
-
-int longest(const std::vector<std::vector<int>>& sentences) {
-  size_t max = 0;
-  for (const auto& s : sentences) max = std::max(max, s.size());
-  return static_cast<int>(max);
+  out.assign(static_cast<size_t>(length) * batch, Vocab::kPad);
+  for (size_t b = 0; b < batch; ++b) {
+    decltype(auto) sentence = get(b);
+    for (size_t j = 0; j < sentence.size(); ++j) out[j * batch + b] = sentence[j];
+  }
 }
 
 }  // namespace
@@ -101,12 +99,20 @@ Batch pad_batch(const std::vector<std::vector<int>>& src, const std::vector<std:
     throw std::invalid_argument("pad_batch: src, tgt and sentence_ids differ in size");
   Batch batch;
   batch.size = static_cast<int>(src.size());
-  batch.src_len = longest(src);
-  batch.tgt_len = longest(tgt);
-  batch.src = pad_side(src, batch.src_len, batch.src_lengths);
-  batch.tgt = pad_side(tgt, batch.tgt_len, batch.tgt_lengths);
+  pad_side(src.size(), [&](size_t b) -> const std::vector<int>& { return src[b]; }, batch.src, batch.src_lengths,
+           batch.src_len);
+  pad_side(tgt.size(), [&](size_t b) -> const std::vector<int>& { return tgt[b]; }, batch.tgt, batch.tgt_lengths,
+           batch.tgt_len);
   batch.sentence_ids = sentence_ids;
   return batch;
+}
+
+void pad_batch(const ParallelCorpus& corpus, const std::vector<uint32_t>& sentence_ids, Batch& batch) {
+  const size_t size = sentence_ids.size();
+  batch.size = static_cast<int>(size);
+  pad_side(size, [&](size_t b) { return corpus.src[sentence_ids[b]]; }, batch.src, batch.src_lengths, batch.src_len);
+  pad_side(size, [&](size_t b) { return corpus.tgt[sentence_ids[b]]; }, batch.tgt, batch.tgt_lengths, batch.tgt_len);
+  batch.sentence_ids.assign(sentence_ids.begin(), sentence_ids.end());
 }
 
 }  // namespace rnnsearch

@@ -34,14 +34,9 @@ double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& 
   for (uint32_t id : ids) tokens += static_cast<long>(corpus.tgt.length(id));
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::batching);
   for (int t = 0; t < count; ++t) {
-    std::vector<std::vector<int>> src, tgt;
-    std::vector<uint32_t> shard_ids;
-    for (size_t k = static_cast<size_t>(first + t); k < ids.size(); k += global_shards) {
-      src.push_back(corpus.src[ids[k]].to_vector());
-      tgt.push_back(corpus.tgt[ids[k]].to_vector());
-      shard_ids.push_back(ids[k]);
-    }
-    shards_[t]->batch = pad_batch(src, tgt, shard_ids);
+    shard_ids_.clear();
+    for (size_t k = static_cast<size_t>(first + t); k < ids.size(); k += global_shards) shard_ids_.push_back(ids[k]);
+    pad_batch(corpus, shard_ids_, shards_[t]->batch);
   }
   if (projection_bf16_) {  // the weights of this run
     convert_projection(params, *projection_bf16_);

@@ -27,7 +27,11 @@ std::vector<std::vector<uint32_t>> make_batches(const ParallelCorpus& corpus, in
                                                 bool shuffle, uint64_t seed,
                                                 int pool_batches = 100);
 
+// The batch of sentences src[b], tgt[b] (b < B), whose corpus indices are sentence_ids.
 Batch pad_batch(const std::vector<std::vector<int>>& src, const std::vector<std::vector<int>>& tgt,
                 const std::vector<uint32_t>& sentence_ids);
+// The batch of the corpus's pairs sentence_ids, read in place (a memory-mapped corpus is not
+// copied), written into `batch`, whose vectors are reused from batch to batch.
+void pad_batch(const ParallelCorpus& corpus, const std::vector<uint32_t>& sentence_ids, Batch& batch);
 
 }  // namespace rnnsearch

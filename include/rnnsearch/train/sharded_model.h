@@ -45,6 +45,7 @@ class ShardedModel {
   void sum_into(Parameters<float>& total, int count);
 
   std::vector<std::unique_ptr<Shard>> shards_;
+  std::vector<uint32_t> shard_ids_;  // the pairs of the shard being batched (reused)
   std::unique_ptr<Bf16Projection> projection_bf16_;  // --precision bf16: converted at each run
   std::unique_ptr<Bf16Weights> weights_bf16_;        // likewise
   long last_tokens_ = 0;
