@@ -312,8 +312,9 @@ TEST(Train, AccumulatedBatchesStepAsOneBatch) {
 
 // The training corpus is binarized into corpus.bin by the first run; a resumed run maps it
 // instead of reading the text, and a file that is damaged or made from other data (here
-// the text's modification time changed) is rebuilt, never trusted. Through all of it the
-// run ends with the weights of an uninterrupted one that read the text (--no-corpus-cache).
+// the text's modification time changed) is rebuilt, never trusted; scratch files a killed
+// run left are removed. Through all of it the run ends with the weights of an uninterrupted
+// one that read the text (--no-corpus-cache).
 TEST(Train, CorpusCacheIsMappedAndRebuiltWhenDamagedOrStale) {
   test::TempDir dir;
   const std::string en = dir.write("train.en", read_file(kTiny + "train.en"));
@@ -330,12 +331,17 @@ TEST(Train, CorpusCacheIsMappedAndRebuiltWhenDamagedOrStale) {
     write_file_atomically(cache, bytes);
   };
   auto touch = [&] { std::filesystem::last_write_time(en, std::filesystem::last_write_time(en) + std::chrono::hours(1)); };
+  const std::string scratch = cache + ".tmp.999999";  // what a binarizing killed with -9 leaves
+  auto leave_scratch = [&] {
+    dir.write("m/corpus.bin.tmp.999999.src", "ids");
+    dir.write("m/corpus.bin.tmp.999999.tgt", "ids");
+  };
   const std::vector<std::tuple<std::function<void()>, std::string, std::string>> steps = {
       {[] {}, "10", "corpus.bin not written yet: the training corpus binarized into it"},
       {[] {}, "20", "corpus.bin: the training corpus as binarized before (text not read)"},
       {corrupt, "30", "corpus.bin damaged: its checksum does not match: the training corpus binarized into it"},
       {touch, "40", "corpus.bin made from other data"},
-      {[] {}, "50", "as binarized before"}};
+      {leave_scratch, "50", "as binarized before"}};
   for (const auto& [change, updates, logged] : steps) {
     change();
     const auto [status, err] = run(command(dir.path("m"), "--max-updates " + updates), dir);
@@ -343,6 +349,8 @@ TEST(Train, CorpusCacheIsMappedAndRebuiltWhenDamagedOrStale) {
     EXPECT_NE(err.find(logged), std::string::npos) << updates << ": " << err;
   }
   EXPECT_TRUE(read_file(dir.path("m/model.npz")) == read_file(dir.path("text/model.npz")));
+  EXPECT_FALSE(std::filesystem::exists(scratch + ".src") || std::filesystem::exists(scratch + ".tgt"))
+      << "scratch files of a killed run are removed";
 }
 
 TEST(Train, WritesTheModelDirectory) {
