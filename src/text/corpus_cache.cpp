@@ -167,7 +167,7 @@ std::optional<ParallelCorpus> view_corpus(const Mapping& file, const nlohmann::j
     problem = "damaged: its size is not what its header says";
     return std::nullopt;
   }
-  const uint32_t crc = static_cast<uint32_t>(crc_of(crc32(0L, Z_NULL, 0), file.bytes + payload, file.size - payload));
+  const uint32_t crc = static_cast<uint32_t>(crc_of(crc_start(), file.bytes + payload, file.size - payload));
   if (crc != header.at("payload_crc32").get<uint32_t>()) {
     problem = "damaged: its checksum does not match";
     return std::nullopt;

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <zlib.h>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/atomic_file.h"
@@ -58,21 +57,6 @@ bool is_leftover(const std::string& name) {
 void rename_file(const std::string& from, const std::string& to) {
   if (std::rename(from.c_str(), to.c_str()) != 0)
     throw Error(located(to, 0, std::string("cannot rename ") + from + " into place: " + std::strerror(errno)));
-}
-
-// Read 1 MB at a time: optimizer.npz is three times the model, and reading it whole (into a
-// doubling string) made every save the peak of a run's memory.
-uint32_t file_crc32(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(located(path, 0, std::string("cannot open: ") + std::strerror(errno)));
-  std::vector<char> chunk(1 << 20);
-  uLong crc = ::crc32(0L, Z_NULL, 0);
-  while (in) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    crc = ::crc32_z(crc, reinterpret_cast<const Bytef*>(chunk.data()), static_cast<size_t>(in.gcount()));
-  }
-  if (in.bad()) throw Error(located(path, 0, "cannot read"));
-  return static_cast<uint32_t>(crc);
 }
 
 // progress.json: the Progress fields, and the CRC-32 of the model.npz and optimizer.npz

@@ -1,7 +1,6 @@
 #include "rnnsearch/train/model_setup.h"
 
 #include <sys/stat.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <cstring>
@@ -88,8 +87,7 @@ nlohmann::json file_key(const std::string& path) {
 nlohmann::json file_crc(const std::string& dir, const char* name) {
   const std::string path = model_file(dir, name);
   if (!std::filesystem::exists(path)) return nullptr;
-  const std::string bytes = read_file(path);
-  return crc32_z(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), bytes.size());
+  return file_crc32(path);
 }
 
 }  // namespace
@@ -107,15 +105,20 @@ std::string corpus_cache_key(const TrainOptions& o, const std::string& dir, cons
 }
 
 ParallelCorpus training_corpus(const TrainOptions& o, const std::string& dir, const ModelDefinition& d, TrainLog& log) {
-  if (!o.corpus_cache)
+  auto read_into_memory = [&] {
     return read_parallel_corpus(o.train_src, o.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
                                 d.tokenizer, o.max_length, o.threads);
+  };
+  if (!o.corpus_cache) return read_into_memory();
   // Rank 0 checks the file and binarizes the text when it must; then every rank maps it.
   const std::string cache = model_file(dir, model_files::kCorpusCache), key = corpus_cache_key(o, dir, d.tokenizer);
+  auto map = [&](std::string& problem) {
+    return map_corpus_cache(cache, key, d.src_vocab.size(), d.tgt_vocab.size(), problem);
+  };
   std::string problem;
   std::optional<ParallelCorpus> corpus;
   if (mpi::is_root()) {
-    corpus = map_corpus_cache(cache, key, d.src_vocab.size(), d.tgt_vocab.size(), problem);
+    corpus = map(problem);
     if (corpus) {
       log.line(std::string(model_files::kCorpusCache) + ": the training corpus as binarized before (text not read)");
     } else {
@@ -128,13 +131,12 @@ ParallelCorpus training_corpus(const TrainOptions& o, const std::string& dir, co
     }
   }
   mpi::barrier();
-  if (!corpus) corpus = map_corpus_cache(cache, key, d.src_vocab.size(), d.tgt_vocab.size(), problem);
+  if (!corpus) corpus = map(problem);
   if (corpus) return std::move(*corpus);
   if (mpi::is_root()) throw Error(located(cache, 0, problem));
   // A rank whose training files are not rank 0's (another machine's copies): its own text,
   // which the check that every rank reads the same corpus then compares.
-  return read_parallel_corpus(o.train_src, o.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
-                              d.tokenizer, o.max_length, o.threads);
+  return read_into_memory();
 }
 
 ModelDefinition create_model_definition(const TrainOptions& o, const std::string& dir) {

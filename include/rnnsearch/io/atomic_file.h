@@ -3,6 +3,7 @@
 // crash or kill never leaves a half-written model, vocabulary or log behind. Only regular
 // files are replaced that way: a symlink's target is written (the link stays), and a
 // device or FIFO (-o /dev/null, -o /dev/stdout, a pipe) is written to directly.
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@ void write_atomically(const std::string& path, const std::function<void(const st
 void write_file_atomically(const std::string& path, const std::string& content);
 
 std::string read_file(const std::string& path);  // throws rnnsearch::Error if unreadable
+// The CRC-32 of a file's bytes, read 1 MB at a time; throws rnnsearch::Error if unreadable.
+uint32_t file_crc32(const std::string& path);
 
 // Throws rnnsearch::Error if output names the same file as one of inputs (same device and
 // inode): writing it would destroy the input before it is read.
