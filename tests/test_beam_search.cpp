@@ -55,7 +55,7 @@ class SingleRowDecoder {
   // Runs the step that predicts the next token after y_.
   void step() {
     const int row = 0;
-    decoder_step<T>(params_, encoder_, &row, s_, &y_, ws_);
+    decoder_step<T>(params_, attention_memory(encoder_), &row, s_, &y_, ws_);
   }
   void feed(int token) {
     s_ = ws_.states.topRows(1);
@@ -406,6 +406,60 @@ TYPED_TEST(BeamSearchTyped, BatchedEqualsOneAtATime) {
     const auto reversed = batched.search(std::vector<std::vector<int>>(kSources.rbegin(), kSources.rend()), options);
     for (size_t b = 0; b < kSources.size(); ++b)
       EXPECT_EQ(reversed[kSources.size() - 1 - b].front().tokens, together[b].front().tokens);
+  }
+}
+
+// Continuous batching: sentences that join a running search at different steps (into the
+// slots of sentences that finished, and with sources longer than any before, which moves
+// the attention memory) get what each gets alone; ids follow the order of add().
+TYPED_TEST(BeamSearchTyped, SentencesJoiningARunningSearchGetWhatTheyGetAlone) {
+  using T = TypeParam;
+  const auto params = tiny_model<T>(OutputKind::maxout, 13);
+  std::vector<std::vector<int>> sources = kSources;
+  sources.push_back({4, 5, 6, 4, 5, 6, 6, 4, 5, 6, 4, 5, kEos});  // longer than kSources'
+  for (int beam : {1, 3}) {
+    BeamOptions options;
+    options.beam_size = beam;
+    options.n_best = beam;
+    options.alignment = true;
+    BeamSearch<T> continuous(params), single(params);
+    std::vector<std::vector<Hypothesis>> found(sources.size());
+    std::vector<bool> seen(sources.size(), false);
+    continuous.start(options);
+    size_t added = 0;
+    int steps = 0;
+    // one sentence joins every other step; the last joins once the first has finished
+    while (added < sources.size() || continuous.sentences() > 0) {
+      if (added < sources.size() && steps % 2 == 0 && (added + 1 < sources.size() || seen[0])) {
+        EXPECT_EQ(continuous.add({sources[added]}), added);
+        ++added;
+      }
+      for (auto& f : continuous.step()) {
+        ASSERT_LT(f.id, sources.size());
+        EXPECT_FALSE(seen[f.id]) << "sentence " << f.id << " finished twice";
+        seen[f.id] = true;
+        found[f.id] = std::move(f.hypotheses);
+      }
+      ASSERT_LT(++steps, 1000);
+    }
+    for (size_t b = 0; b < sources.size(); ++b) {
+      ASSERT_TRUE(seen[b]) << "sentence " << b;
+      const auto alone = single.search({sources[b]}, options).at(0);
+      ASSERT_EQ(found[b].size(), alone.size());
+      for (size_t k = 0; k < alone.size(); ++k) {
+        EXPECT_EQ(found[b][k].tokens, alone[k].tokens) << "beam " << beam << " sentence " << b << " rank " << k;
+        EXPECT_NEAR(found[b][k].score, alone[k].score, tolerance<T>());
+        ASSERT_EQ(found[b][k].alignment.weights.size(), alone[k].alignment.weights.size());
+        for (size_t w = 0; w < alone[k].alignment.weights.size(); ++w)
+          EXPECT_NEAR(found[b][k].alignment.weights[w], alone[k].alignment.weights[w], 1e-5);
+      }
+    }
+    // start() drops what is left: a new search starts empty, its ids from 0.
+    continuous.add({sources[0]});
+    continuous.start(options);
+    EXPECT_EQ(continuous.sentences(), 0u);
+    EXPECT_TRUE(continuous.step().empty());
+    EXPECT_EQ(continuous.add({sources[1]}), 0u);
   }
 }
 

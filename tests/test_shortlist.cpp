@@ -204,7 +204,7 @@ TEST(BeamSearchShortlist, ScoresAreTheFullModelRenormalisedOverTheList) {
       DecoderStepWorkspace<double> ws;
       for (int w : outputs) {
         EXPECT_TRUE(std::binary_search(list.begin(), list.end(), w)) << "word " << w << " is not in the list";
-        decoder_step<double>(params, encoder, &row, s, &y, ws);
+        decoder_step<double>(params, attention_memory(encoder), &row, s, &y, ws);
         double listed_mass = 0;
         for (int v : list) listed_mass += std::exp(ws.log_probs(0, v));
         log_prob += ws.log_probs(0, w) - std::log(listed_mass);

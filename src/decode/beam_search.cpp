@@ -28,7 +28,7 @@ BeamSearch<T>::BeamSearch(const std::vector<const Parameters<T>*>& models,
   if (models.empty()) throw Error("beam search needs a model");
   if (!low_precision.empty() && low_precision.size() != models.size())
     throw std::logic_error("BeamSearch: one low-precision projection per model");
-  for (const Parameters<T>* params : models) members_.push_back(Member{params, {}, {}, {}, {}});
+  for (const Parameters<T>* params : models) members_.push_back(Member{params, {}, {}, {}, {}, {}, {}});
   for (size_t m = 0; m < low_precision.size(); ++m) {
     members_[m].step.output.bf16 = low_precision[m].bf16;
     members_[m].step.output.int8 = low_precision[m].int8;
@@ -38,10 +38,12 @@ BeamSearch<T>::BeamSearch(const std::vector<const Parameters<T>*>& models,
 // Every model's decoder step on the same rows; a single model's results are used as they
 // are, an ensemble's are averaged.
 template <class T>
-void BeamSearch<T>::step(Index rows) {
-  for (Member& m : members_)
-    decoder_step<T>(*m.params, m.encoder, row_sentence_.data(), m.s_prev.topRows(rows), y_prev_.data(), m.step,
+void BeamSearch<T>::run_models(Index rows) {
+  for (Member& m : members_) {
+    const AttentionMemory<T> memory{&m.annotations, &m.keys, stride_, slot_lengths_.data()};
+    decoder_step<T>(*m.params, memory, row_sentence_.data(), m.s_prev.topRows(rows), y_prev_.data(), m.step,
                     shortlist_ ? &m.shortlist : nullptr);
+  }
   log_probs_ = &members_.front().step.log_probs;
   alpha_ = &members_.front().step.alpha;
   if (members_.size() == 1) return;
@@ -62,31 +64,26 @@ template <class T>
 std::vector<std::vector<Hypothesis>> BeamSearch<T>::search(const std::vector<std::vector<int>>& sources,
                                                            const BeamOptions& options,
                                                            const std::vector<int>* shortlist) {
+  start(options, shortlist);
+  std::vector<std::vector<Hypothesis>> results(sources.size());
+  add(sources);
+  while (sentences() > 0)
+    for (Finished& f : step()) results[f.id] = std::move(f.hypotheses);
+  return results;
+}
+
+template <class T>
+void BeamSearch<T>::start(const BeamOptions& options, const std::vector<int>* shortlist) {
   check_beam_options(options);
   options_ = options;
-  if (sources.empty()) return {};
   shortlist_ = shortlist;
   if (shortlist)
     for (Member& m : members_) select_output_words<T>(*m.params, *shortlist, m.shortlist);
-  encode(sources);
-  start(sources);
-  for (Index rows = static_cast<Index>(sources.size()); rows > 0; rows = gather_states()) {
-    step(rows);
-    row_sentence_.clear();
-    y_prev_.clear();
-    parent_rows_.clear();
-    // Row order of a step: sentence by sentence, each sentence's live hypotheses in order.
-    int first_row = 0;
-    for (int b = 0; b < static_cast<int>(sources.size()); ++b) {
-      const int live = static_cast<int>(sentences_[b].live.size());
-      if (live == 0) continue;
-      advance(b, first_row);
-      first_row += live;
-    }
-  }
-  std::vector<std::vector<Hypothesis>> results;
-  for (size_t b = 0; b < sources.size(); ++b) results.push_back(best_hypotheses(sentences_[b]));
-  return results;
+  for (Sentence& s : sentences_) s.live.clear();
+  order_.clear();
+  row_sentence_.clear();
+  y_prev_.clear();
+  next_id_ = 0;
 }
 
 // The padded time-major batch, encoded once: annotations, keys and s_0 serve every step.
@@ -105,32 +102,107 @@ void BeamSearch<T>::encode(const std::vector<std::vector<int>>& sources) {
   for (Member& m : members_) encoder_forward<T>(*m.params, src_.data(), lengths_.data(), B, S, 0.0, 0, m.encoder);
 }
 
-// One hypothesis per sentence, <s> with log-probability 0, from the state s_0.
+// Room in the attention memory for `slots` slots of at least `stride` rows; the sentences in
+// the search keep their annotations and keys (moved when the stride grows).
 template <class T>
-void BeamSearch<T>::start(const std::vector<std::vector<int>>& sources) {
-  const int B = static_cast<int>(sources.size());
-  sentences_.resize(B);
-  row_sentence_.clear();
-  y_prev_.clear();
-  for (int b = 0; b < B; ++b) {
+void BeamSearch<T>::reserve_memory(Index slots, Index stride) {
+  stride = std::max(stride, stride_);
+  for (Member& m : members_) {
+    const Index capacity = stride_ > 0 ? m.annotations.rows() / stride_ : 0;  // slots that fit now
+    if (stride == stride_ && capacity >= slots) continue;
+    const Index grown = std::max(slots, stride == stride_ ? 2 * capacity : capacity);
+    Mat<T> annotations(grown * stride, m.encoder.annotations.cols()), keys(grown * stride, m.encoder.keys.cols());
+    for (int b : order_) {
+      annotations.middleRows(b * stride, slot_lengths_[b]) = m.annotations.middleRows(b * stride_, slot_lengths_[b]);
+      keys.middleRows(b * stride, slot_lengths_[b]) = m.keys.middleRows(b * stride_, slot_lengths_[b]);
+    }
+    m.annotations.swap(annotations);
+    m.keys.swap(keys);
+  }
+  stride_ = stride;
+}
+
+// Each source gets a free slot and one hypothesis, <s> with log-probability 0, from its s_0:
+// a row of the next step, after the rows of the sentences already in the search.
+template <class T>
+size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources) {
+  const size_t first_id = next_id_;
+  if (sources.empty()) return first_id;
+  encode(sources);
+  const Index B = static_cast<Index>(sources.size()), S = members_.front().encoder.max_len;
+  std::vector<int> slots;
+  for (int b = 0; b < static_cast<int>(sentences_.size()) && static_cast<Index>(slots.size()) < B; ++b)
+    if (sentences_[b].live.empty()) slots.push_back(b);
+  while (static_cast<Index>(slots.size()) < B) {
+    slots.push_back(static_cast<int>(sentences_.size()));
+    sentences_.emplace_back();
+  }
+  slot_lengths_.resize(sentences_.size());
+  reserve_memory(static_cast<Index>(sentences_.size()), S);
+  const Index R = static_cast<Index>(row_sentence_.size());
+  for (Member& m : members_) {
+    const Index n = m.params->config().hidden;
+    if (m.s_prev.rows() < R + B || m.s_prev.cols() != n) {  // grow, keeping the rows of the next step
+      Mat<T> grown(std::max(R + B, 2 * m.s_prev.rows()), n);
+      grown.topRows(R) = m.s_prev.topRows(R);
+      m.s_prev.swap(grown);
+    }
+    m.s_prev.middleRows(R, B) = m.encoder.s0.topRows(B);
+    for (Index i = 0; i < B; ++i) {
+      const Index b = slots[i], len = lengths_[i];
+      m.annotations.middleRows(b * stride_, len) = m.encoder.annotations.middleRows(i * S, len);
+      m.keys.middleRows(b * stride_, len) = m.encoder.keys.middleRows(i * S, len);
+    }
+  }
+  for (Index i = 0; i < B; ++i) {
+    const int b = slots[i];
     Sentence& s = sentences_[b];
-    s.source_length = lengths_[b];
-    s.max_steps = options_.max_output_length > 0 ? options_.max_output_length : max_output_length(lengths_[b]);
+    s.id = next_id_++;
+    s.source_length = slot_lengths_[b] = lengths_[i];
+    s.max_steps = options_.max_output_length > 0 ? options_.max_output_length : max_output_length(lengths_[i]);
     s.steps = 0;
     s.closing = false;
     s.nodes.clear();
     s.attention.clear();
-    s.live.assign(1, Live{-1, T(0), b});
+    s.live.assign(1, Live{-1, T(0), -1});
     s.finals.clear();
+    order_.push_back(b);
     row_sentence_.push_back(b);
     y_prev_.push_back(Vocab::kBos);
   }
-  for (Member& m : members_) rows_of(m.s_prev, B, m.params->config().hidden) = m.encoder.s0.topRows(B);
+  return first_id;
+}
+
+template <class T>
+std::vector<typename BeamSearch<T>::Finished> BeamSearch<T>::step() {
+  std::vector<Finished> finished;
+  const Index rows = static_cast<Index>(row_sentence_.size());
+  if (rows == 0) return finished;
+  run_models(rows);
+  row_sentence_.clear();
+  y_prev_.clear();
+  parent_rows_.clear();
+  // Row order of a step: sentence by sentence (order_), each sentence's live hypotheses in order.
+  int first_row = 0;
+  size_t kept = 0;
+  for (const int b : order_) {
+    Sentence& s = sentences_[b];
+    const int live = static_cast<int>(s.live.size());
+    extend(b, first_row);
+    first_row += live;
+    if (s.live.empty())
+      finished.push_back({s.id, best_hypotheses(s)});
+    else
+      order_[kept++] = b;
+  }
+  order_.resize(kept);
+  gather_states();
+  return finished;
 }
 
 // Sentence b's live hypotheses are rows first_row.. of the step just taken.
 template <class T>
-void BeamSearch<T>::advance(int b, int first_row) {
+void BeamSearch<T>::extend(int b, int first_row) {
   Sentence& s = sentences_[b];
   if (s.closing) {
     close(s, first_row);

@@ -1,6 +1,7 @@
 #include "rnnsearch/decode/translator.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "rnnsearch/decode/parallel_batches.h"
 #include "rnnsearch/error.h"
@@ -33,6 +34,7 @@ Translator::Translator(const ModelDefinition& model, const std::vector<const Par
   const int threads = std::max(1, options.threads);
   searches_.reserve(threads);
   for (int t = 0; t < threads; ++t) searches_.emplace_back(models, low_precision);
+  decoding_.resize(static_cast<size_t>(threads));
 }
 
 // Tokens and ids (</s> appended; unknown words become <unk>) of one line. Lines without
@@ -69,6 +71,14 @@ void Translator::to_words(const LineTranslation& translation, Hypothesis& h) con
                                translation.source_word_of_piece, static_cast<int>(translation.source.size()));
 }
 
+void Translator::finish(LineTranslation& result, std::vector<Hypothesis> hypotheses) const {
+  result.hypotheses = std::move(hypotheses);
+  for (Hypothesis& h : result.hypotheses) {
+    to_words(result, h);
+    if (options_.replace_unk) options_.unk_replacement.apply(result.source, h);
+  }
+}
+
 std::vector<LineTranslation> Translator::translate(const std::vector<std::string>& lines, size_t first_line) {
   std::vector<LineTranslation> results;
   std::vector<std::vector<int>> ids(lines.size());
@@ -88,20 +98,52 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
                 if (options_.shortlist) words = options_.shortlist->words(sources);
                 auto hypotheses =
                     searches_[thread].search(sources, options_.beam, options_.shortlist ? &words : nullptr);
-                for (size_t i = 0; i < members.size(); ++i) {
-                  LineTranslation& result = results[members[i]];
-                  result.hypotheses = std::move(hypotheses[i]);
-                  for (Hypothesis& h : result.hypotheses) {
-                    to_words(result, h);
-                    if (options_.replace_unk) options_.unk_replacement.apply(result.source, h);
-                  }
-                }
+                for (size_t i = 0; i < members.size(); ++i) finish(results[members[i]], std::move(hypotheses[i]));
               });
   share_batch_results(
       order, batch_size,
       [&](mpi::Writer& message, size_t k) { write_hypotheses(message, results[k].hypotheses); },
       [&](mpi::Reader& message, size_t k) { read_hypotheses(message, results[k].hypotheses); });
   return results;
+}
+
+void Translator::add(int thread, const std::vector<std::string>& lines, const std::vector<size_t>& tags,
+                     std::vector<Finished>& done) {
+  if (options_.shortlist) throw std::logic_error("Translator::add: continuous translation has no shortlist");
+  BeamSearch<float>& search = searches_[thread];
+  if (search.sentences() == 0) {
+    search.start(options_.beam);
+    decoding_[thread].clear();
+  }
+  std::vector<std::vector<int>> sources;
+  std::vector<Finished> prepared;
+  for (size_t k = 0; k < lines.size(); ++k) {
+    Finished line{tags[k], {}};
+    std::vector<int> ids;
+    line.translation = prepare(lines[k], 0, ids);
+    if (ids.empty()) {
+      done.push_back(std::move(line));
+    } else {
+      sources.push_back(std::move(ids));
+      prepared.push_back(std::move(line));
+    }
+  }
+  size_t id = search.add(sources);
+  for (Finished& line : prepared) decoding_[thread].emplace(id++, std::move(line));
+}
+
+void Translator::step(int thread, std::vector<Finished>& done) {
+  for (BeamSearch<float>::Finished& sentence : searches_[thread].step()) {
+    auto found = decoding_[thread].find(sentence.id);
+    finish(found->second.translation, std::move(sentence.hypotheses));
+    done.push_back(std::move(found->second));
+    decoding_[thread].erase(found);
+  }
+}
+
+void Translator::clear(int thread) {
+  searches_[thread].start(options_.beam);
+  decoding_[thread].clear();
 }
 
 }  // namespace rnnsearch

@@ -58,7 +58,7 @@ void decoder_recurrence_weight_grads(const MatCRef<T>& s_prev_all,
 }
 
 template <class T>
-void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encoder, const int* row_sentence,
+void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
                   const MatCRef<T>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws,
                   const OutputShortlist<T>* shortlist) {
   const ModelConfig& cfg = params.config();
@@ -72,9 +72,9 @@ void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encode
   ws.moving.assign(R, T(1));
   auto X = rows_of(ws.X, R, cfg.output_input());  // [s, E, c]: c is written in place
   auto states = rows_of(ws.states, R, n);
-  decoder_recurrence<T>(params, attention_memory(encoder), row_sentence, ws.moving.data(), s_prev, ws.gru_scratch,
+  decoder_recurrence<T>(params, memory, row_sentence, ws.moving.data(), s_prev, ws.gru_scratch,
                         ws.attention_scratch,
-                        {rows_of(ws.queries, R, n), rows_of(ws.alpha, R, encoder.max_len), X.rightCols(2 * n),
+                        {rows_of(ws.queries, R, n), rows_of(ws.alpha, R, memory.max_len), X.rightCols(2 * n),
                          {g_E, rows_of(ws.r_h, R, n)}, states});
   // log p(y | ...) from [s_prev (maxout) or s (linear), E, c]
   if (cfg.output == OutputKind::maxout)
@@ -100,10 +100,10 @@ void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encode
       const MatCRef<T>&, const MatCRef<T>&, Parameters<T>&);
 RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(float)
 RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(double)
-template void decoder_step<float>(const Parameters<float>&, const EncoderWorkspace<float>&, const int*,
+template void decoder_step<float>(const Parameters<float>&, const AttentionMemory<float>&, const int*,
                                   const MatCRef<float>&, const int*, DecoderStepWorkspace<float>&,
                                   const OutputShortlist<float>*);
-template void decoder_step<double>(const Parameters<double>&, const EncoderWorkspace<double>&, const int*,
+template void decoder_step<double>(const Parameters<double>&, const AttentionMemory<double>&, const int*,
                                    const MatCRef<double>&, const int*, DecoderStepWorkspace<double>&,
                                    const OutputShortlist<double>*);
 

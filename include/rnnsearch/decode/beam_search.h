@@ -23,6 +23,13 @@
 // Batching: the live hypotheses of all sentences of a batch are the rows of one
 // decoder_step, each attending to its own sentence; the encoder (annotations, keys, s_0)
 // runs once per batch. <pad> and <s> are never proposed: they are never training targets.
+//
+// Continuous batching (what a server needs; search() is made of the same calls): start()
+// begins an empty search, add() encodes sentences and lets them join at the next step,
+// step() takes one decoder step for every sentence in the search and returns those that
+// finished. A sentence's hypotheses do not depend on what else shares its steps: each row
+// attends to its own sentence's annotations, kept in a slot of the search's attention memory
+// (slot b holds rows b·stride .. b·stride + length − 1; a finished sentence's slot is reused).
 #include <vector>
 
 #include "rnnsearch/decode/hypothesis.h"
@@ -61,6 +68,19 @@ class BeamSearch {
                                               const BeamOptions& options,
                                               const std::vector<int>* shortlist = nullptr);
 
+  // Continuous batching. start: an empty search with these options (and shortlist, which
+  // must outlive it); any sentence still in the search is dropped. add: the sources join
+  // the search at its next step; returns the id of the first (the others follow; ids count
+  // from 0 after start). step: one decoder step; returns the sentences that finished.
+  struct Finished {
+    size_t id;
+    std::vector<Hypothesis> hypotheses;  // as search() returns them
+  };
+  void start(const BeamOptions& options, const std::vector<int>* shortlist = nullptr);
+  size_t add(const std::vector<std::vector<int>>& sources);
+  std::vector<Finished> step();
+  size_t sentences() const { return order_.size(); }  // in the search, not yet finished
+
  private:
   // The hypotheses of a sentence form a tree of nodes (one per output token) sharing
   // prefixes, so extending a hypothesis copies nothing.
@@ -79,6 +99,7 @@ class BeamSearch {
     bool finished;
   };
   struct Sentence {
+    size_t id = 0;
     int source_length = 0, max_steps = 0, steps = 0;
     bool closing = false;     // one more step, only for the attention row of cut hypotheses
     std::vector<Node> nodes;
@@ -92,8 +113,8 @@ class BeamSearch {
   };
 
   void encode(const std::vector<std::vector<int>>& sources);
-  void start(const std::vector<std::vector<int>>& sources);
-  void advance(int sentence, int first_row);
+  void reserve_memory(Index slots, Index stride);
+  void extend(int sentence, int first_row);
   void close(Sentence& sentence, int first_row);
   void select_candidates(const Sentence& sentence, int first_row, size_t count);
   int add_node(Sentence& sentence, int parent, int token, int row);
@@ -105,12 +126,13 @@ class BeamSearch {
   // One model of the ensemble and its state.
   struct Member {
     const Parameters<T>* params;
-    EncoderWorkspace<T> encoder;
+    EncoderWorkspace<T> encoder;   // of the sentences being added
+    Mat<T> annotations, keys;      // the attention memory: slots × stride rows, 2n and n wide
     DecoderStepWorkspace<T> step;
     OutputShortlist<T> shortlist;  // this model's output weights of the batch's shortlist
     Mat<T> s_prev;  // R×n decoder states the next step continues
   };
-  void step(Index rows);
+  void run_models(Index rows);
 
   std::vector<Member> members_;
   BeamOptions options_;
@@ -118,8 +140,12 @@ class BeamSearch {
   const Mat<T>* log_probs_ = nullptr;  // the last step's (mean) log-probabilities, R×V (or V')
   const Mat<T>* alpha_ = nullptr;      // and (mean) attention, R×S
   Mat<T> mean_log_probs_, mean_alpha_;
-  std::vector<int> src_, lengths_;        // the padded time-major source batch
-  std::vector<Sentence> sentences_;
+  std::vector<int> src_, lengths_;        // the padded time-major batch being added
+  std::vector<Sentence> sentences_;       // by slot; sentences_[b].live empty: slot b is free
+  std::vector<int> slot_lengths_;         // source length of each slot's sentence
+  Index stride_ = 0;                      // rows per slot in the attention memory
+  std::vector<int> order_;                // the slots in the search, in the order of their rows
+  size_t next_id_ = 0;
   std::vector<int> row_sentence_, y_prev_, parent_rows_;  // per row of the next step
   std::vector<Candidate> heap_;
 };

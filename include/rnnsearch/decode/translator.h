@@ -9,8 +9,13 @@
 //   over its batch's shortlist if one is given
 //   results returned in input order, one per line, as whole words (subword models decode
 //   pieces; the Translator joins them and sums/averages their attention into words)
+//
+// A server instead feeds lines one by one into running searches (continuous batching,
+// BeamSearch::add/step): lines join a search between its steps and leave it when finished,
+// prepared and finished as above, so each gets what translate() gives it.
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "rnnsearch/decode/beam_search.h"
@@ -56,8 +61,24 @@ class Translator {
   // lines[k] is input line first_line + k; returns one result per line, in order.
   std::vector<LineTranslation> translate(const std::vector<std::string>& lines, size_t first_line);
 
+  // Continuous translation on search `thread` (0 .. threads-1; one caller per thread; not
+  // with a shortlist). add: the lines join the search at its next step, tagged by the
+  // caller; step: one decoder step. Both append the lines that finished to `done` (a line
+  // without tokens at once). clear: drops the lines in the search (after an exception).
+  struct Finished {
+    size_t tag;
+    LineTranslation translation;  // .line = 0
+  };
+  void add(int thread, const std::vector<std::string>& lines, const std::vector<size_t>& tags,
+           std::vector<Finished>& done);
+  void step(int thread, std::vector<Finished>& done);
+  void clear(int thread);
+  size_t decoding(int thread) const { return searches_[thread].sentences(); }
+
  private:
   LineTranslation prepare(const std::string& text, size_t line, std::vector<int>& ids) const;
+  // The line's hypotheses as words, with --replace-unk applied.
+  void finish(LineTranslation& result, std::vector<Hypothesis> hypotheses) const;
   // Fills h.words from h.tokens and turns a subword model's alignment into word alignment.
   void to_words(const LineTranslation& translation, Hypothesis& h) const;
 
@@ -67,6 +88,8 @@ class Translator {
   std::vector<std::unique_ptr<Bf16Projection>> bf16_;
   std::vector<std::unique_ptr<Int8Projection>> int8_;
   std::vector<BeamSearch<float>> searches_;  // one per thread
+  // Per thread, the lines in its continuous search: search id → (tag, prepared line).
+  std::vector<std::unordered_map<size_t, Finished>> decoding_;
 };
 
 }  // namespace rnnsearch

@@ -81,9 +81,10 @@ struct DecoderStepWorkspace {
   Mat<T> log_probs;       // R×V, or R×V' over a shortlist's words
 };
 
-// With a shortlist, log p is computed and normalised over its V' words only.
+// memory: the encoded sentences (attention_memory(encoder) of a batch). With a shortlist,
+// log p is computed and normalised over its V' words only.
 template <class T>
-void decoder_step(const Parameters<T>& params, const EncoderWorkspace<T>& encoder, const int* row_sentence,
+void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
                   const MatCRef<T>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws,
                   const OutputShortlist<T>* shortlist = nullptr);
 
