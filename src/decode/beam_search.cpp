@@ -242,11 +242,15 @@ void BeamSearch<T>::close(Sentence& s, int first_row) {
 }
 
 // The best `count` candidates (h, w), by σ_h + log p(w | h), of the sentence's rows: one
-// pass over its log-probabilities keeping a min-heap of the best so far, O(rows·V); most
-// candidates fall below the heap's minimum and cost one comparison. Column k is word k, or
-// the shortlist's k-th word.
+// pass over its log-probabilities keeping a min-heap of the best so far, O(rows·V). Most
+// candidates fall below the heap's minimum: once the heap is full, a block of kBlock
+// columns is first tested as a whole (a loop the compiler vectorises, with the same float
+// sums and comparison as the scalar test, so the same candidates pass) and only a block
+// holding one that passes is walked column by column. Column k is word k, or the
+// shortlist's k-th word.
 template <class T>
 void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t count) {
+  constexpr int kBlock = 32;
   const auto worse = [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; };
   const int columns = static_cast<int>(log_probs_->cols());
   const int* words = shortlist_ ? shortlist_->data() : nullptr;
@@ -256,18 +260,26 @@ void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t c
     const int row = first_row + static_cast<int>(i);
     const T* log_p = log_probs_->row(row).data();
     const T base = s.live[i].log_prob;
-    for (int k = 0; k < columns; ++k) {
-      const int w = words ? words[k] : k;
-      const T candidate = base + log_p[k];
-      // strict: on a tie the candidate found first stays
-      if (candidate <= threshold || w == Vocab::kPad || w == Vocab::kBos) continue;
-      if (heap_.size() == count) {  // the new candidate replaces the heap's minimum
-        std::pop_heap(heap_.begin(), heap_.end(), worse);
-        heap_.pop_back();
+    for (int begin = 0; begin < columns; begin += kBlock) {
+      const int end = std::min(columns, begin + kBlock);
+      if (heap_.size() == count && end - begin == kBlock) {
+        int any = 0;
+        for (int k = begin; k < end; ++k) any |= !(base + log_p[k] <= threshold);
+        if (!any) continue;
       }
-      heap_.push_back({candidate, row, w});
-      std::push_heap(heap_.begin(), heap_.end(), worse);
-      if (heap_.size() == count) threshold = heap_.front().log_prob;
+      for (int k = begin; k < end; ++k) {
+        const int w = words ? words[k] : k;
+        const T candidate = base + log_p[k];
+        // strict: on a tie the candidate found first stays
+        if (candidate <= threshold || w == Vocab::kPad || w == Vocab::kBos) continue;
+        if (heap_.size() == count) {  // the new candidate replaces the heap's minimum
+          std::pop_heap(heap_.begin(), heap_.end(), worse);
+          heap_.pop_back();
+        }
+        heap_.push_back({candidate, row, w});
+        std::push_heap(heap_.begin(), heap_.end(), worse);
+        if (heap_.size() == count) threshold = heap_.front().log_prob;
+      }
     }
   }
   std::sort(heap_.begin(), heap_.end(), [](const Candidate& a, const Candidate& b) {
