@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/eval/heatmap.h"
@@ -168,19 +169,35 @@ struct TranslationService::Job {
   DecodeKey key;
   std::vector<std::string> sentences;  // a copy: a request that times out returns at once
   std::vector<LineTranslation> results;
-  size_t remaining;
   Clock::time_point arrived = Clock::now();
   std::atomic<bool> cancelled{false};  // timed out: its sentences not yet decoded are dropped
-  bool finished = false;               // the promise is set (decoding thread only)
   std::promise<void> done;
-  void finish(std::exception_ptr error = nullptr) {
-    if (finished) return;
-    finished = true;
+  size_t remaining = 0;                // sentences without a result
+
+  // From the decoding threads (a request's sentences may decode on several): one sentence's
+  // result; the request is done with its last. fail: its decoding threw.
+  void deliver(size_t index, LineTranslation result) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (finished_) return;
+    result.line = index;
+    results[index] = std::move(result);
+    if (--remaining == 0) finish(nullptr);
+  }
+  void fail(std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!finished_) finish(error);
+  }
+
+ private:
+  void finish(std::exception_ptr error) {
+    finished_ = true;
     if (error)
       done.set_exception(error);
     else
       done.set_value();
   }
+  std::mutex mutex_;
+  bool finished_ = false;  // the promise is set
 };
 
 struct TranslationService::ScoreJob {
@@ -216,7 +233,7 @@ TranslationService::TranslationService(const std::vector<Model>& models, const S
   sopts.alignment = true;
   aligning_scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models), sopts);
   translator({5, 1, 1.0, false, false});  // the default options' Translator, made before the first request
-  decoder_ = std::thread([this] { decode_loop(); });
+  for (int t = 0; t < options.threads; ++t) decoders_.emplace_back([this, t] { decode_loop(t); });
 }
 
 TranslationService::~TranslationService() { stop(); }
@@ -227,17 +244,19 @@ void TranslationService::stop() {
     stopping_ = true;
   }
   wake_.notify_all();
-  if (decoder_.joinable()) decoder_.join();
+  for (std::thread& decoder : decoders_)
+    if (decoder.joinable()) decoder.join();
 }
 
 // A Translator per set of decoding options, as `translate` makes one per run; the few most
-// recently used are kept (with --precision int8 or bf16 each holds its converted projection).
-Translator& TranslationService::translator(const DecodeKey& key) {
+// recently used are kept (with --precision int8 or bf16 each holds its converted projection;
+// a decoding thread keeps the one it uses alive). Called with mutex_ held.
+std::shared_ptr<Translator> TranslationService::translator(const DecodeKey& key) {
   constexpr size_t kKept = 8;
   auto found = std::find_if(translators_.begin(), translators_.end(), [&](const auto& t) { return t.first == key; });
   if (found != translators_.end()) {
     std::rotate(found, found + 1, translators_.end());
-    return *translators_.back().second;
+    return translators_.back().second;
   }
   TranslatorOptions topts;
   topts.beam.beam_size = key.beam_size;
@@ -250,8 +269,8 @@ Translator& TranslationService::translator(const DecodeKey& key) {
   topts.threads = options_.threads;
   topts.precision = options_.precision;
   if (translators_.size() == kKept) translators_.erase(translators_.begin());
-  translators_.emplace_back(key, std::make_unique<Translator>(models_.front(), ensemble_weights(models_), topts));
-  return *translators_.back().second;
+  translators_.emplace_back(key, std::make_shared<Translator>(models_.front(), ensemble_weights(models_), topts));
+  return translators_.back().second;
 }
 
 std::vector<LineTranslation> TranslationService::translate(const TranslateRequest& request) {
@@ -299,89 +318,118 @@ std::vector<ScoredPair> TranslationService::score(const ScoreRequest& request) {
   return std::move(job->pairs);
 }
 
-// One decoding thread: score requests one by one, translation sentences in batches of one
-// DecodeKey, the oldest waiting first. A busy server (the last batch held more than one
-// request) waits up to --batch-wait-ms from the oldest sentence's arrival for a full
-// batch; an idle one decodes a lone request at once, so one client waits no longer than
-// `translate` would.
-void TranslationService::decode_loop() {
-  // OpenMP's thread count is per thread: this one's products get --threads, as the command
-  // line's main thread does (left at the core count, every small product of a batch woke a
-  // team of all cores; with another process on one core, a sentence took 10x as long).
-  omp_set_num_threads(options_.threads);
+// One decoding thread per --threads, each running a continuous beam search (one OpenMP
+// thread each): between two decoder steps it admits queued sentences with its search's
+// options, oldest first, up to its share of the work (--batch-size at most, and no more
+// than an even split of the sentences queued and decoding over the threads, so that a
+// burst is spread over all threads), and each sentence leaves as soon as it is finished. A
+// sentence with other options stops the admission: it waits only until this search has
+// emptied, or for another thread. An idle thread takes the oldest work: a score request
+// (scored alone, one at a time), or starts a search with the oldest sentence's options;
+// when another thread is decoding (a busy server) it first waits up to --batch-wait-ms
+// from that sentence's arrival for more. An idle server starts a lone request at once.
+void TranslationService::decode_loop(int thread) {
+  // OpenMP's thread count is per thread: this thread's products run on it alone (left at
+  // the core count, every small product woke a team of all cores).
+  omp_set_num_threads(1);
+  const size_t threads = static_cast<size_t>(options_.threads), batch_size = static_cast<size_t>(options_.batch_size);
+  std::shared_ptr<Translator> translator;  // of `key`, the options of the sentences decoding here
+  DecodeKey key{};
+  std::unordered_map<size_t, Item> decoding;  // the sentences in this thread's search, by tag
+  size_t next_tag = 0;
+  std::vector<Item> admitted;
+  std::vector<std::string> lines;
+  std::vector<size_t> tags;
+  std::vector<Translator::Finished> done;
+  std::vector<const Job*> requests;
+  const auto matching = [&] {
+    return static_cast<size_t>(
+        std::count_if(queue_.begin(), queue_.end(), [&](const Item& item) { return item.job->key == key; }));
+  };
   std::unique_lock<std::mutex> lock(mutex_);
-  const size_t limit = static_cast<size_t>(options_.batch_size) * static_cast<size_t>(options_.threads);
   for (;;) {
-    wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !score_queue_.empty(); });
-    while (!queue_.empty() && queue_.front().job->cancelled) queue_.pop_front();
-    while (!score_queue_.empty() && score_queue_.front()->cancelled) score_queue_.pop_front();
-    if (queue_.empty() && score_queue_.empty()) {
-      if (stopping_) return;
-      continue;
-    }
-    if (!score_queue_.empty() && (queue_.empty() || score_queue_.front()->arrived <= queue_.front().job->arrived)) {
-      std::shared_ptr<ScoreJob> job = score_queue_.front();
-      score_queue_.pop_front();
-      lock.unlock();
-      if (!job->cancelled) {
-        try {
-          const ScoreRequest& r = job->request;
-          job->pairs = (r.alignment != AlignmentFormat::none ? aligning_scorer_ : scorer_)->score(r.src, r.tgt, 0);
-          job->done.set_value();
-        } catch (...) {
-          job->done.set_exception(std::current_exception());
-        }
+    if (decoding.empty()) {
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !score_queue_.empty(); });
+      while (!queue_.empty() && queue_.front().job->cancelled) queue_.pop_front();
+      while (!score_queue_.empty() && score_queue_.front()->cancelled) score_queue_.pop_front();
+      if (queue_.empty() && score_queue_.empty()) {
+        if (stopping_) return;
+        continue;
       }
-      lock.lock();
-      continue;
+      if (!score_queue_.empty() && (queue_.empty() || score_queue_.front()->arrived <= queue_.front().job->arrived)) {
+        std::shared_ptr<ScoreJob> job = score_queue_.front();
+        score_queue_.pop_front();
+        lock.unlock();
+        score_job(*job);
+        lock.lock();
+        continue;
+      }
+      key = queue_.front().job->key;
+      translator = this->translator(key);
+      if (decoding_sentences_ > 0 && !stopping_) {
+        const auto deadline = queue_.front().job->arrived + std::chrono::milliseconds(options_.batch_wait_ms);
+        while (!stopping_ && Clock::now() < deadline && matching() < batch_size) wake_.wait_until(lock, deadline);
+      }
     }
-    const DecodeKey key = queue_.front().job->key;
-    const auto matching = [&] {
-      return static_cast<size_t>(
-          std::count_if(queue_.begin(), queue_.end(), [&](const Item& item) { return item.job->key == key; }));
-    };
-    if (last_batch_requests_ > 1 && !stopping_) {
-      const auto deadline = queue_.front().job->arrived + std::chrono::milliseconds(options_.batch_wait_ms);
-      while (!stopping_ && Clock::now() < deadline && matching() < limit) wake_.wait_until(lock, deadline);
-    }
-    std::vector<Item> items;
-    for (auto it = queue_.begin(); it != queue_.end() && items.size() < limit;) {
+    const size_t share = std::min(batch_size, (queue_.size() + decoding_sentences_ + threads - 1) / threads);
+    admitted.clear();
+    for (auto it = queue_.begin(); it != queue_.end() && decoding.size() + admitted.size() < share;) {
       if (it->job->cancelled) {
         it = queue_.erase(it);
       } else if (it->job->key == key) {
-        items.push_back(std::move(*it));
+        admitted.push_back(std::move(*it));
         it = queue_.erase(it);
       } else {
-        ++it;
+        break;
       }
     }
-    if (items.empty()) continue;
-    std::set<const Job*> jobs;
-    for (const Item& item : items) jobs.insert(item.job.get());
-    last_batch_requests_ = jobs.size();
+    if (decoding.empty() && admitted.empty()) continue;  // another thread took them
+    decoding_sentences_ += admitted.size();
     lock.unlock();
-    metrics_.batch(items.size(), jobs.size());  // before the results: a client may ask /metrics next
-    decode_batch(items, key);
+    lines.clear();
+    tags.clear();
+    for (Item& item : admitted) {
+      lines.push_back(item.job->sentences[item.index]);
+      tags.push_back(next_tag);
+      decoding.emplace(next_tag++, std::move(item));
+    }
+    requests.clear();
+    for (const auto& [tag, item] : decoding) requests.push_back(item.job.get());
+    std::sort(requests.begin(), requests.end());
+    const size_t sentences = decoding.size(),
+                 distinct = static_cast<size_t>(std::unique(requests.begin(), requests.end()) - requests.begin());
+    size_t left = 0;  // sentences that left the search
+    try {
+      if (!lines.empty()) translator->add(thread, lines, tags, done);
+      translator->step(thread, done);
+      metrics_.step(sentences, distinct, done.size());  // before the results: a client may ask /metrics next
+      for (Translator::Finished& finished : done) {
+        const auto it = decoding.find(finished.tag);
+        it->second.job->deliver(it->second.index, std::move(finished.translation));
+        decoding.erase(it);
+        ++left;
+      }
+    } catch (...) {
+      for (auto& [tag, item] : decoding) item.job->fail(std::current_exception());
+      left += decoding.size();
+      decoding.clear();
+      translator->clear(thread);
+    }
+    done.clear();
     lock.lock();
+    decoding_sentences_ -= left;
   }
 }
 
-void TranslationService::decode_batch(std::vector<Item>& items, const DecodeKey& key) {
-  std::vector<std::string> lines;
-  lines.reserve(items.size());
-  for (const Item& item : items) lines.push_back(item.job->sentences[item.index]);
-  std::vector<LineTranslation> results;
+void TranslationService::score_job(ScoreJob& job) {
+  if (job.cancelled) return;
+  std::lock_guard<std::mutex> lock(score_mutex_);  // the Scorers' workspaces
   try {
-    results = translator(key).translate(lines, 0);
+    const ScoreRequest& r = job.request;
+    job.pairs = (r.alignment != AlignmentFormat::none ? aligning_scorer_ : scorer_)->score(r.src, r.tgt, 0);
+    job.done.set_value();
   } catch (...) {
-    for (Item& item : items) item.job->finish(std::current_exception());
-    return;
-  }
-  for (size_t k = 0; k < items.size(); ++k) {
-    Job& job = *items[k].job;
-    results[k].line = items[k].index;
-    job.results[items[k].index] = std::move(results[k]);
-    if (--job.remaining == 0) job.finish();
+    job.done.set_exception(std::current_exception());
   }
 }
 
@@ -472,21 +520,22 @@ ordered_json TranslationService::info() const {
 }
 
 std::string TranslationService::metrics_text() const {
-  size_t sentences = 0, requests = 0;
+  size_t sentences = 0, requests = 0, decoding = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     std::set<const Job*> jobs;
     for (const Item& item : queue_) jobs.insert(item.job.get());
     sentences = queue_.size();
     requests = jobs.size() + score_queue_.size();
+    decoding = decoding_sentences_;
   }
-  return metrics_.text(sentences, requests);
+  return metrics_.text(sentences, requests, decoding);
 }
 
 // ---- Metrics --------------------------------------------------------------------------
 
 const std::vector<double> Metrics::kLatencyBounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
-const std::vector<double> Metrics::kBatchBounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};
+const std::vector<double> Metrics::kStepBounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};
 
 void Metrics::request(const std::string& path, int status, double seconds) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -496,13 +545,15 @@ void Metrics::request(const std::string& path, int status, double seconds) {
   ++latency_count_;
 }
 
-void Metrics::batch(size_t sentences, size_t requests) {
+void Metrics::step(size_t sentences, size_t requests, size_t finished) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (size_t k = 0; k < kBatchBounds.size(); ++k) batch_buckets_[k] += static_cast<double>(sentences) <= kBatchBounds[k];
-  ++batches_;
-  sentences_ += static_cast<long>(sentences);
-  batch_requests_ += static_cast<long>(requests);
+  sentences_ += static_cast<long>(finished);
+  for (size_t k = 0; k < kStepBounds.size(); ++k) step_buckets_[k] += static_cast<double>(sentences) <= kStepBounds[k];
+  ++steps_;
+  step_sentences_ += static_cast<long>(sentences);
+  step_requests_ += static_cast<long>(requests);
 }
+
 
 namespace {
 
@@ -515,7 +566,7 @@ void histogram(std::ostringstream& out, const std::string& name, const std::stri
 
 }  // namespace
 
-std::string Metrics::text(size_t queued_sentences, size_t queued_requests) const {
+std::string Metrics::text(size_t queued_sentences, size_t queued_requests, size_t decoding_sentences) const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::ostringstream out;
   out << "# HELP rnnsearch_requests_total HTTP requests answered, by path and status.\n"
@@ -524,18 +575,20 @@ std::string Metrics::text(size_t queued_sentences, size_t queued_requests) const
     out << "rnnsearch_requests_total{path=\"" << key.first << "\",code=\"" << key.second << "\"} " << count << '\n';
   out << "# HELP rnnsearch_sentences_total Sentences translated.\n# TYPE rnnsearch_sentences_total counter\n"
       << "rnnsearch_sentences_total " << sentences_ << '\n'
-      << "# HELP rnnsearch_batches_total Decoding batches (the sentences of one or more requests).\n"
-         "# TYPE rnnsearch_batches_total counter\nrnnsearch_batches_total "
-      << batches_ << '\n'
-      << "# HELP rnnsearch_batch_requests_total Requests summed over batches (a request split over two counts twice).\n"
-         "# TYPE rnnsearch_batch_requests_total counter\nrnnsearch_batch_requests_total "
-      << batch_requests_ << '\n'
+      << "# HELP rnnsearch_steps_total Decoder steps (each for all the sentences a decoding thread is translating).\n"
+         "# TYPE rnnsearch_steps_total counter\nrnnsearch_steps_total "
+      << steps_ << '\n'
+      << "# HELP rnnsearch_step_requests_total Requests summed over decoder steps (those with a sentence in the step).\n"
+         "# TYPE rnnsearch_step_requests_total counter\nrnnsearch_step_requests_total "
+      << step_requests_ << '\n'
       << "# HELP rnnsearch_queue_sentences Sentences waiting to be decoded.\n# TYPE rnnsearch_queue_sentences gauge\n"
       << "rnnsearch_queue_sentences " << queued_sentences << '\n'
       << "# HELP rnnsearch_queue_requests Requests waiting to be decoded.\n# TYPE rnnsearch_queue_requests gauge\n"
-      << "rnnsearch_queue_requests " << queued_requests << '\n';
-  histogram(out, "rnnsearch_batch_size", "Sentences per decoding batch.", kBatchBounds, batch_buckets_,
-            static_cast<double>(sentences_), batches_);
+      << "rnnsearch_queue_requests " << queued_requests << '\n'
+      << "# HELP rnnsearch_decoding_sentences Sentences being decoded.\n# TYPE rnnsearch_decoding_sentences gauge\n"
+      << "rnnsearch_decoding_sentences " << decoding_sentences << '\n';
+  histogram(out, "rnnsearch_step_sentences", "Sentences decoded together in a decoder step.", kStepBounds, step_buckets_,
+            static_cast<double>(step_sentences_), steps_);
   histogram(out, "rnnsearch_request_seconds", "Time from a request's arrival to its response, in seconds.",
             kLatencyBounds, latency_buckets_, latency_sum_, latency_count_);
   return out.str();

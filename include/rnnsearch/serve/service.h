@@ -2,13 +2,14 @@
 // What `rnnsearch serve` does behind its HTTP routes (docs/serve.md), without the HTTP:
 //
 //   parse_*_request: a JSON body → a checked request, or RequestError (a 4xx and its message)
-//   translate():     the request's sentences join a queue; one decoding thread takes the
-//                    sentences of all queued requests that share the same decoding options,
-//                    up to --batch-size, and decodes them together with the CLI's Translator
-//                    (so each sentence gets what `rnnsearch translate` gives it: beam search
-//                    does not depend on what else shares the batch); the caller waits for
-//                    its own results, or until its timeout
-//   score():         forced decoding by the CLI's Scorer, one request at a time, on the same
+//   translate():     the request's sentences join a queue; --threads decoding threads each
+//                    run a continuous beam search (the CLI's Translator and BeamSearch) that
+//                    admits queued sentences with its options between two decoder steps, up
+//                    to --batch-size, and lets each go as soon as it is finished (so a
+//                    sentence never waits for a batch to end, and gets what `rnnsearch
+//                    translate` gives it: beam search does not depend on what else shares
+//                    its steps); the caller waits for its own results, or until its timeout
+//   score():         forced decoding by the CLI's Scorer, one request at a time, on an idle
 //                    decoding thread
 //   *_json:          the response bodies; the tokens, scores and attention are those of
 //                    `translate --format json` (OutputPrinter::record, record_json)
@@ -37,9 +38,9 @@
 namespace rnnsearch::serve {
 
 struct ServiceOptions {
-  int batch_size = 32;      // --batch-size: sentences decoded together
-  int batch_wait_ms = 5;    // --batch-wait-ms: how long a busy server waits to fill a batch
-  int threads = 1;          // --threads: batches decoded at once (the Translator's threads)
+  int batch_size = 32;      // --batch-size: sentences decoded together by one thread
+  int batch_wait_ms = 5;    // --batch-wait-ms: how long a busy server waits to start a fuller search
+  int threads = 1;          // --threads: decoding threads (searches running at once)
   Precision precision = Precision::fp32;  // --precision, resolved
   // Limits of one request
   int max_sentences = 64;   // --max-sentences: entries of "q" (or "src")
@@ -77,8 +78,9 @@ struct ScoreRequest {
 class Metrics {
  public:
   void request(const std::string& path, int status, double seconds);
-  void batch(size_t sentences, size_t requests);
-  std::string text(size_t queued_sentences, size_t queued_requests) const;
+  // A decoder step of `sentences` sentences of `requests` requests, after which `finished` left.
+  void step(size_t sentences, size_t requests, size_t finished);
+  std::string text(size_t queued_sentences, size_t queued_requests, size_t decoding_sentences) const;
 
  private:
   mutable std::mutex mutex_;
@@ -86,16 +88,16 @@ class Metrics {
   std::vector<long> latency_buckets_ = std::vector<long>(kLatencyBounds.size(), 0);
   double latency_sum_ = 0;
   long latency_count_ = 0;
-  std::vector<long> batch_buckets_ = std::vector<long>(kBatchBounds.size(), 0);
-  long batches_ = 0, sentences_ = 0, batch_requests_ = 0;
+  std::vector<long> step_buckets_ = std::vector<long>(kStepBounds.size(), 0);
+  long steps_ = 0, sentences_ = 0, step_sentences_ = 0, step_requests_ = 0;
   static const std::vector<double> kLatencyBounds;  // seconds
-  static const std::vector<double> kBatchBounds;    // sentences
+  static const std::vector<double> kStepBounds;     // sentences
 };
 
 class TranslationService {
  public:
   // Keeps a reference to models (an ensemble: all share their vocabularies). Starts the
-  // decoding thread; throws rnnsearch::Error on invalid options.
+  // decoding threads; throws rnnsearch::Error on invalid options.
   TranslationService(const std::vector<Model>& models, const ServiceOptions& options);
   ~TranslationService();  // stop()
   TranslationService(const TranslationService&) = delete;
@@ -117,7 +119,7 @@ class TranslationService {
   std::string metrics_text() const;
   Metrics& metrics() { return metrics_; }
 
-  // Decodes what is queued, then ends the decoding thread; later requests get 503.
+  // Decodes what is queued, then ends the decoding threads; later requests get 503.
   void stop();
   bool stopping() const { return stopping_; }
 
@@ -140,25 +142,26 @@ class TranslationService {
 
   // Until `done` is ready; past the timeout, marks the job cancelled and throws RequestError 503.
   void wait(std::future<void>& done, Clock::time_point arrived, std::atomic<bool>& cancelled) const;
-  void decode_loop();
-  void decode_batch(std::vector<Item>& items, const DecodeKey& key);
-  Translator& translator(const DecodeKey& key);
+  void decode_loop(int thread);
+  void score_job(ScoreJob& job);
+  std::shared_ptr<Translator> translator(const DecodeKey& key);
   size_t max_tokens_check(const std::string& text, const std::string& field) const;
 
   const std::vector<Model>& models_;
   ServiceOptions options_;
   OutputOptions output_options_;  // the model's tokenizer, for the text of a translation
-  std::vector<std::pair<DecodeKey, std::unique_ptr<Translator>>> translators_;  // most recent last
+  std::vector<std::pair<DecodeKey, std::shared_ptr<Translator>>> translators_;  // most recent last
   std::unique_ptr<Scorer> scorer_, aligning_scorer_;
+  std::mutex score_mutex_;  // one score request at a time (the Scorers' workspaces)
   Metrics metrics_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Item> queue_;
   std::deque<std::shared_ptr<ScoreJob>> score_queue_;
-  size_t last_batch_requests_ = 0;
+  size_t decoding_sentences_ = 0;  // in the decoding threads' searches
   std::atomic<bool> stopping_{false};
-  std::thread decoder_;
+  std::vector<std::thread> decoders_;
 };
 
 // The body of a 4xx/5xx response: {"error": message}, invalid UTF-8 replaced.
