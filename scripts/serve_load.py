@@ -3,7 +3,8 @@
 file (its own decoding time, without loading the model), then for 1, 8, 32 and 128 concurrent
 clients a fresh `rnnsearch serve` loaded by serve_bench.load() (one sentence per request,
 beam 5), and the first sentences translated one at a time in-process (the Python module's
-Translator.translate, the library call without HTTP) as the 1-client latency's yardstick.
+Translator.translate, the library call without HTTP, on 1 thread and on --threads) as the
+1-client latency's yardstick.
 REPEAT rounds, one of each in turn; the table gives medians. Each server's translations must
 equal translate's, byte for byte. Peak RSS of each process from wait4(). Run it on an idle
 machine; it stops by itself.
@@ -106,10 +107,11 @@ def main():
                 if translations != expected[: len(sent)]:
                     sys.exit(f"serve_load: the server's translations differ from translate's ({clients} clients)")
                 rows.setdefault(f"{clients} client{'s' if clients > 1 else ''}", []).append((result, rss))
-            alone = alone_latencies(args.model, args.threads, sentences[: args.single])
-            if alone is not None:
-                rows.setdefault("one sentence at a time in-process", []).append(
-                    (serve_bench.summary(alone, sum(alone)), float("nan")))
+            for threads in sorted({1, args.threads}):
+                alone = alone_latencies(args.model, threads, sentences[: args.single])
+                if alone is not None:
+                    rows.setdefault(f"one sentence at a time in-process, {threads} thread{'s' if threads > 1 else ''}",
+                                    []).append((serve_bench.summary(alone, sum(alone)), float("nan")))
 
     def median(values):
         return statistics.median(values)
