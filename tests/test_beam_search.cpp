@@ -377,31 +377,44 @@ TYPED_TEST(BeamSearchTyped, AlignmentIsTheAttentionOfEveryStep) {
   EXPECT_GT(cut, 0) << "the limit of 5 should cut some hypotheses (their extra attention row)";
 }
 
+// Beam `beam`, all its hypotheses returned, with their attention.
+BeamOptions n_best_with_attention(int beam) {
+  BeamOptions options;
+  options.beam_size = beam;
+  options.n_best = beam;
+  options.alignment = true;
+  return options;
+}
+
+// The hypotheses a sentence got while decoded with others equal those it gets alone: the
+// same words, scores and attention to float rounding.
+template <class T>
+void expect_as_alone(const std::vector<Hypothesis>& found, const std::vector<Hypothesis>& alone,
+                     const std::string& where) {
+  ASSERT_EQ(found.size(), alone.size()) << where;
+  for (size_t k = 0; k < alone.size(); ++k) {
+    EXPECT_EQ(found[k].tokens, alone[k].tokens) << where << " rank " << k;
+    EXPECT_EQ(found[k].finished, alone[k].finished) << where << " rank " << k;
+    EXPECT_NEAR(found[k].score, alone[k].score, tolerance<T>()) << where << " rank " << k;
+    ASSERT_EQ(found[k].alignment.weights.size(), alone[k].alignment.weights.size()) << where << " rank " << k;
+    for (size_t w = 0; w < alone[k].alignment.weights.size(); ++w)
+      EXPECT_NEAR(found[k].alignment.weights[w], alone[k].alignment.weights[w], 1e-5) << where << " rank " << k;
+  }
+}
+
 // Sentences decoded together (their hypotheses share decoder steps) give what each gives
 // alone, whatever else is in the batch; workspaces reused between calls change nothing.
 TYPED_TEST(BeamSearchTyped, BatchedEqualsOneAtATime) {
   using T = TypeParam;
   const auto params = tiny_model<T>(OutputKind::maxout, 13);
   for (int beam : {1, 3}) {
-    BeamOptions options;
-    options.beam_size = beam;
-    options.n_best = beam;
-    options.alignment = true;
+    const BeamOptions options = n_best_with_attention(beam);
     BeamSearch<T> batched(params), single(params);
     const auto together = batched.search(kSources, options);
     ASSERT_EQ(together.size(), kSources.size());
-    for (size_t b = 0; b < kSources.size(); ++b) {
-      const auto alone = single.search({kSources[b]}, options).at(0);
-      ASSERT_EQ(together[b].size(), alone.size());
-      for (size_t k = 0; k < alone.size(); ++k) {
-        EXPECT_EQ(together[b][k].tokens, alone[k].tokens) << "sentence " << b << " rank " << k;
-        EXPECT_EQ(together[b][k].finished, alone[k].finished);
-        EXPECT_NEAR(together[b][k].score, alone[k].score, tolerance<T>());
-        ASSERT_EQ(together[b][k].alignment.weights.size(), alone[k].alignment.weights.size());
-        for (size_t w = 0; w < alone[k].alignment.weights.size(); ++w)
-          EXPECT_NEAR(together[b][k].alignment.weights[w], alone[k].alignment.weights[w], 1e-5);
-      }
-    }
+    for (size_t b = 0; b < kSources.size(); ++b)
+      expect_as_alone<T>(together[b], single.search({kSources[b]}, options).at(0),
+                         "beam " + std::to_string(beam) + " sentence " + std::to_string(b));
     // Reversed order in a reused workspace: the same per sentence.
     const auto reversed = batched.search(std::vector<std::vector<int>>(kSources.rbegin(), kSources.rend()), options);
     for (size_t b = 0; b < kSources.size(); ++b)
@@ -418,10 +431,7 @@ TYPED_TEST(BeamSearchTyped, SentencesJoiningARunningSearchGetWhatTheyGetAlone) {
   std::vector<std::vector<int>> sources = kSources;
   sources.push_back({4, 5, 6, 4, 5, 6, 6, 4, 5, 6, 4, 5, kEos});  // longer than kSources'
   for (int beam : {1, 3}) {
-    BeamOptions options;
-    options.beam_size = beam;
-    options.n_best = beam;
-    options.alignment = true;
+    const BeamOptions options = n_best_with_attention(beam);
     BeamSearch<T> continuous(params), single(params);
     std::vector<std::vector<Hypothesis>> found(sources.size());
     std::vector<bool> seen(sources.size(), false);
@@ -444,15 +454,8 @@ TYPED_TEST(BeamSearchTyped, SentencesJoiningARunningSearchGetWhatTheyGetAlone) {
     }
     for (size_t b = 0; b < sources.size(); ++b) {
       ASSERT_TRUE(seen[b]) << "sentence " << b;
-      const auto alone = single.search({sources[b]}, options).at(0);
-      ASSERT_EQ(found[b].size(), alone.size());
-      for (size_t k = 0; k < alone.size(); ++k) {
-        EXPECT_EQ(found[b][k].tokens, alone[k].tokens) << "beam " << beam << " sentence " << b << " rank " << k;
-        EXPECT_NEAR(found[b][k].score, alone[k].score, tolerance<T>());
-        ASSERT_EQ(found[b][k].alignment.weights.size(), alone[k].alignment.weights.size());
-        for (size_t w = 0; w < alone[k].alignment.weights.size(); ++w)
-          EXPECT_NEAR(found[b][k].alignment.weights[w], alone[k].alignment.weights[w], 1e-5);
-      }
+      expect_as_alone<T>(found[b], single.search({sources[b]}, options).at(0),
+                         "beam " + std::to_string(beam) + " sentence " + std::to_string(b));
     }
     // start() drops what is left: a new search starts empty, its ids from 0.
     continuous.add({sources[0]});
