@@ -337,7 +337,7 @@ void TranslationService::decode_loop(int thread) {
   DecodeKey key{};
   std::unordered_map<size_t, Item> decoding;  // the sentences in this thread's search, by tag
   size_t next_tag = 0;
-  std::vector<Item> admitted;
+  std::vector<Item> admitted, leaving;
   std::vector<std::string> lines;
   std::vector<size_t> tags;
   std::vector<Translator::Finished> done;
@@ -398,26 +398,28 @@ void TranslationService::decode_loop(int thread) {
     std::sort(requests.begin(), requests.end());
     const size_t sentences = decoding.size(),
                  distinct = static_cast<size_t>(std::unique(requests.begin(), requests.end()) - requests.begin());
-    size_t left = 0;  // sentences that left the search
     try {
       if (!lines.empty()) translator->add(thread, lines, tags, done);
       translator->step(thread, done);
-      metrics_.step(sentences, distinct, done.size());  // before the results: a client may ask /metrics next
+      // Metrics and the count before the results: a client may ask /metrics next.
+      metrics_.step(sentences, distinct, done.size());
+      leaving.clear();
       for (Translator::Finished& finished : done) {
         const auto it = decoding.find(finished.tag);
-        it->second.job->deliver(it->second.index, std::move(finished.translation));
+        leaving.push_back(std::move(it->second));
         decoding.erase(it);
-        ++left;
       }
+      decoding_sentences_ -= leaving.size();
+      for (size_t k = 0; k < leaving.size(); ++k)
+        leaving[k].job->deliver(leaving[k].index, std::move(done[k].translation));
     } catch (...) {
+      decoding_sentences_ -= decoding.size();  // those still counted
       for (auto& [tag, item] : decoding) item.job->fail(std::current_exception());
-      left += decoding.size();
       decoding.clear();
       translator->clear(thread);
     }
     done.clear();
     lock.lock();
-    decoding_sentences_ -= left;
   }
 }
 

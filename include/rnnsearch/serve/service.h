@@ -159,7 +159,9 @@ class TranslationService {
   std::condition_variable wake_;
   std::deque<Item> queue_;
   std::deque<std::shared_ptr<ScoreJob>> score_queue_;
-  size_t decoding_sentences_ = 0;  // in the decoding threads' searches
+  // In the decoding threads' searches; lowered before a sentence's result is delivered, so
+  // that a client reading /metrics after its response sees it gone.
+  std::atomic<size_t> decoding_sentences_{0};
   std::atomic<bool> stopping_{false};
   std::vector<std::thread> decoders_;
 };
