@@ -144,7 +144,7 @@ size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources) {
     const Index n = m.params->config().hidden;
     if (m.s_prev.rows() < R + B || m.s_prev.cols() != n) {  // grow, keeping the rows of the next step
       Mat<T> grown(std::max(R + B, 2 * m.s_prev.rows()), n);
-      grown.topRows(R) = m.s_prev.topRows(R);
+      if (R > 0) grown.topRows(R) = m.s_prev.topRows(R);
       m.s_prev.swap(grown);
     }
     m.s_prev.middleRows(R, B) = m.encoder.s0.topRows(B);
