@@ -9,6 +9,8 @@
 #include <cmath>
 #include <map>
 
+#include <omp.h>
+
 #include "rnnsearch/decode/beam_search.h"
 #include "rnnsearch/decode/parallel_batches.h"
 #include "rnnsearch/error.h"
@@ -558,6 +560,28 @@ TEST(ParallelBatches, FewItemsGiveEveryThreadABatch) {
   });
   EXPECT_EQ(batches, 2);
   EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 32);
+}
+
+// A lone batch runs with the GEMM libraries' threading off (one OpenMP thread inside it), and
+// the caller's thread count is back afterwards, also when the batch throws.
+TEST(ParallelBatches, ALoneBatchRunsOnOneThreadAndRestoresTheSetting) {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  const std::vector<size_t> one{0};
+  int inside = 0;
+  run_batches(one, 32, 2, [&](const std::vector<size_t>&, int) { inside = omp_get_max_threads(); });
+  EXPECT_EQ(inside, 1);
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  EXPECT_THROW(run_batches(one, 32, 2, [](const std::vector<size_t>&, int) { throw Error("batch failed"); }), Error);
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  // Two batches on two threads leave the libraries' threading as it was
+  const std::vector<size_t> two{0, 1};
+  run_batches(two, 1, 2, [&](const std::vector<size_t>&, int) {
+#pragma omp critical(test_parallel_batches)
+    inside = omp_get_max_threads();
+  });
+  EXPECT_EQ(inside, 2);
+  omp_set_num_threads(before);
 }
 
 }  // namespace
