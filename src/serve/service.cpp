@@ -410,7 +410,7 @@ void TranslationService::decode_loop(int thread) {
         decoding.erase(it);
       }
       decoding_sentences_ -= leaving.size();
-      for (size_t k = 0; k < leaving.size(); ++k)
+      for (size_t k = 0; k < leaving.size(); ++k)  // leaving[k] is done[k]'s sentence
         leaving[k].job->deliver(leaving[k].index, std::move(done[k].translation));
     } catch (...) {
       decoding_sentences_ -= decoding.size();  // those still counted
