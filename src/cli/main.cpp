@@ -3,9 +3,6 @@
 #include <cstring>
 #include <iostream>
 #include <map>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include "commands.h"
 #include "rnnsearch/error.h"
@@ -61,23 +58,10 @@ int run(int (*command)(const rnnsearch::cli::Args&), const char* name, const rnn
   return 1;
 }
 
-// Buffers of 1 MB and more (workspaces, logits, weights) get their own mappings, returned to
-// the system when freed. glibc's default raises that threshold to the size of each large
-// buffer freed, so once the workspaces had grown for a longer batch, later ones came from the
-// heap and the old ones left holes in it that stayed resident: 11 MB of a training run's
-// peak (306 -> 290-296 MB, small preset, 2 threads; the speed is unchanged). Smaller ones stay in
-// the heap: oneDNN allocates and frees ~300 KB at many products.
-void return_large_buffers_to_the_system() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 1 << 20);
-#endif
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace rnnsearch::cli;
-  return_large_buffers_to_the_system();
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"vocab", vocab_command}, {"train", train_command}, {"translate", translate_command},
       {"score", score_command}, {"bleu", bleu_command}, {"tokenize", tokenize_command},
