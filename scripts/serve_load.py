@@ -4,7 +4,10 @@ file (its own decoding time, without loading the model), then for 1, 8, 32 and 1
 clients a fresh `rnnsearch serve` loaded by serve_bench.load() (one sentence per request,
 beam 5), and the first sentences translated one at a time in-process (the Python module's
 Translator.translate, the library call without HTTP, on 1 thread and on --threads) as the
-1-client latency's yardstick.
+1-client latency's yardstick. As the host's speed drifts by tens of percent within seconds,
+the two are also compared sentence by sentence: each sentence sent twice to a fresh server by
+one client, then translated twice in-process (--threads; which goes first alternates), the
+second of each timed (both warm, back to back), giving the median per-sentence ratio.
 REPEAT rounds, one of each in turn; the table gives medians. Each server's translations must
 equal translate's, byte for byte. Peak RSS of each process from wait4(). Run it on an idle
 machine; it stops by itself.
@@ -13,6 +16,8 @@ machine; it stops by itself.
 """
 import argparse
 import gzip
+import http.client
+import json
 import os
 import re
 import signal
@@ -40,29 +45,36 @@ def run_translate(binary, model, path, threads, work):
     return open(out, encoding="utf-8").read().splitlines(), rate, usage.ru_maxrss / 1024
 
 
-def run_server(binary, model, threads, clients, sentences, work):
-    """serve_bench.load() against a fresh server: (summary, translations, peak RSS in MB)."""
+def start_server(binary, model, threads, work):
+    """A fresh `rnnsearch serve` on a free port: (process, port)."""
     err = os.path.join(work, "serve.err")
     with open(err, "wb") as e:
         proc = subprocess.Popen([binary, "serve", "-m", model, "--port", "0", "--threads", str(threads)], stderr=e)
-    port = None
     for _ in range(600):
         match = re.search(r"listening on http://[0-9.]+:([0-9]+)/", open(err, encoding="utf-8").read())
         if match:
-            port = int(match.group(1))
-            break
+            return proc, int(match.group(1))
         if proc.poll() is not None:
             break
         time.sleep(0.1)
-    if port is None:
-        proc.kill()
-        sys.exit("serve_load: the server did not start: " + open(err, encoding="utf-8").read())
-    result, translations, errors = serve_bench.load("127.0.0.1", port, clients, sentences, 5)
+    proc.kill()
+    sys.exit("serve_load: the server did not start: " + open(err, encoding="utf-8").read())
+
+
+def stop_server(proc, errors):
+    """SIGTERM; the peak RSS in MB. Exits on request errors or a failed exit."""
     proc.send_signal(signal.SIGTERM)
     _, status, usage = os.wait4(proc.pid, 0)
     if errors or status != 0:
         sys.exit(f"serve_load: {len(errors)} errors (first: {errors[:1]}), server exit status {status}")
-    return result, translations, usage.ru_maxrss / 1024
+    return usage.ru_maxrss / 1024
+
+
+def run_server(binary, model, threads, clients, sentences, work):
+    """serve_bench.load() against a fresh server: (summary, translations, peak RSS in MB)."""
+    proc, port = start_server(binary, model, threads, work)
+    result, translations, errors = serve_bench.load("127.0.0.1", port, clients, sentences, 5)
+    return result, translations, stop_server(proc, errors)
 
 
 def alone_latencies(model, threads, sentences):
@@ -81,6 +93,39 @@ def alone_latencies(model, threads, sentences):
     return latencies
 
 
+def paired_single(binary, model, threads, sentences, work):
+    """Per sentence, the seconds of the second of two requests to a fresh server (one kept-alive
+    connection) and of the second of two in-process calls, or None without the module."""
+    sys.path.insert(0, os.path.join(ROOT, "build", "python"))
+    try:
+        import rnnsearch
+    except ImportError:
+        return None
+    translator = rnnsearch.Translator(model, threads=threads)
+    proc, port = start_server(binary, model, threads, work)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+
+    def request(sentence):
+        connection.request("POST", "/translate", json.dumps({"q": sentence, "beam_size": 5}),
+                           {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        if response.status != 200:
+            sys.exit("serve_load: " + response.read().decode("utf-8", "replace"))
+        response.read()
+
+    served, alone = [], []
+    for k, sentence in enumerate(sentences):
+        for run, times in ((request, served), (translator.translate, alone))[:: 1 if k % 2 == 0 else -1]:
+            argument = sentence if run is request else [sentence]
+            run(argument)
+            start = time.perf_counter()
+            run(argument)
+            times.append(time.perf_counter() - start)
+    connection.close()
+    stop_server(proc, [])
+    return served, alone
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="models/en-de-small")
@@ -97,6 +142,7 @@ def main():
 
     rows = {}  # name -> list of (summary, peak RSS MB)
     offline = []  # (lines/s, peak RSS MB)
+    ratios, paired_p50 = [], []  # per round: the median per-sentence ratio; (server, in-process) p50 s
     with tempfile.TemporaryDirectory() as work:
         for _ in range(args.repeat):
             expected, rate, rss = run_translate(args.binary, args.model, args.input, args.threads, work)
@@ -112,6 +158,11 @@ def main():
                 if alone is not None:
                     rows.setdefault(f"one sentence at a time in-process, {threads} thread{'s' if threads > 1 else ''}",
                                     []).append((serve_bench.summary(alone, sum(alone)), float("nan")))
+            paired = paired_single(args.binary, args.model, args.threads, sentences[: args.single], work)
+            if paired is not None:
+                served, alone = paired
+                ratios.append(statistics.median([a / b for a, b in zip(served, alone)]))
+                paired_p50.append((statistics.median(served), statistics.median(alone)))
 
     def median(values):
         return statistics.median(values)
@@ -131,6 +182,11 @@ def main():
         print(f"| {name} | {rate:.0f} | {100 * rate / offline_rate:.0f}% | "
               + " | ".join(f"{median([r[k] for r, _ in runs]):.1f}" for k in ("p50_ms", "p90_ms", "p99_ms"))
               + (f" | {rss:.0f} |" if rss == rss else " | |"))
+    if ratios:
+        print(f"\n1 client against the in-process call on {args.threads} thread(s), sentence by sentence (each "
+              "the second of two, back to back), per round: median ratio "
+              + ", ".join(f"{r:.2f}" for r in ratios) + f" (median {median(ratios):.2f}; goal <= 1.10); p50 ms "
+              + ", ".join(f"{1000 * a:.1f}/{1000 * b:.1f}" for a, b in paired_p50))
     return 0
 
 
