@@ -77,14 +77,21 @@ def run_server(binary, model, threads, clients, sentences, work):
     return result, translations, stop_server(proc, errors)
 
 
-def alone_latencies(model, threads, sentences):
-    """Seconds to translate each sentence by itself in-process, or None without the module."""
+def in_process_translator(model, threads):
+    """The Python module's Translator (the library call without HTTP), or None without the module."""
     sys.path.insert(0, os.path.join(ROOT, "build", "python"))
     try:
         import rnnsearch
     except ImportError:
         return None
-    translator = rnnsearch.Translator(model, threads=threads)
+    return rnnsearch.Translator(model, threads=threads)
+
+
+def alone_latencies(model, threads, sentences):
+    """Seconds to translate each sentence by itself in-process, or None without the module."""
+    translator = in_process_translator(model, threads)
+    if translator is None:
+        return None
     latencies = []
     for sentence in sentences:
         start = time.perf_counter()
@@ -96,12 +103,9 @@ def alone_latencies(model, threads, sentences):
 def paired_single(binary, model, threads, sentences, work):
     """Per sentence, the seconds of the second of two requests to a fresh server (one kept-alive
     connection) and of the second of two in-process calls, or None without the module."""
-    sys.path.insert(0, os.path.join(ROOT, "build", "python"))
-    try:
-        import rnnsearch
-    except ImportError:
+    translator = in_process_translator(model, threads)
+    if translator is None:
         return None
-    translator = rnnsearch.Translator(model, threads=threads)
     proc, port = start_server(binary, model, threads, work)
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
 
@@ -113,13 +117,16 @@ def paired_single(binary, model, threads, sentences, work):
             sys.exit("serve_load: " + response.read().decode("utf-8", "replace"))
         response.read()
 
+    def call(sentence):
+        translator.translate([sentence])
+
     served, alone = [], []
     for k, sentence in enumerate(sentences):
-        for run, times in ((request, served), (translator.translate, alone))[:: 1 if k % 2 == 0 else -1]:
-            argument = sentence if run is request else [sentence]
-            run(argument)
+        turns = [(request, served), (call, alone)]
+        for run, times in (turns if k % 2 == 0 else reversed(turns)):
+            run(sentence)  # the first of two: both then run warm
             start = time.perf_counter()
-            run(argument)
+            run(sentence)
             times.append(time.perf_counter() - start)
     connection.close()
     stop_server(proc, [])

@@ -32,9 +32,9 @@ Preset preset_sizes(const std::string& name) {
 // the heap and the old ones left holes in it that stayed resident: 11 MB of a training run's
 // peak (306 -> 290-296 MB, small preset, 2 threads; the speed is unchanged: 15 s of training
 // map about 250 buffers in all). Not for decoding: oneDNN's int8 product allocates and frees a
-// ~1.01 MB buffer at every decoder step, which then got a fresh mapping, page faults and all,
-// each time (a lone sentence in the server took 1.15-1.23x the library call instead of
-// 1.04-1.09x, docs/serve.md).
+// 1,060,864-byte buffer at every decoder step, which then got a fresh mapping, page faults and
+// all, each time (a lone sentence in the server: 1.25-1.33x the library call's time, against
+// 1.18-1.22x without; docs/serve.md).
 void return_large_buffers_to_the_system() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
