@@ -95,7 +95,7 @@ std::string soft_alignment_text(const Alignment& alignment) {
   return text;
 }
 
-std::string record_json(const TranslationRecord& record) {
+nlohmann::ordered_json record_object(const TranslationRecord& record) {
   check_alignment_shape(record);
   nlohmann::ordered_json object;  // ordered: fields appear in the documented order
   object["line"] = record.line;
@@ -112,9 +112,13 @@ std::string record_json(const TranslationRecord& record) {
     }
     object["alignment"] = std::move(rows);
   }
+  return object;
+}
+
+std::string record_json(const TranslationRecord& record) {
   // No indentation gives one line; invalid UTF-8 in a token becomes U+FFFD instead of an
   // exception, so one odd input line cannot abort a whole translation run.
-  return object.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  return record_object(record).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace rnnsearch

@@ -98,7 +98,7 @@ ordered_json pairs_of(const std::string& pharaoh) {
 // The tokens, score and attention of `translate --format json` or `score --format json`
 // for one record, and the alignment in the requested form.
 ordered_json record_fields(const TranslationRecord& record, AlignmentFormat format) {
-  ordered_json fields = ordered_json::parse(record_json(record));
+  ordered_json fields = record_object(record);
   if (format == AlignmentFormat::hard)
     fields["alignment"] = pairs_of(alignment_text(record.alignment, AlignmentFormat::hard));
   else if (format == AlignmentFormat::none)
@@ -216,6 +216,7 @@ bool TranslationService::DecodeKey::operator<(const DecodeKey& o) const {
 TranslationService::TranslationService(const std::vector<Model>& models, const ServiceOptions& options)
     : models_(models), options_(options) {
   if (models.empty()) throw Error("serve needs a model");
+  tokenizer_ = models.front().tokenizer;
   check_at_least_one(options.batch_size, "batch-size");
   check_at_least_one(options.max_sentences, "max-sentences");
   check_at_least_one(options.max_tokens, "max-tokens");
@@ -224,7 +225,6 @@ TranslationService::TranslationService(const std::vector<Model>& models, const S
   check_at_least_one(options.max_queue, "max-queue");
   check_at_least_one(options.threads, "threads");
   if (options.batch_wait_ms < 0) throw Error("--batch-wait-ms must be at least 0");
-  output_options_.tokenizer = models.front().tokenizer;
   ScorerOptions sopts;
   sopts.batch_size = options.batch_size;
   sopts.max_length = options.max_tokens;
@@ -439,19 +439,8 @@ void TranslationService::score_job(ScoreJob& job) {
 
 ordered_json TranslationService::translate_json(const TranslateRequest& request,
                                                 const std::vector<LineTranslation>& results) const {
-  OutputOptions text_options = output_options_;  // the text of one hypothesis, as translate prints it
-  text_options.detokenize = request.detokenize;
-  const OutputPrinter printer(text_options);
-  const auto text_of = [&](const Hypothesis& h) {
-    LineTranslation one;
-    one.hypotheses.emplace_back();
-    one.hypotheses.back().words = h.words;
-    std::ostringstream out;
-    printer.print(out, one);
-    std::string line = out.str();
-    line.pop_back();  // '\n'
-    return line;
-  };
+  // The text of one hypothesis, as translate prints it (OutputPrinter).
+  const auto text_of = [&](const Hypothesis& h) { return output_text(h.words, tokenizer_, request.detokenize); };
   ordered_json translations = ordered_json::array();
   for (const LineTranslation& t : results) {
     ordered_json entry;

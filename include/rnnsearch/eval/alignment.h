@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "rnnsearch/decode/hypothesis.h"
 
 namespace rnnsearch {
@@ -33,8 +35,9 @@ bool parse_alignment_units(const std::string& name);
 // Soft alignment as Marian prints it: rows separated by " ", weights of a row by ",".
 std::string soft_alignment_text(const Alignment& alignment);
 
-// One JSON object (a single line): {"line":..,"source":[..],"target":[..],"score":..,
-// "alignment":[[..],..]} (alignment omitted when empty).
+// One JSON object: {"line":..,"source":[..],"target":[..],"score":..,"alignment":[[..],..]}
+// (alignment omitted when empty); record_json is its text, a single line.
+nlohmann::ordered_json record_object(const TranslationRecord& record);
 std::string record_json(const TranslationRecord& record);
 
 }  // namespace rnnsearch

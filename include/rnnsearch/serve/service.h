@@ -149,7 +149,7 @@ class TranslationService {
 
   const std::vector<Model>& models_;
   ServiceOptions options_;
-  OutputOptions output_options_;  // the model's tokenizer, for the text of a translation
+  TokenizerOptions tokenizer_;    // the model's, for the text of a translation
   std::vector<std::pair<DecodeKey, std::shared_ptr<Translator>>> translators_;  // most recent last
   std::unique_ptr<Scorer> scorer_, aligning_scorer_;
   std::mutex score_mutex_;  // one score request at a time (the Scorers' workspaces)
