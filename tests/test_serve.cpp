@@ -176,6 +176,9 @@ class Serve : public ::testing::Test {
     dir_ = nullptr;
   }
   static std::string model() { return dir_->path("model"); }
+  // 16 clients x 50 requests of 1 to 3 sentences, with three sets of options, all at once:
+  // each gets the CLI's translations, and some steps decode several requests' sentences.
+  static void concurrent_requests(const std::string& flags);
 
   // `rnnsearch translate` of all sentences with these options: its stdout lines.
   static std::vector<std::string> cli(const std::string& options) {
@@ -305,8 +308,8 @@ TEST_F(Serve, NBestScoresAndAlignmentsAreTheCliJson) {
 // 16 clients × 50 requests of one or a few sentences, with three sets of options: every
 // translation equals the CLI's with the same options, and decoder steps did hold the
 // sentences of several requests.
-TEST_F(Serve, ConcurrentRequestsAreBatchedAndEachGetsItsOwnResults) {
-  Server server(*dir_, "-m " + model() + " --batch-wait-ms 20 --batch-size 16");
+void Serve::concurrent_requests(const std::string& flags) {
+  Server server(*dir_, "-m " + model() + " --batch-wait-ms 20 --batch-size 16 " + flags);
   struct Options {
     json request;
     std::vector<std::string> expected;
@@ -360,6 +363,12 @@ TEST_F(Serve, ConcurrentRequestsAreBatchedAndEachGetsItsOwnResults) {
   const double step_requests = metric(metrics, "rnnsearch_step_requests_total");
   EXPECT_GT(step_requests, steps) << "some steps should decode the sentences of several requests\n" << metrics;
 }
+
+TEST_F(Serve, ConcurrentRequestsAreBatchedAndEachGetsItsOwnResults) { concurrent_requests("--threads 1"); }
+
+// Two searches: a request's own thread decodes on one (the server idle when it came) while
+// the other's decoding thread takes the requests that come meanwhile.
+TEST_F(Serve, ConcurrentRequestsOnTwoSearches) { concurrent_requests("--threads 2"); }
 
 TEST_F(Serve, ScoreEqualsTheCliJson) {
   Server server(*dir_, "-m " + model());
@@ -483,6 +492,39 @@ TEST_F(Serve, SlowAndVanishingClientsNeitherBlockNorCrashTheServer) {
   for (std::thread& t : slow) t.join();
   EXPECT_EQ(post(server, "/translate", R"({"q": "a b c"})").status, 200);
   EXPECT_EQ(get(server, "/health").status, 200);
+}
+
+// A request past --timeout-ms gets 503 at once, also when its own thread was decoding it (an
+// idle server decodes a request on the request's thread): that thread leaves the search to
+// its decoding thread, which finishes the sentences in it (decoding gauge back to 0).
+TEST_F(Serve, ARequestPastItsTimeoutGets503AndTheServerGoesOn) {
+  Server server(*dir_, "-m " + model() + " --timeout-ms 1 --threads 1");
+  std::string long_line;
+  for (int k = 0; k < 150; ++k) long_line += std::string(1, static_cast<char>('a' + k % 10)) + " ";
+  const std::vector<std::string> many(64, long_line);
+  const auto sent = Clock::now();
+  const Reply timed_out = post(server, "/translate", json({{"q", many}, {"beam_size", 12}}).dump());
+  const double seconds = std::chrono::duration<double>(Clock::now() - sent).count();
+  EXPECT_EQ(timed_out.status, 503) << timed_out.text;
+  EXPECT_NE(timed_out.text.find("timed out after 1 ms (--timeout-ms)"), std::string::npos) << timed_out.text;
+  std::string metrics = get(server, "/metrics").text;
+  const double first = metric(metrics, "rnnsearch_decoding_sentences");
+  double decoding = first;
+  const auto until = Clock::now() + std::chrono::seconds(120);
+  while (Clock::now() < until && decoding != 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    metrics = get(server, "/metrics").text;
+    decoding = metric(metrics, "rnnsearch_decoding_sentences");
+  }
+  // (here: the 503 after 0.05 s, the search finished 0.8 s later)
+  EXPECT_GT(first, 0) << "the 503 came before the sentences in the search were finished (" << seconds << " s)";
+  EXPECT_EQ(decoding, 0) << "the sentences left in the search were finished\n" << metrics;
+  EXPECT_EQ(metric(metrics, "rnnsearch_queue_sentences"), 0) << "and those still queued dropped\n" << metrics;
+  const double steps = metric(metrics, "rnnsearch_steps_total");
+  EXPECT_GT(steps, 0);
+  EXPECT_NE(metrics.find("rnnsearch_requests_total{path=\"/translate\",code=\"503\"} 1"), std::string::npos) << metrics;
+  EXPECT_EQ(get(server, "/health").status, 200);
+  EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
 }
 
 TEST_F(Serve, SigtermFinishesTheRequestsInFlightAndExitsZero) {

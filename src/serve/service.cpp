@@ -208,6 +208,26 @@ struct TranslationService::ScoreJob {
   std::promise<void> done;
 };
 
+// One continuous beam search per --threads (Translator's search `index`, one OpenMP thread
+// each), run by its decoding thread, or, when the server is idle, by the thread of the
+// request that found it so (translate()): whoever set `running`. Its state lives here, not
+// in a thread's locals, so that either can take a turn and the other go on from there.
+struct TranslationService::Search {
+  explicit Search(int index) : index(index) {}
+  const int index;
+  bool running = false;                       // a thread is taking a turn (under mutex_)
+  std::shared_ptr<Translator> translator;     // of `key`, the options of the sentences decoding here
+  DecodeKey key{};
+  std::unordered_map<size_t, Item> decoding;  // the sentences in the search, by tag
+  size_t next_tag = 0;
+  // a turn's workspace
+  std::vector<Item> admitted, leaving;
+  std::vector<std::string> lines;
+  std::vector<size_t> tags;
+  std::vector<Translator::Finished> done;
+  std::vector<const Job*> requests;
+};
+
 bool TranslationService::DecodeKey::operator<(const DecodeKey& o) const {
   return std::tie(beam_size, n_best, normalize, attention, replace_unk) <
          std::tie(o.beam_size, o.n_best, o.normalize, o.attention, o.replace_unk);
@@ -233,7 +253,8 @@ TranslationService::TranslationService(const std::vector<Model>& models, const S
   sopts.alignment = true;
   aligning_scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models), sopts);
   translator({5, 1, 1.0, false, false});  // the default options' Translator, made before the first request
-  for (int t = 0; t < options.threads; ++t) decoders_.emplace_back([this, t] { decode_loop(t); });
+  for (int t = 0; t < options.threads; ++t) searches_.push_back(std::make_unique<Search>(t));
+  for (const auto& search : searches_) decoders_.emplace_back([this, &search = *search] { decode_loop(search); });
 }
 
 TranslationService::~TranslationService() { stop(); }
@@ -282,15 +303,37 @@ std::vector<LineTranslation> TranslationService::translate(const TranslateReques
   job->results.resize(request.sentences.size());
   job->remaining = request.sentences.size();
   std::future<void> done = job->done.get_future();
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_) throw RequestError(503, "the server is stopping");
-    if (queue_.size() + request.sentences.size() > static_cast<size_t>(options_.max_queue))
-      throw RequestError(503, "busy: " + std::to_string(queue_.size()) + " sentences are queued (--max-queue " +
-                                  std::to_string(options_.max_queue) + ")");
-    for (size_t k = 0; k < request.sentences.size(); ++k) queue_.push_back({job, k});
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (stopping_) throw RequestError(503, "the server is stopping");
+  if (queue_.size() + request.sentences.size() > static_cast<size_t>(options_.max_queue))
+    throw RequestError(503, "busy: " + std::to_string(queue_.size()) + " sentences are queued (--max-queue " +
+                                std::to_string(options_.max_queue) + ")");
+  for (size_t k = 0; k < request.sentences.size(); ++k) queue_.push_back({job, k});
+  // An idle server decodes the request on the request's own thread: waking a decoding
+  // thread and being woken by it added ~0.2 ms to a lone request, and ran it on whichever
+  // thread woke first, its caches cold (docs/serve.md). The thread takes the turns of an
+  // idle search until its request is done (or times out), admitting other requests'
+  // sentences as a decoding thread would; the search's thread goes on with what is left.
+  Search* own = nullptr;
+  if (decoding_sentences_ == 0)
+    for (const auto& search : searches_)
+      if (!search->running && search->decoding.empty()) {
+        own = search.get();
+        break;
+      }
+  if (own) {
+    own->running = true;
+    if (request.sentences.size() > 1) wake_.notify_all();  // the other searches take their share
+    omp_set_num_threads(1);  // as a decoding thread's (decode_loop)
+    const auto deadline = job->arrived + std::chrono::milliseconds(options_.timeout_ms);
+    while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready && Clock::now() < deadline &&
+           turn(*own, lock)) {
+    }
+    own->running = false;
   }
-  wake_.notify_all();
+  const bool others = !own || !own->decoding.empty() || !queue_.empty();  // for the decoding threads
+  lock.unlock();
+  if (others) wake_.notify_all();
   wait(done, job->arrived, job->cancelled);
   return std::move(job->results);
 }
@@ -318,108 +361,110 @@ std::vector<ScoredPair> TranslationService::score(const ScoreRequest& request) {
   return std::move(job->pairs);
 }
 
-// One decoding thread per --threads, each running a continuous beam search (one OpenMP
-// thread each): between two decoder steps it admits queued sentences with its search's
-// options, oldest first, up to its share of the work (--batch-size at most, and no more
-// than an even split of the sentences queued and decoding over the threads, so that a
-// burst is spread over all threads), and each sentence leaves as soon as it is finished. A
-// sentence with other options stops the admission: it waits only until this search has
-// emptied, or for another thread. An idle thread takes the oldest work: a score request
-// (scored alone, one at a time), or starts a search with the oldest sentence's options;
-// when another thread is decoding (a busy server) it first waits up to --batch-wait-ms
-// from that sentence's arrival for more. An idle server starts a lone request at once.
-void TranslationService::decode_loop(int thread) {
+// A turn: between two decoder steps the search admits queued sentences with its options,
+// oldest first, up to its share of the work (--batch-size at most, and no more than an even
+// split of the sentences queued and decoding over the searches, so that a burst is spread
+// over all threads), then takes one step, and each sentence leaves as soon as it is
+// finished. A sentence with other options stops the admission: it waits only until this
+// search has emptied, or for another one. An empty search takes the oldest work: a score
+// request (scored alone, one at a time), or starts with the oldest sentence's options; when
+// another search is decoding (a busy server) it first waits up to --batch-wait-ms from that
+// sentence's arrival for more. False when there was nothing to do. Called with `lock` (of
+// mutex_) held and search.running set; unlocks while decoding.
+bool TranslationService::turn(Search& search, std::unique_lock<std::mutex>& lock) {
+  const size_t threads = searches_.size(), batch_size = static_cast<size_t>(options_.batch_size);
+  if (search.decoding.empty()) {
+    while (!queue_.empty() && queue_.front().job->cancelled) queue_.pop_front();
+    while (!score_queue_.empty() && score_queue_.front()->cancelled) score_queue_.pop_front();
+    if (queue_.empty() && score_queue_.empty()) return false;
+    if (!score_queue_.empty() && (queue_.empty() || score_queue_.front()->arrived <= queue_.front().job->arrived)) {
+      std::shared_ptr<ScoreJob> job = score_queue_.front();
+      score_queue_.pop_front();
+      lock.unlock();
+      score_job(*job);
+      lock.lock();
+      return true;
+    }
+    search.key = queue_.front().job->key;
+    search.translator = translator(search.key);
+    if (decoding_sentences_ > 0 && !stopping_) {
+      const auto matching = [&] {
+        return static_cast<size_t>(std::count_if(queue_.begin(), queue_.end(),
+                                                 [&](const Item& item) { return item.job->key == search.key; }));
+      };
+      const auto deadline = queue_.front().job->arrived + std::chrono::milliseconds(options_.batch_wait_ms);
+      while (!stopping_ && Clock::now() < deadline && matching() < batch_size) wake_.wait_until(lock, deadline);
+    }
+  }
+  const size_t share = std::min(batch_size, (queue_.size() + decoding_sentences_ + threads - 1) / threads);
+  search.admitted.clear();
+  for (auto it = queue_.begin(); it != queue_.end() && search.decoding.size() + search.admitted.size() < share;) {
+    if (it->job->cancelled) {
+      it = queue_.erase(it);
+    } else if (it->job->key == search.key) {
+      search.admitted.push_back(std::move(*it));
+      it = queue_.erase(it);
+    } else {
+      break;
+    }
+  }
+  if (search.decoding.empty() && search.admitted.empty()) return true;  // another search took them
+  decoding_sentences_ += search.admitted.size();
+  lock.unlock();
+  search.lines.clear();
+  search.tags.clear();
+  for (Item& item : search.admitted) {
+    search.lines.push_back(item.job->sentences[item.index]);
+    search.tags.push_back(search.next_tag);
+    search.decoding.emplace(search.next_tag++, std::move(item));
+  }
+  search.requests.clear();
+  for (const auto& [tag, item] : search.decoding) search.requests.push_back(item.job.get());
+  std::sort(search.requests.begin(), search.requests.end());
+  const size_t sentences = search.decoding.size(),
+               distinct = static_cast<size_t>(std::unique(search.requests.begin(), search.requests.end()) -
+                                              search.requests.begin());
+  std::vector<Translator::Finished>& done = search.done;
+  try {
+    if (!search.lines.empty()) search.translator->add(search.index, search.lines, search.tags, done);
+    search.translator->step(search.index, done);
+    // Metrics and the count before the results: a client may ask /metrics next.
+    metrics_.step(sentences, distinct, done.size());
+    search.leaving.clear();
+    for (Translator::Finished& finished : done) {
+      const auto it = search.decoding.find(finished.tag);
+      search.leaving.push_back(std::move(it->second));
+      search.decoding.erase(it);
+    }
+    decoding_sentences_ -= search.leaving.size();
+    for (size_t k = 0; k < search.leaving.size(); ++k)  // leaving[k] is done[k]'s sentence
+      search.leaving[k].job->deliver(search.leaving[k].index, std::move(done[k].translation));
+  } catch (...) {
+    decoding_sentences_ -= search.decoding.size();  // those still counted
+    for (auto& [tag, item] : search.decoding) item.job->fail(std::current_exception());
+    search.decoding.clear();
+    search.translator->clear(search.index);
+  }
+  done.clear();
+  lock.lock();
+  return true;
+}
+
+// A decoding thread: turns of its search, whenever no request's thread is taking them.
+void TranslationService::decode_loop(Search& search) {
   // OpenMP's thread count is per thread: this thread's products run on it alone (left at
   // the core count, every small product woke a team of all cores).
   omp_set_num_threads(1);
-  const size_t threads = static_cast<size_t>(options_.threads), batch_size = static_cast<size_t>(options_.batch_size);
-  std::shared_ptr<Translator> translator;  // of `key`, the options of the sentences decoding here
-  DecodeKey key{};
-  std::unordered_map<size_t, Item> decoding;  // the sentences in this thread's search, by tag
-  size_t next_tag = 0;
-  std::vector<Item> admitted, leaving;
-  std::vector<std::string> lines;
-  std::vector<size_t> tags;
-  std::vector<Translator::Finished> done;
-  std::vector<const Job*> requests;
-  const auto matching = [&] {
-    return static_cast<size_t>(
-        std::count_if(queue_.begin(), queue_.end(), [&](const Item& item) { return item.job->key == key; }));
-  };
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    if (decoding.empty()) {
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !score_queue_.empty(); });
-      while (!queue_.empty() && queue_.front().job->cancelled) queue_.pop_front();
-      while (!score_queue_.empty() && score_queue_.front()->cancelled) score_queue_.pop_front();
-      if (queue_.empty() && score_queue_.empty()) {
-        if (stopping_) return;
-        continue;
-      }
-      if (!score_queue_.empty() && (queue_.empty() || score_queue_.front()->arrived <= queue_.front().job->arrived)) {
-        std::shared_ptr<ScoreJob> job = score_queue_.front();
-        score_queue_.pop_front();
-        lock.unlock();
-        score_job(*job);
-        lock.lock();
-        continue;
-      }
-      key = queue_.front().job->key;
-      translator = this->translator(key);
-      if (decoding_sentences_ > 0 && !stopping_) {
-        const auto deadline = queue_.front().job->arrived + std::chrono::milliseconds(options_.batch_wait_ms);
-        while (!stopping_ && Clock::now() < deadline && matching() < batch_size) wake_.wait_until(lock, deadline);
-      }
-    }
-    const size_t share = std::min(batch_size, (queue_.size() + decoding_sentences_ + threads - 1) / threads);
-    admitted.clear();
-    for (auto it = queue_.begin(); it != queue_.end() && decoding.size() + admitted.size() < share;) {
-      if (it->job->cancelled) {
-        it = queue_.erase(it);
-      } else if (it->job->key == key) {
-        admitted.push_back(std::move(*it));
-        it = queue_.erase(it);
-      } else {
-        break;
-      }
-    }
-    if (decoding.empty() && admitted.empty()) continue;  // another thread took them
-    decoding_sentences_ += admitted.size();
-    lock.unlock();
-    lines.clear();
-    tags.clear();
-    for (Item& item : admitted) {
-      lines.push_back(item.job->sentences[item.index]);
-      tags.push_back(next_tag);
-      decoding.emplace(next_tag++, std::move(item));
-    }
-    requests.clear();
-    for (const auto& [tag, item] : decoding) requests.push_back(item.job.get());
-    std::sort(requests.begin(), requests.end());
-    const size_t sentences = decoding.size(),
-                 distinct = static_cast<size_t>(std::unique(requests.begin(), requests.end()) - requests.begin());
-    try {
-      if (!lines.empty()) translator->add(thread, lines, tags, done);
-      translator->step(thread, done);
-      // Metrics and the count before the results: a client may ask /metrics next.
-      metrics_.step(sentences, distinct, done.size());
-      leaving.clear();
-      for (Translator::Finished& finished : done) {
-        const auto it = decoding.find(finished.tag);
-        leaving.push_back(std::move(it->second));
-        decoding.erase(it);
-      }
-      decoding_sentences_ -= leaving.size();
-      for (size_t k = 0; k < leaving.size(); ++k)  // leaving[k] is done[k]'s sentence
-        leaving[k].job->deliver(leaving[k].index, std::move(done[k].translation));
-    } catch (...) {
-      decoding_sentences_ -= decoding.size();  // those still counted
-      for (auto& [tag, item] : decoding) item.job->fail(std::current_exception());
-      decoding.clear();
-      translator->clear(thread);
-    }
-    done.clear();
-    lock.lock();
+    wake_.wait(lock, [&] {
+      return !search.running &&
+             (stopping_ || !search.decoding.empty() || !queue_.empty() || !score_queue_.empty());
+    });
+    search.running = true;
+    const bool worked = turn(search, lock);
+    search.running = false;
+    if (!worked && stopping_) return;
   }
 }
 

@@ -2,15 +2,17 @@
 // What `rnnsearch serve` does behind its HTTP routes (docs/serve.md), without the HTTP:
 //
 //   parse_*_request: a JSON body → a checked request, or RequestError (a 4xx and its message)
-//   translate():     the request's sentences join a queue; --threads decoding threads each
-//                    run a continuous beam search (the CLI's Translator and BeamSearch) that
-//                    admits queued sentences with its options between two decoder steps, up
-//                    to --batch-size, and lets each go as soon as it is finished (so a
-//                    sentence never waits for a batch to end, and gets what `rnnsearch
-//                    translate` gives it: beam search does not depend on what else shares
-//                    its steps); the caller waits for its own results, or until its timeout
-//   score():         forced decoding by the CLI's Scorer, one request at a time, on an idle
-//                    decoding thread
+//   translate():     the request's sentences join a queue; --threads continuous beam
+//                    searches (the CLI's Translator and BeamSearch), each run by its decoding
+//                    thread, admit queued sentences with their options between two decoder
+//                    steps, up to --batch-size, and let each go as soon as it is finished (so
+//                    a sentence never waits for a batch to end, and gets what `rnnsearch
+//                    translate` gives it: beam search does not depend on what else shares its
+//                    steps); the caller waits for its own results, or until its timeout. On
+//                    an idle server the caller runs an idle search itself until its request
+//                    is done (no hand-off to a decoding thread and back)
+//   score():         forced decoding by the CLI's Scorer, one request at a time, by an idle
+//                    search's thread
 //   *_json:          the response bodies; the tokens, scores and attention are those of
 //                    `translate --format json` (OutputPrinter::record, record_json)
 //   metrics_text():  Prometheus' text format
@@ -142,7 +144,9 @@ class TranslationService {
 
   // Until `done` is ready; past the timeout, marks the job cancelled and throws RequestError 503.
   void wait(std::future<void>& done, Clock::time_point arrived, std::atomic<bool>& cancelled) const;
-  void decode_loop(int thread);
+  struct Search;
+  bool turn(Search& search, std::unique_lock<std::mutex>& lock);
+  void decode_loop(Search& search);
   void score_job(ScoreJob& job);
   std::shared_ptr<Translator> translator(const DecodeKey& key);
   size_t max_tokens_check(const std::string& text, const std::string& field) const;
@@ -163,7 +167,8 @@ class TranslationService {
   // that a client reading /metrics after its response sees it gone.
   std::atomic<size_t> decoding_sentences_{0};
   std::atomic<bool> stopping_{false};
-  std::vector<std::thread> decoders_;
+  std::vector<std::unique_ptr<Search>> searches_;  // one per --threads
+  std::vector<std::thread> decoders_;             // searches_[t]'s decoding thread
 };
 
 // The body of a 4xx/5xx response: {"error": message}, invalid UTF-8 replaced.
