@@ -33,3 +33,7 @@ if(RNNSEARCH_BUILD_TESTS)
     set_tests_properties(serve_page PROPERTIES TIMEOUT 600)
   endif()
 endif()
+
+# The load generator of docs/serve.md's table (scripts/serve_load.py), on httplib's client.
+add_executable(serve_bench src/tools/serve_bench.cpp)
+target_link_libraries(serve_bench PRIVATE rnnsearch_lib PkgConfig::HTTPLIB Threads::Threads Boost::program_options)
