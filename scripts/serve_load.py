@@ -136,8 +136,8 @@ def main():
                 rows.setdefault(f"{clients} client{'s' if clients > 1 else ''}", []).append((result, rss))
             served, alone = paired_single(args.binary, args.model, args.threads, args.input, args.single, work)
             ratios.append(statistics.median([a / b for a, b in zip(served, alone)]))
-            for name, times in (("1 client, each sentence sent twice, the second timed", served),
-                                ("the same, translated in-process by the library call", alone)):
+            for name, times in ((f"1 client, the first {args.single} in turns of 20 with the library call", served),
+                                ("the library call in-process, the same sentences", alone)):
                 rows.setdefault(name, []).append((summary(times, sum(times)), float("nan")))
 
     def median(values):
@@ -159,7 +159,7 @@ def main():
               + " | ".join(f"{median([r[k] for r, _ in runs]):.1f}" for k in ("p50_ms", "p90_ms", "p99_ms"))
               + (f" | {rss:.0f} |" if rss == rss else " | |"))
     print(f"\n1 client against the library call in-process ({args.threads} threads, as the server's), sentence by "
-          "sentence (each the second of two, back to back), median ratio per round: "
+          "sentence (in turns of 20 sentences on each side), median ratio per round: "
           + ", ".join(f"{r:.2f}" for r in ratios) + f" (median {median(ratios):.2f}; goal <= 1.10)")
     return 0
 
