@@ -252,7 +252,9 @@ TranslationService::TranslationService(const std::vector<Model>& models, const S
   scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models), sopts);
   sopts.alignment = true;
   aligning_scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models), sopts);
-  translator({5, 1, 1.0, false, false});  // the default options' Translator, made before the first request
+  std::unique_lock<std::mutex> lock(mutex_);
+  translator({5, 1, 1.0, false, false}, lock);  // the default options' Translator, made before the first request
+  lock.unlock();
   for (int t = 0; t < options.threads; ++t) searches_.push_back(std::make_unique<Search>(t));
   for (const auto& search : searches_) decoders_.emplace_back([this, &search = *search] { decode_loop(search); });
 }
@@ -271,14 +273,18 @@ void TranslationService::stop() {
 
 // A Translator per set of decoding options, as `translate` makes one per run; the few most
 // recently used are kept (with --precision int8 or bf16 each holds its converted projection;
-// a decoding thread keeps the one it uses alive). Called with mutex_ held.
-std::shared_ptr<Translator> TranslationService::translator(const DecodeKey& key) {
+// a search keeps the one it uses alive). Called with `lock` (of mutex_) held; a new one is
+// made with it released (converting the projection takes milliseconds, during which the
+// queue's lock held every request and search waiting).
+std::shared_ptr<Translator> TranslationService::translator(const DecodeKey& key, std::unique_lock<std::mutex>& lock) {
   constexpr size_t kKept = 8;
-  auto found = std::find_if(translators_.begin(), translators_.end(), [&](const auto& t) { return t.first == key; });
-  if (found != translators_.end()) {
+  const auto kept = [&]() -> std::shared_ptr<Translator> {
+    auto found = std::find_if(translators_.begin(), translators_.end(), [&](const auto& t) { return t.first == key; });
+    if (found == translators_.end()) return nullptr;
     std::rotate(found, found + 1, translators_.end());
     return translators_.back().second;
-  }
+  };
+  if (auto translator = kept()) return translator;
   TranslatorOptions topts;
   topts.beam.beam_size = key.beam_size;
   topts.beam.n_best = key.n_best;
@@ -289,8 +295,12 @@ std::shared_ptr<Translator> TranslationService::translator(const DecodeKey& key)
   topts.max_length = options_.max_tokens;
   topts.threads = options_.threads;
   topts.precision = options_.precision;
+  lock.unlock();
+  auto made = std::make_shared<Translator>(models_.front(), ensemble_weights(models_), topts);
+  lock.lock();
+  if (auto translator = kept()) return translator;  // another search made one meanwhile
   if (translators_.size() == kKept) translators_.erase(translators_.begin());
-  translators_.emplace_back(key, std::make_shared<Translator>(models_.front(), ensemble_weights(models_), topts));
+  translators_.emplace_back(key, std::move(made));
   return translators_.back().second;
 }
 
@@ -386,7 +396,8 @@ bool TranslationService::turn(Search& search, std::unique_lock<std::mutex>& lock
       return true;
     }
     search.key = queue_.front().job->key;
-    search.translator = translator(search.key);
+    search.translator = translator(search.key, lock);
+    if (queue_.empty()) return true;  // another search took them while the Translator was made
     if (decoding_sentences_ > 0 && !stopping_) {
       const auto matching = [&] {
         return static_cast<size_t>(std::count_if(queue_.begin(), queue_.end(),

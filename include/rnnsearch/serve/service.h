@@ -148,7 +148,7 @@ class TranslationService {
   bool turn(Search& search, std::unique_lock<std::mutex>& lock);
   void decode_loop(Search& search);
   void score_job(ScoreJob& job);
-  std::shared_ptr<Translator> translator(const DecodeKey& key);
+  std::shared_ptr<Translator> translator(const DecodeKey& key, std::unique_lock<std::mutex>& lock);
   size_t max_tokens_check(const std::string& text, const std::string& field) const;
 
   const std::vector<Model>& models_;
