@@ -12,12 +12,19 @@ target_link_libraries(rnnsearch_serve PUBLIC rnnsearch_lib PkgConfig::HTTPLIB Th
 target_sources(rnnsearch_cli PRIVATE src/cli/serve_command.cpp)
 target_link_libraries(rnnsearch_cli PUBLIC rnnsearch_serve)
 
+# The load generator of docs/serve.md's table (scripts/serve_load.py), on httplib's client.
+add_executable(serve_bench src/tools/serve_bench.cpp)
+target_link_libraries(serve_bench PRIVATE rnnsearch_lib PkgConfig::HTTPLIB Threads::Threads Boost::program_options)
+
 if(RNNSEARCH_BUILD_TESTS)
-  # The server run as the binary on a free loopback port (tests/test_serve.cpp).
+  # The server run as the binary on a free loopback port (tests/test_serve.cpp), and
+  # serve_bench against it (through the emulator in a cross build, as rnnsearch).
+  string(REPLACE "$<TARGET_FILE:rnnsearch>" "$<TARGET_FILE:serve_bench>" serve_bench_command "${rnnsearch_command}")
   add_executable(test_serve tests/test_serve.cpp)
   target_link_libraries(test_serve PRIVATE rnnsearch_lib PkgConfig::HTTPLIB Threads::Threads GTest::gtest_main)
-  target_compile_definitions(test_serve PRIVATE RNNSEARCH_BINARY="${rnnsearch_command}")
-  add_dependencies(test_serve rnnsearch)
+  target_compile_definitions(test_serve PRIVATE RNNSEARCH_BINARY="${rnnsearch_command}"
+                                                SERVE_BENCH_BINARY="${serve_bench_command}")
+  add_dependencies(test_serve rnnsearch serve_bench)
   gtest_discover_tests(test_serve DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
   # The page in Debian's chromium, headless (tests/test_page.py), with Debian's python3, for which
   # setup.sh installs python3-selenium (a python3 first on PATH, such as pyenv's, lacks it). It runs
@@ -33,7 +40,3 @@ if(RNNSEARCH_BUILD_TESTS)
     set_tests_properties(serve_page PROPERTIES TIMEOUT 600)
   endif()
 endif()
-
-# The load generator of docs/serve.md's table (scripts/serve_load.py), on httplib's client.
-add_executable(serve_bench src/tools/serve_bench.cpp)
-target_link_libraries(serve_bench PRIVATE rnnsearch_lib PkgConfig::HTTPLIB Threads::Threads Boost::program_options)

@@ -41,15 +41,12 @@ def summary(latencies, seconds):
 
 
 def serve_bench(args):
-    """build/serve_bench with these arguments: its JSON; exits on its failure or a request error."""
+    """build/serve_bench with these arguments: its JSON; exits on its failure (a failed request too)."""
     proc = subprocess.run([os.path.join(ROOT, "build", "serve_bench")] + [str(a) for a in args],
                           capture_output=True, text=True)
     if proc.returncode != 0:
-        sys.exit("serve_load: serve_bench failed: " + proc.stderr)
-    result = json.loads(proc.stdout)
-    if result["errors"]:
-        sys.exit(f"serve_load: {len(result['errors'])} request errors (first: {result['errors'][0]})")
-    return result
+        sys.exit("serve_load: " + proc.stderr)
+    return json.loads(proc.stdout)
 
 
 def run_translate(binary, model, path, threads, work):

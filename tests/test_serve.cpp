@@ -527,6 +527,35 @@ TEST_F(Serve, ARequestPastItsTimeoutGets503AndTheServerGoesOn) {
   EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
 }
 
+// build/serve_bench, the load table's client: the translations it writes are translate's; it
+// will not write over its input, and an unreadable input, an unwritable output or a failed
+// request each end it with one line on stderr and a non-zero exit.
+TEST_F(Serve, ServeBenchWritesTheCliTranslationsAndFailsClearly) {
+  Server server(*dir_, "-m " + model());
+  const std::string bench = std::string(SERVE_BENCH_BINARY) + " --port " + std::to_string(server.port());
+  const std::string err = " >/dev/null 2>" + dir_->path("bench.err");
+  const auto run = [&](const std::string& arguments) { return std::system((bench + " " + arguments + err).c_str()); };
+  ASSERT_EQ(run("--clients 4 --input " + input_ + " --translations " + dir_->path("bench.txt")), 0)
+      << dir_->read("bench.err");
+  EXPECT_EQ(lines_of(dir_->read("bench.txt")), cli(""));
+
+  const std::string input_text = dir_->read("input.txt");
+  EXPECT_NE(run("--input " + input_ + " --translations " + input_), 0);
+  EXPECT_NE(dir_->read("bench.err").find("is also the input"), std::string::npos) << dir_->read("bench.err");
+  EXPECT_EQ(dir_->read("input.txt"), input_text) << "the input is left as it was";
+
+  EXPECT_NE(run("--input " + dir_->path("missing.txt")), 0);
+  EXPECT_NE(dir_->read("bench.err").find("missing.txt"), std::string::npos) << dir_->read("bench.err");
+
+  const std::string unwritable = dir_->path("no-such-dir/out.txt");
+  EXPECT_NE(run("--input " + input_ + " --translations " + unwritable), 0);
+  EXPECT_NE(dir_->read("bench.err").find(unwritable), std::string::npos) << dir_->read("bench.err");
+
+  EXPECT_NE(run("--input " + input_ + " --count 2 --beam-size 999"), 0) << "the server refuses beam 999";
+  EXPECT_NE(dir_->read("bench.err").find("2 failed (first: line 1: "), std::string::npos) << dir_->read("bench.err");
+  EXPECT_EQ(lines_of(dir_->read("bench.err")).size(), 1u) << dir_->read("bench.err");
+}
+
 TEST_F(Serve, SigtermFinishesTheRequestsInFlightAndExitsZero) {
   // No --timeout-ms in the way: under AddressSanitizer decoding all this takes a minute.
   Server server(*dir_, "-m " + model() + " --batch-size 2 --max-sentences 512 --timeout-ms 600000");

@@ -51,6 +51,7 @@ void write_atomically(const std::string& requested_path,
 void write_file_atomically(const std::string& path, const std::string& content) {
   write_atomically(path, [&](const std::string& tmp) {
     std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw Error(located(tmp, 0, std::string("cannot create: ") + std::strerror(errno)));
     out.write(content.data(), static_cast<std::streamsize>(content.size()));
     out.close();
     if (!out) throw Error(located(tmp, 0, "write failed (disk full?)"));

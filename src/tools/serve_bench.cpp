@@ -9,7 +9,9 @@
 //     C threads, each with one kept-alive connection, send the first N lines of FILE (all by
 //     default), one per POST /translate {"q": line, "beam_size": B}, each line once. Prints
 //     one JSON line {"seconds": wall time, "latencies": [s, per line], "errors": [...]} and
-//     writes the translations to OUT, one per line.
+//     writes the translations to OUT, one per line (atomically; OUT must not be FILE).
+//   Bad arguments, an unreadable FILE, an unwritable OUT or any failed request or mismatch:
+//   one line on stderr, exit 1 (the JSON is still printed after a failed request).
 //
 //   serve_bench --port P --input FILE --alone MODEL [--threads T] [--block 20] [--count N] [--beam-size 5]
 //     The 1-client yardstick: the same lines sent to the server one at a time and translated
@@ -24,7 +26,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -35,6 +36,7 @@
 
 #include "rnnsearch/decode/translator.h"
 #include "rnnsearch/eval/output.h"
+#include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/model/precision.h"
 #include "rnnsearch/text/line_reader.h"
@@ -176,19 +178,26 @@ int main(int argc, char** argv) {
       return 0;
     }
     po::notify(vm);
+    if (!translations_path.empty()) rnnsearch::check_not_an_input(translations_path, {input});
     std::vector<std::string> lines = rnnsearch::read_lines(input);
     if (count > 0 && count < lines.size()) lines.resize(count);
+    json result;
     if (!model_dir.empty()) {
-      std::cout << alone(host, port, beam_size, lines, model_dir, threads, std::max<size_t>(1, block)).dump() << '\n';
-      return 0;
+      result = alone(host, port, beam_size, lines, model_dir, threads, std::max<size_t>(1, block));
+    } else {
+      std::vector<std::string> translations(lines.size());
+      result = load(host, port, std::max(1, clients), beam_size, lines, translations);
+      if (!translations_path.empty()) {
+        std::string text;
+        for (const std::string& t : translations) text += t + '\n';
+        rnnsearch::write_file_atomically(translations_path, text);
+      }
     }
-    std::vector<std::string> translations(lines.size());
-    std::cout << load(host, port, std::max(1, clients), beam_size, lines, translations).dump() << '\n';
-    if (!translations_path.empty()) {
-      std::ofstream out(translations_path);
-      for (const std::string& t : translations) out << t << '\n';
-    }
-    return 0;
+    std::cout << result.dump() << '\n';
+    const json& errors = result["errors"];
+    if (errors.empty()) return 0;
+    std::cerr << "serve_bench: " << errors.size() << " failed (first: " << errors[0].get<std::string>() << ")\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "serve_bench: " << e.what() << '\n';
     return 1;
