@@ -4,10 +4,10 @@ file (its own decoding time, without loading the model), then for 1, 8, 32 and 1
 clients a fresh `rnnsearch serve` loaded by build/serve_bench (C++ clients on cpp-httplib,
 kept-alive connections, one sentence per request, beam 5; each server's translations must
 equal translate's, byte for byte). Then the 1-client latency's yardstick: serve_bench --alone
-sends each of the first sentences twice to a fresh server and translates it twice in its own
-process with the library call the server decodes with, the second of each timed (both warm,
-back to back, which goes first alternating): as the host's speed drifts by tens of percent
-within seconds, only this sentence-by-sentence ratio is stable. REPEAT rounds, one of each in
+sends the first sentences one at a time to a fresh server and translates them one at a time
+in its own process with the library call the server decodes with, in turns of 20 on each
+side (each turn after an untimed warm-up, which side first alternating): as the host's speed
+drifts by tens of percent within seconds, only this sentence-by-sentence ratio is stable. REPEAT rounds, one of each in
 turn; the table gives medians. Peak RSS of each process from wait4(). Run it on an idle
 machine; it stops by itself.
 
