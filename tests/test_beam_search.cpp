@@ -468,6 +468,52 @@ TYPED_TEST(BeamSearchTyped, SentencesJoiningARunningSearchGetWhatTheyGetAlone) {
   }
 }
 
+// A sentence removed from a running search (a server's timed-out request) gives no result;
+// the others, whether their rows came before or after its rows, and a sentence that joins
+// into its slot get what each gets alone.
+TYPED_TEST(BeamSearchTyped, SentencesRemovedFromARunningSearchLeaveTheOthersAsAlone) {
+  using T = TypeParam;
+  const auto params = tiny_model<T>(OutputKind::maxout, 13);
+  std::vector<std::vector<int>> sources = kSources;
+  sources.push_back({4, 5, 6, 4, 5, 6, 6, 4, 5, 6, 4, 5, kEos});
+  for (int beam : {1, 3}) {
+    const BeamOptions options = n_best_with_attention(beam);
+    BeamSearch<T> continuous(params), single(params);
+    continuous.start(options);
+    const size_t last = sources.size() - 1;  // joins after the removals
+    for (size_t b = 0; b < last; ++b) continuous.add({sources[b]});
+    std::vector<std::vector<Hypothesis>> found(sources.size());
+    std::vector<bool> seen(sources.size(), false);
+    const auto take = [&](std::vector<typename BeamSearch<T>::Finished> finished) {
+      for (auto& f : finished) {
+        ASSERT_LT(f.id, sources.size());
+        EXPECT_FALSE(seen[f.id]) << "sentence " << f.id << " finished twice";
+        seen[f.id] = true;
+        found[f.id] = std::move(f.hypotheses);
+      }
+    };
+    take(continuous.step());
+    const size_t before = continuous.sentences();
+    ASSERT_TRUE(continuous.remove(1)) << "beam " << beam;  // rows in the middle
+    EXPECT_EQ(continuous.sentences(), before - 1);
+    EXPECT_FALSE(continuous.remove(1));  // already gone
+    EXPECT_FALSE(continuous.remove(99));  // never added
+    take(continuous.step());
+    ASSERT_TRUE(continuous.remove(0));  // the first rows
+    EXPECT_EQ(continuous.add({sources[last]}), last);  // into a freed slot
+    for (int steps = 0; continuous.sentences() > 0; ++steps) {
+      take(continuous.step());
+      ASSERT_LT(steps, 1000);
+    }
+    EXPECT_FALSE(seen[0] || seen[1]) << "a removed sentence gave a result";
+    for (size_t b = 2; b < sources.size(); ++b) {
+      ASSERT_TRUE(seen[b]) << "beam " << beam << " sentence " << b;
+      expect_as_alone<T>(found[b], single.search({sources[b]}, options).at(0),
+                         "beam " + std::to_string(beam) + " sentence " + std::to_string(b));
+    }
+  }
+}
+
 // The default limit is the reference's 2·S + 10 (S with </s>): a model that never says </s>
 // is cut there.
 TEST(BeamSearch, DefaultLengthLimitIsTwiceTheSourcePlusTen) {

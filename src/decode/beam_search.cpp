@@ -200,6 +200,25 @@ std::vector<typename BeamSearch<T>::Finished> BeamSearch<T>::step() {
   return finished;
 }
 
+// The next step's rows are sentence by sentence (order_), live.size() rows each: the
+// sentence's rows go, those after them move up.
+template <class T>
+bool BeamSearch<T>::remove(size_t id) {
+  const auto found = std::find_if(order_.begin(), order_.end(), [&](int b) { return sentences_[b].id == id; });
+  if (found == order_.end()) return false;
+  Sentence& s = sentences_[*found];
+  Index first = 0;
+  for (auto it = order_.begin(); it != found; ++it) first += static_cast<Index>(sentences_[*it].live.size());
+  const Index count = static_cast<Index>(s.live.size()), rows = static_cast<Index>(row_sentence_.size());
+  for (Member& m : members_)
+    for (Index r = first; r + count < rows; ++r) m.s_prev.row(r) = m.s_prev.row(r + count);
+  row_sentence_.erase(row_sentence_.begin() + first, row_sentence_.begin() + first + count);
+  y_prev_.erase(y_prev_.begin() + first, y_prev_.begin() + first + count);
+  s.live.clear();
+  order_.erase(found);
+  return true;
+}
+
 // Sentence b's live hypotheses are rows first_row.. of the step just taken.
 template <class T>
 void BeamSearch<T>::extend(int b, int first_row) {

@@ -141,6 +141,15 @@ void Translator::step(int thread, std::vector<Finished>& done) {
   }
 }
 
+bool Translator::remove(int thread, size_t tag) {
+  auto& decoding = decoding_[thread];
+  const auto found = std::find_if(decoding.begin(), decoding.end(), [&](const auto& line) { return line.second.tag == tag; });
+  if (found == decoding.end()) return false;
+  searches_[thread].remove(found->first);
+  decoding.erase(found);
+  return true;
+}
+
 void Translator::clear(int thread) {
   searches_[thread].start(options_.beam);
   decoding_[thread].clear();

@@ -170,7 +170,7 @@ struct TranslationService::Job {
   std::vector<std::string> sentences;  // a copy: a request that times out returns at once
   std::vector<LineTranslation> results;
   Clock::time_point arrived = Clock::now();
-  std::atomic<bool> cancelled{false};  // timed out: its sentences not yet decoded are dropped
+  std::atomic<bool> cancelled{false};  // timed out: its sentences not yet translated are dropped
   std::promise<void> done;
   size_t remaining = 0;                // sentences without a result
 
@@ -383,8 +383,9 @@ std::vector<ScoredPair> TranslationService::score(const ScoreRequest& request) {
 // mutex_) held and search.running set; unlocks while decoding.
 bool TranslationService::turn(Search& search, std::unique_lock<std::mutex>& lock) {
   const size_t threads = searches_.size(), batch_size = static_cast<size_t>(options_.batch_size);
+  drop_timed_out(search);
   if (search.decoding.empty()) {
-    while (!queue_.empty() && queue_.front().job->cancelled) queue_.pop_front();
+    for (; !queue_.empty() && queue_.front().job->cancelled; queue_.pop_front()) metrics_.dropped(1);
     while (!score_queue_.empty() && score_queue_.front()->cancelled) score_queue_.pop_front();
     if (queue_.empty() && score_queue_.empty()) return false;
     if (!score_queue_.empty() && (queue_.empty() || score_queue_.front()->arrived <= queue_.front().job->arrived)) {
@@ -412,6 +413,7 @@ bool TranslationService::turn(Search& search, std::unique_lock<std::mutex>& lock
   for (auto it = queue_.begin(); it != queue_.end() && search.decoding.size() + search.admitted.size() < share;) {
     if (it->job->cancelled) {
       it = queue_.erase(it);
+      metrics_.dropped(1);
     } else if (it->job->key == search.key) {
       search.admitted.push_back(std::move(*it));
       it = queue_.erase(it);
@@ -459,6 +461,22 @@ bool TranslationService::turn(Search& search, std::unique_lock<std::mutex>& lock
   done.clear();
   lock.lock();
   return true;
+}
+
+// The sentences of timed-out requests leave the search before its next step: no one waits
+// for them, and an overloaded server would spend its time on answers no one reads. Called
+// with mutex_ held and search.running set (a removal moves a few rows: microseconds).
+void TranslationService::drop_timed_out(Search& search) {
+  for (auto it = search.decoding.begin(); it != search.decoding.end();) {
+    if (!it->second.job->cancelled) {
+      ++it;
+      continue;
+    }
+    search.translator->remove(search.index, it->first);
+    it = search.decoding.erase(it);
+    --decoding_sentences_;
+    metrics_.dropped(1);
+  }
 }
 
 // A decoding thread: turns of its search, whenever no request's thread is taking them.
@@ -601,6 +619,11 @@ void Metrics::step(size_t sentences, size_t requests, size_t finished) {
   step_requests_ += static_cast<long>(requests);
 }
 
+void Metrics::dropped(size_t sentences) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  dropped_ += static_cast<long>(sentences);
+}
+
 
 namespace {
 
@@ -622,6 +645,9 @@ std::string Metrics::text(size_t queued_sentences, size_t queued_requests, size_
     out << "rnnsearch_requests_total{path=\"" << key.first << "\",code=\"" << key.second << "\"} " << count << '\n';
   out << "# HELP rnnsearch_sentences_total Sentences translated.\n# TYPE rnnsearch_sentences_total counter\n"
       << "rnnsearch_sentences_total " << sentences_ << '\n'
+      << "# HELP rnnsearch_dropped_sentences_total Sentences of timed-out requests dropped untranslated.\n"
+         "# TYPE rnnsearch_dropped_sentences_total counter\n"
+      << "rnnsearch_dropped_sentences_total " << dropped_ << '\n'
       << "# HELP rnnsearch_steps_total Decoder steps (each for all the sentences a decoding thread is translating).\n"
          "# TYPE rnnsearch_steps_total counter\nrnnsearch_steps_total "
       << steps_ << '\n'

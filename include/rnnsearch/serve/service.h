@@ -82,6 +82,8 @@ class Metrics {
   void request(const std::string& path, int status, double seconds);
   // A decoder step of `sentences` sentences of `requests` requests, after which `finished` left.
   void step(size_t sentences, size_t requests, size_t finished);
+  // Sentences of timed-out requests dropped untranslated, from the queue or a search.
+  void dropped(size_t sentences);
   std::string text(size_t queued_sentences, size_t queued_requests, size_t decoding_sentences) const;
 
  private:
@@ -91,7 +93,7 @@ class Metrics {
   double latency_sum_ = 0;
   long latency_count_ = 0;
   std::vector<long> step_buckets_ = std::vector<long>(kStepBounds.size(), 0);
-  long steps_ = 0, sentences_ = 0, step_sentences_ = 0, step_requests_ = 0;
+  long steps_ = 0, sentences_ = 0, step_sentences_ = 0, step_requests_ = 0, dropped_ = 0;
   static const std::vector<double> kLatencyBounds;  // seconds
   static const std::vector<double> kStepBounds;     // sentences
 };
@@ -146,6 +148,7 @@ class TranslationService {
   void wait(std::future<void>& done, Clock::time_point arrived, std::atomic<bool>& cancelled) const;
   struct Search;
   bool turn(Search& search, std::unique_lock<std::mutex>& lock);
+  void drop_timed_out(Search& search);
   void decode_loop(Search& search);
   void score_job(ScoreJob& job);
   std::shared_ptr<Translator> translator(const DecodeKey& key, std::unique_lock<std::mutex>& lock);
