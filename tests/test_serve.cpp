@@ -531,6 +531,30 @@ TEST_F(Serve, ARequestPastItsTimeoutGets503AndItsSentencesAreDropped) {
   EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
 }
 
+// With one search, a request decoding on its own thread holds it; work that arrives meanwhile
+// (a score request here) is taken by the search's decoding thread once that request is done,
+// not left waiting for its timeout.
+TEST_F(Serve, WorkArrivingWhileARequestDecodesOnItsOwnThreadIsTakenAfterIt) {
+  Server server(*dir_, "-m " + model() + " --threads 1 --timeout-ms 30000");
+  std::string long_line;
+  for (int k = 0; k < 150; ++k) long_line += std::string(1, static_cast<char>('a' + k % 10)) + " ";
+  Reply translated;
+  std::atomic<bool> answered{false};
+  std::thread translating([&] {
+    translated = post(server, "/translate", json({{"q", std::vector<std::string>(16, long_line)}, {"beam_size", 12}}).dump());
+    answered = true;
+  });
+  bool decoding = false;  // the score request is sent while the translation decodes
+  for (const auto until = Clock::now() + std::chrono::seconds(60); !decoding && !answered && Clock::now() < until;)
+    decoding = metric(get(server, "/metrics").text, "rnnsearch_decoding_sentences") > 0;
+  const Reply scored = post(server, "/score", R"({"src": "a b c", "tgt": "u v"})");
+  translating.join();
+  EXPECT_TRUE(decoding) << "the translation ended before the score request was sent";
+  EXPECT_EQ(translated.status, 200) << translated.text;
+  EXPECT_EQ(scored.status, 200) << scored.text;
+  EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
+}
+
 // build/serve_bench, the load table's client: the translations it writes are translate's; it
 // will not write over its input, and an unreadable input, an unwritable output or a failed
 // request each end it with one line on stderr and a non-zero exit.

@@ -200,23 +200,33 @@ std::vector<typename BeamSearch<T>::Finished> BeamSearch<T>::step() {
   return finished;
 }
 
-// The next step's rows are sentence by sentence (order_), live.size() rows each: the
-// sentence's rows go, those after them move up.
+// The next step's rows are sentence by sentence (order_), live.size() rows each: the rows
+// of the sentences removed go, those of the others move up, in one pass.
 template <class T>
-bool BeamSearch<T>::remove(size_t id) {
-  const auto found = std::find_if(order_.begin(), order_.end(), [&](int b) { return sentences_[b].id == id; });
-  if (found == order_.end()) return false;
-  Sentence& s = sentences_[*found];
-  Index first = 0;
-  for (auto it = order_.begin(); it != found; ++it) first += static_cast<Index>(sentences_[*it].live.size());
-  const Index count = static_cast<Index>(s.live.size()), rows = static_cast<Index>(row_sentence_.size());
-  for (Member& m : members_)
-    for (Index r = first; r + count < rows; ++r) m.s_prev.row(r) = m.s_prev.row(r + count);
-  row_sentence_.erase(row_sentence_.begin() + first, row_sentence_.begin() + first + count);
-  y_prev_.erase(y_prev_.begin() + first, y_prev_.begin() + first + count);
-  s.live.clear();
-  order_.erase(found);
-  return true;
+size_t BeamSearch<T>::remove(const std::vector<size_t>& ids) {
+  size_t kept = 0;
+  Index from = 0, to = 0;  // rows
+  for (const int b : order_) {
+    Sentence& s = sentences_[b];
+    const Index count = static_cast<Index>(s.live.size());
+    if (std::find(ids.begin(), ids.end(), s.id) != ids.end()) {
+      s.live.clear();
+    } else {
+      for (Index r = 0; to != from && r < count; ++r) {
+        for (Member& m : members_) m.s_prev.row(to + r) = m.s_prev.row(from + r);
+        row_sentence_[to + r] = row_sentence_[from + r];
+        y_prev_[to + r] = y_prev_[from + r];
+      }
+      to += count;
+      order_[kept++] = b;
+    }
+    from += count;
+  }
+  const size_t removed = order_.size() - kept;
+  order_.resize(kept);
+  row_sentence_.resize(to);
+  y_prev_.resize(to);
+  return removed;
 }
 
 // Sentence b's live hypotheses are rows first_row.. of the step just taken.

@@ -141,13 +141,18 @@ void Translator::step(int thread, std::vector<Finished>& done) {
   }
 }
 
-bool Translator::remove(int thread, size_t tag) {
+size_t Translator::remove(int thread, const std::vector<size_t>& tags) {
+  std::vector<size_t> ids;
   auto& decoding = decoding_[thread];
-  const auto found = std::find_if(decoding.begin(), decoding.end(), [&](const auto& line) { return line.second.tag == tag; });
-  if (found == decoding.end()) return false;
-  searches_[thread].remove(found->first);
-  decoding.erase(found);
-  return true;
+  for (auto it = decoding.begin(); it != decoding.end();) {
+    if (std::find(tags.begin(), tags.end(), it->second.tag) == tags.end()) {
+      ++it;
+      continue;
+    }
+    ids.push_back(it->first);
+    it = decoding.erase(it);
+  }
+  return searches_[thread].remove(ids);
 }
 
 void Translator::clear(int thread) {

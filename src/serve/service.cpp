@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <future>
+#include <iostream>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -170,7 +171,9 @@ struct TranslationService::Job {
   std::vector<std::string> sentences;  // a copy: a request that times out returns at once
   std::vector<LineTranslation> results;
   Clock::time_point arrived = Clock::now();
-  std::atomic<bool> cancelled{false};  // timed out: its sentences not yet translated are dropped
+  // Timed out or failed: set with its sentences taken out of the queue (cancel()); those in a
+  // search leave it at its next turn (drop_cancelled).
+  std::atomic<bool> cancelled{false};
   std::promise<void> done;
   size_t remaining = 0;                // sentences without a result
 
@@ -204,7 +207,7 @@ struct TranslationService::ScoreJob {
   ScoreRequest request;
   std::vector<ScoredPair> pairs;
   Clock::time_point arrived = Clock::now();
-  std::atomic<bool> cancelled{false};
+  std::atomic<bool> cancelled{false};  // timed out: set with the job taken out of the queue
   std::promise<void> done;
 };
 
@@ -336,24 +339,51 @@ std::vector<LineTranslation> TranslationService::translate(const TranslateReques
     if (request.sentences.size() > 1) wake_.notify_all();  // the other searches take their share
     omp_set_num_threads(1);  // as a decoding thread's (decode_loop)
     const auto deadline = job->arrived + std::chrono::milliseconds(options_.timeout_ms);
-    while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready && Clock::now() < deadline &&
-           turn(*own, lock)) {
+    try {
+      while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready && Clock::now() < deadline &&
+             turn(*own, lock)) {
+      }
+    } catch (...) {  // out of memory: the search's decoding thread goes on with it
+      if (!lock.owns_lock()) lock.lock();
+      own->running = false;
+      cancel(job);
+      lock.unlock();
+      wake_.notify_all();
+      throw;
     }
     own->running = false;
+    if (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready && Clock::now() >= deadline)
+      cancel(job);  // before its search's thread takes a turn
   }
-  const bool others = !own || !own->decoding.empty() || !queue_.empty();  // for the decoding threads
+  // The decoding threads, if anything is left for them: a decoding thread could not take
+  // what came while this thread held its search.
+  const bool others = !own || !own->decoding.empty() || !queue_.empty() || !score_queue_.empty() || stopping_;
   lock.unlock();
   if (others) wake_.notify_all();
-  wait(done, job->arrived, job->cancelled);
+  wait(done, job->arrived, [&] { cancel(job); });
   return std::move(job->results);
 }
 
-void TranslationService::wait(std::future<void>& done, Clock::time_point arrived, std::atomic<bool>& cancelled) const {
+void TranslationService::wait(std::future<void>& done, Clock::time_point arrived,
+                              const std::function<void()>& on_timeout) {
   if (done.wait_until(arrived + std::chrono::milliseconds(options_.timeout_ms)) != std::future_status::ready) {
-    cancelled = true;  // its sentences not yet decoded are dropped
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      on_timeout();
+    }
     throw RequestError(503, "timed out after " + std::to_string(options_.timeout_ms) + " ms (--timeout-ms)");
   }
   done.get();  // rethrows a decoding failure
+}
+
+// Called with mutex_ held: the job is cancelled and its queued sentences leave the queue, so
+// that the queue holds no cancelled work; those in a search leave it at its next turn.
+void TranslationService::cancel(const std::shared_ptr<Job>& job) {
+  job->cancelled = true;
+  const auto before = queue_.size();
+  queue_.erase(std::remove_if(queue_.begin(), queue_.end(), [&](const Item& item) { return item.job == job; }),
+               queue_.end());
+  metrics_.dropped(before - queue_.size());
 }
 
 std::vector<ScoredPair> TranslationService::score(const ScoreRequest& request) {
@@ -367,63 +397,87 @@ std::vector<ScoredPair> TranslationService::score(const ScoreRequest& request) {
     score_queue_.push_back(job);
   }
   wake_.notify_all();
-  wait(done, job->arrived, job->cancelled);
+  wait(done, job->arrived, [&] {
+    job->cancelled = true;
+    score_queue_.erase(std::remove(score_queue_.begin(), score_queue_.end(), job), score_queue_.end());
+  });
   return std::move(job->pairs);
 }
 
 // A turn: between two decoder steps the search admits queued sentences with its options,
 // oldest first, up to its share of the work (--batch-size at most, and no more than an even
 // split of the sentences queued and decoding over the searches, so that a burst is spread
-// over all threads), then takes one step, and each sentence leaves as soon as it is
-// finished. A sentence with other options stops the admission: it waits only until this
-// search has emptied, or for another one. An empty search takes the oldest work: a score
-// request (scored alone, one at a time), or starts with the oldest sentence's options; when
-// another search is decoding (a busy server) it first waits up to --batch-wait-ms from that
-// sentence's arrival for more. False when there was nothing to do. Called with `lock` (of
-// mutex_) held and search.running set; unlocks while decoding.
+// over all threads), then takes one step (step_search). A sentence with other options stops
+// the admission: it waits only until this search has emptied, or for another one. An empty
+// search first takes the oldest work (start_search). False when there was nothing to do.
+// Called with `lock` (of mutex_) held and search.running set; unlocks while decoding.
 bool TranslationService::turn(Search& search, std::unique_lock<std::mutex>& lock) {
   const size_t threads = searches_.size(), batch_size = static_cast<size_t>(options_.batch_size);
-  drop_timed_out(search);
+  if (std::any_of(search.decoding.begin(), search.decoding.end(), [](const auto& d) { return d.second.job->cancelled.load(); })) {
+    lock.unlock();
+    drop_cancelled(search);
+    lock.lock();
+  }
   if (search.decoding.empty()) {
-    for (; !queue_.empty() && queue_.front().job->cancelled; queue_.pop_front()) metrics_.dropped(1);
-    while (!score_queue_.empty() && score_queue_.front()->cancelled) score_queue_.pop_front();
-    if (queue_.empty() && score_queue_.empty()) return false;
-    if (!score_queue_.empty() && (queue_.empty() || score_queue_.front()->arrived <= queue_.front().job->arrived)) {
-      std::shared_ptr<ScoreJob> job = score_queue_.front();
-      score_queue_.pop_front();
-      lock.unlock();
-      score_job(*job);
-      lock.lock();
-      return true;
-    }
-    search.key = queue_.front().job->key;
-    search.translator = translator(search.key, lock);
-    if (queue_.empty()) return true;  // another search took them while the Translator was made
-    if (decoding_sentences_ > 0 && !stopping_) {
-      const auto matching = [&] {
-        return static_cast<size_t>(std::count_if(queue_.begin(), queue_.end(),
-                                                 [&](const Item& item) { return item.job->key == search.key; }));
-      };
-      const auto deadline = queue_.front().job->arrived + std::chrono::milliseconds(options_.batch_wait_ms);
-      while (!stopping_ && Clock::now() < deadline && matching() < batch_size) wake_.wait_until(lock, deadline);
-    }
+    const Start start = start_search(search, lock);
+    if (start != Start::admit) return start == Start::worked;
   }
   const size_t share = std::min(batch_size, (queue_.size() + decoding_sentences_ + threads - 1) / threads);
   search.admitted.clear();
-  for (auto it = queue_.begin(); it != queue_.end() && search.decoding.size() + search.admitted.size() < share;) {
-    if (it->job->cancelled) {
-      it = queue_.erase(it);
-      metrics_.dropped(1);
-    } else if (it->job->key == search.key) {
-      search.admitted.push_back(std::move(*it));
-      it = queue_.erase(it);
-    } else {
-      break;
-    }
+  for (auto it = queue_.begin(); it != queue_.end() && it->job->key == search.key &&
+                                 search.decoding.size() + search.admitted.size() < share;) {
+    search.admitted.push_back(std::move(*it));
+    it = queue_.erase(it);
   }
   if (search.decoding.empty() && search.admitted.empty()) return true;  // another search took them
   decoding_sentences_ += search.admitted.size();
   lock.unlock();
+  step_search(search);
+  lock.lock();
+  return true;
+}
+
+// An empty search takes the oldest work: a score request (scored alone, one at a time;
+// Start::worked), or the oldest sentence's options and their Translator (Start::admit); when
+// another search is decoding (a busy server) it then waits up to --batch-wait-ms from that
+// sentence's arrival for more. Start::idle: nothing queued. Called as turn() is.
+TranslationService::Start TranslationService::start_search(Search& search, std::unique_lock<std::mutex>& lock) {
+  if (queue_.empty() && score_queue_.empty()) return Start::idle;
+  if (!score_queue_.empty() && (queue_.empty() || score_queue_.front()->arrived <= queue_.front().job->arrived)) {
+    std::shared_ptr<ScoreJob> job = score_queue_.front();
+    score_queue_.pop_front();
+    lock.unlock();
+    score_job(*job);
+    lock.lock();
+    return Start::worked;
+  }
+  const std::shared_ptr<Job> first = queue_.front().job;
+  search.key = first->key;
+  try {
+    search.translator = translator(search.key, lock);
+  } catch (...) {  // out of memory: the request that asked for these options fails
+    if (!lock.owns_lock()) lock.lock();
+    first->fail(std::current_exception());
+    cancel(first);
+    return Start::worked;
+  }
+  if (queue_.empty()) return Start::worked;  // another search took them while the Translator was made
+  if (decoding_sentences_ > 0 && !stopping_) {
+    const auto matching = [&] {
+      return static_cast<size_t>(std::count_if(queue_.begin(), queue_.end(),
+                                               [&](const Item& item) { return item.job->key == search.key; }));
+    };
+    const auto deadline = queue_.front().job->arrived + std::chrono::milliseconds(options_.batch_wait_ms);
+    while (!stopping_ && Clock::now() < deadline && matching() < static_cast<size_t>(options_.batch_size))
+      wake_.wait_until(lock, deadline);
+  }
+  return Start::admit;
+}
+
+// One decoder step of the search, the sentences just admitted joining it; each sentence
+// leaves as soon as it is finished, its result delivered to its request. Called without the
+// lock (the search is its caller's while search.running is set).
+void TranslationService::step_search(Search& search) {
   search.lines.clear();
   search.tags.clear();
   for (Item& item : search.admitted) {
@@ -459,24 +513,24 @@ bool TranslationService::turn(Search& search, std::unique_lock<std::mutex>& lock
     search.translator->clear(search.index);
   }
   done.clear();
-  lock.lock();
-  return true;
 }
 
-// The sentences of timed-out requests leave the search before its next step: no one waits
+// The sentences of cancelled requests leave the search before its next step: no one waits
 // for them, and an overloaded server would spend its time on answers no one reads. Called
-// with mutex_ held and search.running set (a removal moves a few rows: microseconds).
-void TranslationService::drop_timed_out(Search& search) {
+// without the lock (the search is its caller's while search.running is set).
+void TranslationService::drop_cancelled(Search& search) {
+  search.tags.clear();
   for (auto it = search.decoding.begin(); it != search.decoding.end();) {
     if (!it->second.job->cancelled) {
       ++it;
       continue;
     }
-    search.translator->remove(search.index, it->first);
+    search.tags.push_back(it->first);
     it = search.decoding.erase(it);
-    --decoding_sentences_;
-    metrics_.dropped(1);
   }
+  search.translator->remove(search.index, search.tags);
+  decoding_sentences_ -= search.tags.size();
+  metrics_.dropped(search.tags.size());
 }
 
 // A decoding thread: turns of its search, whenever no request's thread is taking them.
@@ -491,7 +545,13 @@ void TranslationService::decode_loop(Search& search) {
              (stopping_ || !search.decoding.empty() || !queue_.empty() || !score_queue_.empty());
     });
     search.running = true;
-    const bool worked = turn(search, lock);
+    bool worked = true;
+    try {
+      worked = turn(search, lock);
+    } catch (const std::exception& e) {  // out of memory outside a decoder step (whose errors fail its requests)
+      if (!lock.owns_lock()) lock.lock();
+      std::cerr << "rnnsearch serve: decoding thread " << search.index << ": " << e.what() << '\n';
+    }
     search.running = false;
     if (!worked && stopping_) return;
   }
@@ -645,7 +705,7 @@ std::string Metrics::text(size_t queued_sentences, size_t queued_requests, size_
     out << "rnnsearch_requests_total{path=\"" << key.first << "\",code=\"" << key.second << "\"} " << count << '\n';
   out << "# HELP rnnsearch_sentences_total Sentences translated.\n# TYPE rnnsearch_sentences_total counter\n"
       << "rnnsearch_sentences_total " << sentences_ << '\n'
-      << "# HELP rnnsearch_dropped_sentences_total Sentences of timed-out requests dropped untranslated.\n"
+      << "# HELP rnnsearch_dropped_sentences_total Sentences of timed-out (or failed) requests dropped untranslated.\n"
          "# TYPE rnnsearch_dropped_sentences_total counter\n"
       << "rnnsearch_dropped_sentences_total " << dropped_ << '\n'
       << "# HELP rnnsearch_steps_total Decoder steps (each for all the sentences a decoding thread is translating).\n"

@@ -72,8 +72,9 @@ class BeamSearch {
   // must outlive it); any sentence still in the search is dropped. add: the sources join
   // the search at its next step; returns the id of the first (the others follow; ids count
   // from 0 after start). step: one decoder step; returns the sentences that finished.
-  // remove: the sentence `id` leaves the search before the next step, without a result (its
-  // slot is free again; the others go on as they would have); false if it is not in it.
+  // remove: the sentences of these ids leave the search before the next step, without a
+  // result (their slots are free again; the others go on as they would have); returns how
+  // many were in it.
   struct Finished {
     size_t id;
     std::vector<Hypothesis> hypotheses;  // as search() returns them
@@ -81,7 +82,7 @@ class BeamSearch {
   void start(const BeamOptions& options, const std::vector<int>* shortlist = nullptr);
   size_t add(const std::vector<std::vector<int>>& sources);
   std::vector<Finished> step();
-  bool remove(size_t id);
+  size_t remove(const std::vector<size_t>& ids);
   size_t sentences() const { return order_.size(); }  // in the search, not yet finished
 
  private:

@@ -64,9 +64,9 @@ class Translator {
   // Continuous translation on search `thread` (0 .. threads-1; one caller per thread; not
   // with a shortlist). add: the lines join the search at its next step, tagged by the
   // caller; step: one decoder step. Both append the lines that finished to `done` (a line
-  // without tokens at once). remove: the line tagged `tag` leaves the search without a
-  // result (a server's timed-out request); false if it is not in it. clear: drops the lines
-  // in the search (after an exception).
+  // without tokens at once). remove: the lines of these tags leave the search without a
+  // result (a server's timed-out requests); returns how many were in it. clear: drops the
+  // lines in the search (after an exception).
   struct Finished {
     size_t tag;
     LineTranslation translation;  // .line = 0
@@ -74,7 +74,7 @@ class Translator {
   void add(int thread, const std::vector<std::string>& lines, const std::vector<size_t>& tags,
            std::vector<Finished>& done);
   void step(int thread, std::vector<Finished>& done);
-  bool remove(int thread, size_t tag);
+  size_t remove(int thread, const std::vector<size_t>& tags);
   void clear(int thread);
   size_t decoding(int thread) const { return searches_[thread].sentences(); }
 

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -144,11 +145,16 @@ class TranslationService {
   };
   struct ScoreJob;
 
-  // Until `done` is ready; past the timeout, marks the job cancelled and throws RequestError 503.
-  void wait(std::future<void>& done, Clock::time_point arrived, std::atomic<bool>& cancelled) const;
+  // Until `done` is ready; past the timeout, runs on_timeout with mutex_ held (the job is
+  // cancelled) and throws RequestError 503.
+  void wait(std::future<void>& done, Clock::time_point arrived, const std::function<void()>& on_timeout);
+  void cancel(const std::shared_ptr<Job>& job);
   struct Search;
   bool turn(Search& search, std::unique_lock<std::mutex>& lock);
-  void drop_timed_out(Search& search);
+  enum class Start { idle, worked, admit };
+  Start start_search(Search& search, std::unique_lock<std::mutex>& lock);
+  void step_search(Search& search);
+  void drop_cancelled(Search& search);
   void decode_loop(Search& search);
   void score_job(ScoreJob& job);
   std::shared_ptr<Translator> translator(const DecodeKey& key, std::unique_lock<std::mutex>& lock);
