@@ -49,22 +49,42 @@ TEST(Int8, QuantizesEachRowOnItsOwnScale) {
   }
 }
 
+// Both kernels, whichever this CPU runs by default (int8_kernel()).
+const std::vector<std::pair<Int8Kernel, const char*>> kKernels = {{Int8Kernel::gemm, "gemm"},
+                                                                   {Int8Kernel::matmul, "matmul"}};
+
 // The int32 sums are exact: only the final scaling rounds.
 TEST(Int8, ProductsMatchDoublePrecisionOfTheQuantizedOperands) {
   if (!int8_supported()) GTEST_SKIP() << "no AVX2 or no oneDNN: int8 computes in fp32";
   Int8Workspace work;
+  for (const auto& [kernel, name] : kKernels)
   for (Index m : {1, 5, 37}) {
     const Index k = 129, n = 301;
     Int8Matrix A, B;
     A.assign(Mat<float>(Mat<float>::Random(m, k)));
     B.assign(Mat<float>(Mat<float>::Random(n, k) * 3.0f), int8_weight_levels());
     Mat<float> big_c = Mat<float>::Constant(m + 3, n + 5, 0.5f);
-    gemm_int8(A, B, big_c.block(1, 2, m, n), work);
+    gemm_int8(A, B, big_c.block(1, 2, m, n), work, kernel);
     const Mat<double> want = dequantized(A) * dequantized(B).transpose();
     const double error = (big_c.block(1, 2, m, n).cast<double>() - want).cwiseAbs().maxCoeff();
-    EXPECT_LT(error, 1e-5 * want.cwiseAbs().maxCoeff()) << m << " rows";
-    EXPECT_EQ(big_c.row(0).cwiseAbs().maxCoeff(), 0.5f) << "rows outside the block are untouched";
-    EXPECT_EQ(big_c.col(1).cwiseAbs().maxCoeff(), 0.5f) << "columns outside the block are untouched";
+    EXPECT_LT(error, 1e-5 * want.cwiseAbs().maxCoeff()) << name << ", " << m << " rows";
+    EXPECT_EQ(big_c.row(0).cwiseAbs().maxCoeff(), 0.5f) << name << ": rows outside the block are untouched";
+    EXPECT_EQ(big_c.col(1).cwiseAbs().maxCoeff(), 0.5f) << name << ": columns outside the block are untouched";
+  }
+}
+
+// The two kernels give the same floats: the same exact sums, scaled the same way.
+TEST(Int8, BothKernelsGiveTheSameProducts) {
+  if (!int8_supported()) GTEST_SKIP() << "no AVX2 or no oneDNN: int8 computes in fp32";
+  Int8Workspace work;
+  for (Index m : {1, 16, 160}) {
+    Int8Matrix A, B;
+    A.assign(Mat<float>(Mat<float>::Random(m, 256)));
+    B.assign(Mat<float>(Mat<float>::Random(1000, 256)), int8_weight_levels());
+    Mat<float> by_gemm(m, 1000), by_matmul(m, 1000);
+    gemm_int8(A, B, by_gemm, work, Int8Kernel::gemm);
+    gemm_int8(A, B, by_matmul, work, Int8Kernel::matmul);
+    EXPECT_EQ((by_gemm - by_matmul).cwiseAbs().maxCoeff(), 0.0f) << m << " rows";
   }
 }
 
@@ -85,10 +105,12 @@ TEST(Int8, ExtremeValuesSumExactly) {
   B.assign(b, int8_weight_levels());
   Int8Workspace work;
   Mat<float> c(m, n);
-  gemm_int8(A, B, c, work);
   const Mat<double> want = dequantized(A) * dequantized(B).transpose();
-  EXPECT_LT((c.cast<double>() - want).cwiseAbs().maxCoeff(), 1e-5 * want.cwiseAbs().maxCoeff())
-      << "got\n" << c << "\nwant\n" << want;
+  for (const auto& [kernel, name] : kKernels) {
+    gemm_int8(A, B, c, work, kernel);
+    EXPECT_LT((c.cast<double>() - want).cwiseAbs().maxCoeff(), 1e-5 * want.cwiseAbs().maxCoeff())
+        << name << ": got\n" << c << "\nwant\n" << want;
+  }
   if (int8_weight_levels() < 127) {
     B.assign(b, 127);
     EXPECT_THROW(gemm_int8(A, B, c, work), std::logic_error);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "rnnsearch/model/onednn_matmul.h"
 #include "rnnsearch/util/cpu.h"
 
 #ifdef RNNSEARCH_HAVE_ONEDNN
@@ -48,7 +49,9 @@ bool int8_supported() { return has_vnni() || cpu_features().avx2; }
 
 int int8_weight_levels() { return has_vnni() ? 127 : 63; }
 
-void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, Int8Workspace& work) {
+Int8Kernel int8_kernel() { return cpu_features().amx ? Int8Kernel::matmul : Int8Kernel::gemm; }
+
+void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, Int8Workspace& work, Int8Kernel kernel) {
   const Index M = A.rows, N = B.rows, K = A.cols;
   if (B.cols != K || C.rows() != M || C.cols() != N) throw std::logic_error("gemm_int8: operand shapes do not match");
   if (B.levels > int8_weight_levels()) throw std::logic_error("gemm_int8: B's values would saturate this CPU's sums");
@@ -57,8 +60,11 @@ void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, Int8Wo
   int32_t* sums = work.sums.data();
   const int32_t no_offset = 0;
   const bool vnni = has_vnni();
-  dnnl_status_t status;
-  if (vnni) {
+  dnnl_status_t status = dnnl_success;
+  if (kernel == Int8Kernel::matmul) {
+    // row-major sums = A Bᵀ (B read as its transpose), oneDNN's own u8 shift where it needs one
+    onednn_matmul(MatmulType::s8, M, N, K, A.values.data(), K, false, B.values.data(), K, true, sums, N, false);
+  } else if (vnni) {
     // row-major sums = A Bᵀ, no zero points (the quantization is symmetric)
     status = dnnl_gemm_s8s8s32('N', 'T', 'F', M, N, K, 1.0f, A.values.data(), K, 0, B.values.data(), K, 0, 0.0f,
                                sums, N, &no_offset);
@@ -71,7 +77,7 @@ void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, Int8Wo
   }
   if (status != dnnl_success) throw std::logic_error("gemm_int8: oneDNN's int8 gemm failed");
   // C(i, j) = scale_a[i] · scale_b[j] · (sums(i, j) - shift · row_sums_b[j])
-  const int32_t shift = vnni ? 0 : 128;
+  const int32_t shift = vnni || kernel == Int8Kernel::matmul ? 0 : 128;
   for (Index i = 0; i < M; ++i) {
     const float scale_a = A.scales[static_cast<size_t>(i)];
     const int32_t* sum = sums + i * N;
@@ -88,7 +94,9 @@ bool int8_supported() { return false; }
 
 int int8_weight_levels() { return 127; }
 
-void gemm_int8(const Int8Matrix&, const Int8Matrix&, MatRef<float>, Int8Workspace&) {
+Int8Kernel int8_kernel() { return Int8Kernel::gemm; }
+
+void gemm_int8(const Int8Matrix&, const Int8Matrix&, MatRef<float>, Int8Workspace&, Int8Kernel) {
   throw std::logic_error("gemm_int8: rnnsearch was built without oneDNN");
 }
 

@@ -62,6 +62,7 @@ void apply_cap(CpuFeatures& f) {
   if (!has(dnnl_cpu_isa_avx512_core)) f.avx512 = f.avx512_bf16 = f.avx512_vnni = false;
   if (!has(dnnl_cpu_isa_avx512_core_vnni)) f.avx512_vnni = false;
   if (!has(dnnl_cpu_isa_avx512_core_bf16)) f.avx512_bf16 = false;
+  f.amx = has(dnnl_cpu_isa_avx512_core_amx);  // (oneDNN also asks the kernel for the tiles)
 #endif
 }
 
@@ -90,6 +91,7 @@ std::string describe(const CpuFeatures& f) {
   add(f.avx512_bf16, "avx512_bf16");
   add(f.avx512_vnni, "avx512_vnni");
   add(f.avx_vnni, "avx_vnni");
+  add(f.amx, "amx");
   if (text.empty()) text = f.x86 ? "sse" : "not x86";
   if (f.cap != "native") text += " (RNNSEARCH_CPU=" + f.cap + ")";
   return text;

@@ -50,10 +50,21 @@ struct Int8Workspace {
   std::vector<uint8_t> unsigned_a;  // M×K, A + 128 (without VNNI)
 };
 
+// Which oneDNN product computes the int32 sums (both give the same, exact sums): its gemm
+// (gemm_s8s8s32 with VNNI, gemm_u8s8s32 without), or its matmul primitive, one per shape,
+// made once and cached (model/onednn_matmul.h). On CPUs with AMX the matmul runs on its
+// tiles, while oneDNN 2.6's gemm_s8s8s32 there falls back to fp32's rate (build/gemm_bench,
+// the beam-5 projection 160×256·256×7882 on one core of an Intel Xeon with AMX: 883 GOP/s
+// against 151; without AMX the gemm leads, 562 against 477). int8_kernel(): the faster
+// one here, the matmul where cpu_features().amx.
+enum class Int8Kernel { gemm, matmul };
+Int8Kernel int8_kernel();
+
 // C = A Bᵀ (C is M×N for A M×K and B N×K: B's rows are C's columns), each value
 // scales_a[i] · scales_b[j] · Σ_k a(i,k) b(j,k). B quantized with int8_weight_levels().
 // Single-threaded inside an OpenMP parallel region, like the fp32 products. Only when
 // int8_supported().
-void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, Int8Workspace& work);
+void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, Int8Workspace& work,
+               Int8Kernel kernel = int8_kernel());
 
 }  // namespace rnnsearch

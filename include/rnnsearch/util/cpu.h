@@ -7,7 +7,7 @@
 // user can get the same, reproducible fp32 results on every machine:
 //
 //   RNNSEARCH_CPU=native   everything the CPU has (the default)
-//   RNNSEARCH_CPU=avx512   AVX-512 without AVX512_BF16 and without VNNI (Skylake-X class)
+//   RNNSEARCH_CPU=avx512   AVX-512 without AVX512_BF16, VNNI and AMX (Skylake-X class)
 //   RNNSEARCH_CPU=avx2     AVX2 and FMA, no AVX-512, no VNNI (Zen 2/3, Haswell to Coffee Lake)
 //   RNNSEARCH_CPU=sse41    SSE4.1 only
 //
@@ -27,6 +27,7 @@ struct CpuFeatures {
   bool avx512_bf16 = false;   // bf16 dot products (model/bf16.h)
   bool avx512_vnni = false;   // int8 dot products, AVX-512 encoding (model/int8.h)
   bool avx_vnni = false;      // int8 dot products, AVX2 (VEX) encoding
+  bool amx = false;           // int8 and bf16 tile products (oneDNN's avx512_core_amx; model/int8.h)
 };
 
 // The CPU's features less what RNNSEARCH_CPU takes away; read once, on the first call, which
