@@ -62,7 +62,9 @@ void apply_cap(CpuFeatures& f) {
   if (!has(dnnl_cpu_isa_avx512_core)) f.avx512 = f.avx512_bf16 = f.avx512_vnni = false;
   if (!has(dnnl_cpu_isa_avx512_core_vnni)) f.avx512_vnni = false;
   if (!has(dnnl_cpu_isa_avx512_core_bf16)) f.avx512_bf16 = false;
-  f.amx = has(dnnl_cpu_isa_avx512_core_amx);  // (oneDNN also asks the kernel for the tiles)
+  // (oneDNN also asks the kernel for the tiles.) Cleared with the other AVX-512 features too,
+  // should oneDNN have been used before the cap could reach it.
+  f.amx = f.avx512_bf16 && f.avx512_vnni && has(dnnl_cpu_isa_avx512_core_amx);
 #endif
 }
 
