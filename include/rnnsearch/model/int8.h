@@ -48,6 +48,7 @@ struct Int8Matrix {
 struct Int8Workspace {
   std::vector<int32_t> sums;      // M×N
   std::vector<uint8_t> unsigned_a;  // M×K, A + 128 (without VNNI)
+  std::vector<int8_t> padded_a;     // A with rows of zeros up to a multiple of 16 (matmul)
 };
 
 // Which oneDNN product computes the int32 sums (both give the same, exact sums): its gemm
