@@ -212,11 +212,12 @@ size_t BeamSearch<T>::remove(const std::vector<size_t>& ids) {
     if (std::find(ids.begin(), ids.end(), s.id) != ids.end()) {
       s.live.clear();
     } else {
-      for (Index r = 0; to != from && r < count; ++r) {
-        for (Member& m : members_) m.s_prev.row(to + r) = m.s_prev.row(from + r);
-        row_sentence_[to + r] = row_sentence_[from + r];
-        y_prev_[to + r] = y_prev_[from + r];
-      }
+      if (to != from)  // rows from .. from + count - 1 move up to to ..
+        for (Index r = 0; r < count; ++r) {
+          for (Member& m : members_) m.s_prev.row(to + r) = m.s_prev.row(from + r);
+          row_sentence_[to + r] = row_sentence_[from + r];
+          y_prev_[to + r] = y_prev_[from + r];
+        }
       to += count;
       order_[kept++] = b;
     }

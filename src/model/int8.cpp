@@ -65,23 +65,25 @@ void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, Int8Wo
   work.sums.resize(static_cast<size_t>(rows * N));
   int32_t* sums = work.sums.data();
   const int32_t no_offset = 0;
-  const bool vnni = has_vnni();
+  int32_t shift = 0;  // what A was shifted by (to unsigned, without VNNI)
   dnnl_status_t status = dnnl_success;
   if (kernel == Int8Kernel::matmul) {
     // row-major sums = A Bᵀ (B read as its transpose), oneDNN's own u8 shift where it needs one
     const int8_t* a = A.values.data();
     if (rows != M) {  // A's rows, then zeros
-      work.padded_a.assign(static_cast<size_t>(rows * K), 0);
-      std::copy(A.values.begin(), A.values.begin() + M * K, work.padded_a.begin());
+      work.padded_a.resize(static_cast<size_t>(rows * K));
+      const auto end = std::copy(A.values.begin(), A.values.begin() + M * K, work.padded_a.begin());
+      std::fill(end, work.padded_a.end(), int8_t{0});
       a = work.padded_a.data();
     }
     onednn_matmul(MatmulType::s8, rows, N, K, a, K, false, B.values.data(), K, true, sums, N, false);
-  } else if (vnni) {
+  } else if (has_vnni()) {
     // row-major sums = A Bᵀ, no zero points (the quantization is symmetric)
     status = dnnl_gemm_s8s8s32('N', 'T', 'F', M, N, K, 1.0f, A.values.data(), K, 0, B.values.data(), K, 0, 0.0f,
                                sums, N, &no_offset);
   } else {
     // sums = (A + 128) Bᵀ; the 128 Σ_k b(j,k) comes off below
+    shift = 128;
     work.unsigned_a.resize(A.values.size());
     for (size_t k = 0; k < A.values.size(); ++k) work.unsigned_a[k] = static_cast<uint8_t>(A.values[k] + 128);
     status = dnnl_gemm_u8s8s32('N', 'T', 'F', M, N, K, 1.0f, work.unsigned_a.data(), K, 0, B.values.data(), K, 0,
@@ -89,7 +91,6 @@ void gemm_int8(const Int8Matrix& A, const Int8Matrix& B, MatRef<float> C, Int8Wo
   }
   if (status != dnnl_success) throw std::logic_error("gemm_int8: oneDNN's int8 gemm failed");
   // C(i, j) = scale_a[i] · scale_b[j] · (sums(i, j) - shift · row_sums_b[j])
-  const int32_t shift = vnni || kernel == Int8Kernel::matmul ? 0 : 128;
   for (Index i = 0; i < M; ++i) {
     const float scale_a = A.scales[static_cast<size_t>(i)];
     const int32_t* sum = sums + i * N;

@@ -339,9 +339,9 @@ std::vector<LineTranslation> TranslationService::translate(const TranslateReques
     if (request.sentences.size() > 1) wake_.notify_all();  // the other searches take their share
     omp_set_num_threads(1);  // as a decoding thread's (decode_loop)
     const auto deadline = job->arrived + std::chrono::milliseconds(options_.timeout_ms);
+    const auto answered = [&] { return done.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
     try {
-      while (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready && Clock::now() < deadline &&
-             turn(*own, lock)) {
+      while (!answered() && Clock::now() < deadline && turn(*own, lock)) {
       }
     } catch (...) {  // out of memory: the search's decoding thread goes on with it
       if (!lock.owns_lock()) lock.lock();
@@ -352,8 +352,7 @@ std::vector<LineTranslation> TranslationService::translate(const TranslateReques
       throw;
     }
     own->running = false;
-    if (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready && Clock::now() >= deadline)
-      cancel(job);  // before its search's thread takes a turn
+    if (!answered() && Clock::now() >= deadline) cancel(job);  // before its search's thread takes a turn
   }
   // The decoding threads, if anything is left for them: a decoding thread could not take
   // what came while this thread held its search.
@@ -413,6 +412,7 @@ std::vector<ScoredPair> TranslationService::score(const ScoreRequest& request) {
 // Called with `lock` (of mutex_) held and search.running set; unlocks while decoding.
 bool TranslationService::turn(Search& search, std::unique_lock<std::mutex>& lock) {
   const size_t threads = searches_.size(), batch_size = static_cast<size_t>(options_.batch_size);
+  // Looked for under the lock (cheap), dropped outside it (rows move).
   if (std::any_of(search.decoding.begin(), search.decoding.end(), [](const auto& d) { return d.second.job->cancelled.load(); })) {
     lock.unlock();
     drop_cancelled(search);
