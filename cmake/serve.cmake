@@ -1,14 +1,22 @@
 # rnnsearch serve (docs/serve.md): the HTTP server, on cpp-httplib from Debian
-# (libcpp-httplib-dev, a compiled library; its pkg-config flags, which set its SSL and
-# compression options, must be used as they change its classes' layout).
-pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+# (libcpp-httplib-dev, a compiled library, found by ../CMakeLists.txt with pkg-config). Its
+# pkg-config flags set its SSL and compression options and must be used, as they change its
+# classes' layout. Debian 13's build has OpenSSL, brotli and zlib, and its cpp-httplib.pc
+# defines CPPHTTPLIB_OPENSSL_SUPPORT in Cflags but names OpenSSL only in Requires.private:
+# the inline code of its header then calls OpenSSL from our objects, so those libraries are
+# linked too (pkg-config's static list: the libraries behind Requires.private).
 find_package(Threads REQUIRED)
+list(REMOVE_ITEM HTTPLIB_STATIC_LIBRARIES ${HTTPLIB_LIBRARIES})
+target_link_libraries(PkgConfig::HTTPLIB INTERFACE ${HTTPLIB_STATIC_LIBRARIES})
+set(RNNSEARCH_WITH_HTTP 1)
+rnnsearch_feature("serve: cpp-httplib ${HTTPLIB_VERSION}")
 add_library(rnnsearch_serve STATIC
   src/serve/service.cpp
   src/serve/http_server.cpp
   src/serve/page.cpp
 )
 target_link_libraries(rnnsearch_serve PUBLIC rnnsearch_lib PkgConfig::HTTPLIB Threads::Threads)
+target_compile_definitions(rnnsearch_serve PUBLIC RNNSEARCH_HAVE_HTTP)  # main.cpp, cli/serve_command.cpp
 target_sources(rnnsearch_cli PRIVATE src/cli/serve_command.cpp)
 target_link_libraries(rnnsearch_cli PUBLIC rnnsearch_serve)
 
@@ -28,9 +36,14 @@ if(RNNSEARCH_BUILD_TESTS)
   gtest_discover_tests(test_serve DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
   # The page in Debian's chromium, headless (tests/test_page.py), with Debian's python3, for which
   # setup.sh installs python3-selenium (a python3 first on PATH, such as pyenv's, lacks it). It runs
-  # in the sanitizer build too, against the instrumented server. Not in a cross build:
-  # scripts/cross_arm64.sh installs no browser.
-  if(NOT CMAKE_CROSSCOMPILING)
+  # in the sanitizer build too, against the instrumented server. Skipped, saying so, where the
+  # browser is not installed, and in a cross build (scripts/cross_arm64.sh installs no browser).
+  execute_process(COMMAND /usr/bin/python3 -c "import selenium" RESULT_VARIABLE no_selenium OUTPUT_QUIET ERROR_QUIET)
+  if(CMAKE_CROSSCOMPILING)
+    rnnsearch_skipped_test(serve_page "a cross build (no browser for the target)")
+  elseif(NOT EXISTS /usr/bin/chromium OR NOT EXISTS /usr/bin/chromedriver OR no_selenium)
+    rnnsearch_skipped_test(serve_page "needs chromium, chromium-driver and python3-selenium")
+  else()
     add_test(NAME serve_page
              COMMAND ${CMAKE_COMMAND} -E env PYTHONDONTWRITEBYTECODE=1 RNNSEARCH_BINARY=$<TARGET_FILE:rnnsearch>
                      RNNSEARCH_SOURCE_DIR=${PROJECT_SOURCE_DIR}

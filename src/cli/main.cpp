@@ -6,14 +6,18 @@
 
 #include "commands.h"
 #include "rnnsearch/error.h"
-#include "rnnsearch/serve/http_server.h"
+#include "rnnsearch/util/build_info.h"
 #include "rnnsearch/util/cpu.h"
 #include "rnnsearch/util/mpi.h"
+#ifdef RNNSEARCH_HAVE_HTTP
+#include "rnnsearch/serve/http_server.h"
+#endif
 
 namespace {
 
 const char* kUsage =
-    "Usage: rnnsearch COMMAND [OPTIONS]   (rnnsearch COMMAND --help for its options)\n\n"
+    "Usage: rnnsearch COMMAND [OPTIONS]   (rnnsearch COMMAND --help for its options;\n"
+    "                                      rnnsearch --version: the version and what the build has)\n\n"
     "Commands:\n"
     "  vocab      build a vocabulary from tokenized training text\n"
     "  train      train a model on a parallel corpus\n"
@@ -70,13 +74,19 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return argc < 2 ? 1 : 0;
   }
+  if (!std::strcmp(argv[1], "--version")) {  // and what the build contains (util/build_info.h)
+    std::cout << "rnnsearch " << rnnsearch::build_info().version << "\n" << rnnsearch::build_info().features << "\n";
+    return 0;
+  }
   auto command = commands.find(argv[1]);
   if (command == commands.end()) {
     std::cerr << "rnnsearch: unknown command '" << argv[1] << "'\n" << kUsage;
     return 2;
   }
   // serve takes SIGINT/SIGTERM in a thread of its own: blocked before MPI or OpenMP start any.
+#ifdef RNNSEARCH_HAVE_HTTP
   if (!std::strcmp(argv[1], "serve")) rnnsearch::serve::block_stop_signals();
+#endif
   rnnsearch::mpi::init(&argc, &argv);
   const std::string name = argv[1];
   if (rnnsearch::mpi::size() > 1 && name != "train" && name != "translate" && name != "score") {

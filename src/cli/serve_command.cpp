@@ -1,10 +1,13 @@
 // rnnsearch serve: the models behind an HTTP API (docs/serve.md): POST /translate and
 // /score, GET /health, /info, /metrics and the translation page at /. Concurrent requests'
 // sentences are decoded together, each as `rnnsearch translate` would (serve/service.h).
+// In a build without cpp-httplib (RNNSEARCH_HAVE_HTTP undefined) the command says so.
 #include <iostream>
 
 #include "commands.h"
 #include "rnnsearch/error.h"
+
+#ifdef RNNSEARCH_HAVE_HTTP
 #include "rnnsearch/eval/signature.h"
 #include "rnnsearch/serve/http_server.h"
 
@@ -68,3 +71,15 @@ int serve_command(const Args& args) {
 }
 
 }  // namespace rnnsearch::cli
+
+#else
+
+namespace rnnsearch::cli {
+
+int serve_command(const Args&) {
+  throw Error("this build has no HTTP library (install libcpp-httplib-dev and rebuild)");
+}
+
+}  // namespace rnnsearch::cli
+
+#endif

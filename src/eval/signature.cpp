@@ -2,13 +2,11 @@
 
 #include <cstdio>
 
-#ifndef RNNSEARCH_VERSION
-#error "RNNSEARCH_VERSION is defined by CMakeLists.txt for this file"
-#endif
+#include "rnnsearch/util/build_info.h"
 
 namespace rnnsearch {
 
-std::string metric_version() { return std::string("rnnsearch-") + RNNSEARCH_VERSION; }
+std::string metric_version() { return "rnnsearch-" + build_info().version; }
 
 std::string signature_line(const std::string& name, size_t references,
                            const std::vector<std::pair<std::string, std::string>>& fields) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #ifdef RNNSEARCH_HAVE_ONEDNN
-#include <oneapi/dnnl/dnnl.hpp>
+#include "rnnsearch/model/onednn_version.h"
 #endif
 
 namespace rnnsearch {
@@ -70,7 +70,7 @@ Matmul make_matmul(const MatmulKey& key) {
     sum.append_sum(1.0f);
     attr.set_post_ops(sum);
   }
-  const dnnl::matmul::primitive_desc descriptor(dnnl::matmul::desc(m.a, m.b, m.c), attr, cpu_engine());
+  const dnnl::matmul::primitive_desc descriptor = onednn_matmul_descriptor(cpu_engine(), m.a, m.b, m.c, attr);
   m.scratchpad = descriptor.scratchpad_desc();
   m.primitive = dnnl::matmul(descriptor);
   return m;

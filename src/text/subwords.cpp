@@ -1,7 +1,13 @@
 #include "rnnsearch/text/subwords.h"
 
+#ifdef RNNSEARCH_HAVE_SENTENCEPIECE
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
+#else
+namespace sentencepiece {
+class SentencePieceProcessor {};  // never made: Subwords::load says the build has no SentencePiece
+}  // namespace sentencepiece
+#endif
 
 #include <algorithm>
 #include <exception>
@@ -18,6 +24,8 @@ constexpr const char* kWordStart = "\xE2\x96\x81";  // ▁ U+2581, SentencePiece
 constexpr size_t kWordStartBytes = 3;
 
 bool starts_word(const std::string& piece) { return piece.compare(0, kWordStartBytes, kWordStart) == 0; }
+
+#ifdef RNNSEARCH_HAVE_SENTENCEPIECE
 
 // Hands the tokenized lines of files, one file after the other, to the SentencePiece trainer
 // without a temporary file or a copy of the text. SentencePiece cannot carry our exceptions:
@@ -70,6 +78,14 @@ class FileSentences : public sentencepiece::SentenceIterator {
   std::exception_ptr error_;
 };
 
+#else
+
+[[noreturn]] void no_sentencepiece() {
+  throw Error("this build has no SentencePiece, which subword units need (install libsentencepiece-dev and rebuild)");
+}
+
+#endif
+
 }  // namespace
 
 SubwordType parse_subword_type(const std::string& name) {
@@ -84,6 +100,8 @@ Subwords::Subwords() = default;
 Subwords::~Subwords() = default;
 Subwords::Subwords(Subwords&&) noexcept = default;
 Subwords& Subwords::operator=(Subwords&&) noexcept = default;
+
+#ifdef RNNSEARCH_HAVE_SENTENCEPIECE
 
 std::string Subwords::train(const std::vector<std::string>& paths, const TokenizerOptions& tokenizer, int size,
                             SubwordType type, size_t sample) {
@@ -125,6 +143,19 @@ Subwords Subwords::load(const std::string& path) {
   return subwords;
 }
 
+#else
+
+std::string Subwords::train(const std::vector<std::string>&, const TokenizerOptions&, int, SubwordType, size_t) {
+  no_sentencepiece();
+}
+
+Subwords Subwords::load(const std::string& path) {
+  throw Error(located(path, 0, "a SentencePiece model, but this build has no SentencePiece (install "
+                               "libsentencepiece-dev and rebuild)"));
+}
+
+#endif
+
 std::vector<std::string> Subwords::encode(const std::vector<std::string>& words,
                                           std::vector<int>* word_of_piece) const {
   if (identity()) {
@@ -135,8 +166,10 @@ std::vector<std::string> Subwords::encode(const std::vector<std::string>& words,
     return words;
   }
   std::vector<std::string> pieces;
+#ifdef RNNSEARCH_HAVE_SENTENCEPIECE
   const auto status = processor_->Encode(join_tokens(words), &pieces);
   if (!status.ok()) throw Error("subword encoding: " + status.ToString());
+#endif
   if (word_of_piece) join_pieces(pieces, false, word_of_piece);
   return pieces;
 }

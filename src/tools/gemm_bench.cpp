@@ -29,6 +29,8 @@
 #include <omp.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "rnnsearch/model/onednn_version.h"
 #endif
 
 namespace {
@@ -96,13 +98,13 @@ double gflops(F f, double flop, double seconds) {
 class DnnlMatmul {
  public:
   DnnlMatmul(const Shape& s, dnnl::memory::data_type type)
-      : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_) {
-    using tag = dnnl::memory::format_tag;
+      : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), a_dims_{s.m, s.k}, b_dims_{s.k, s.n},
+        a_transposed_(s.transpose_a), b_transposed_(s.transpose_b) {
     using dt = dnnl::memory::data_type;
-    const dnnl::memory::desc a({s.m, s.k}, type, s.transpose_a ? tag::ba : tag::ab);
-    const dnnl::memory::desc b({s.k, s.n}, type, s.transpose_b ? tag::ba : tag::ab);
-    const dnnl::memory::desc c({s.m, s.n}, type == dt::s8 ? dt::s32 : dt::f32, tag::ab);
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), engine_);
+    const dnnl::memory::desc a(a_dims_, type, layout(a_transposed_));
+    const dnnl::memory::desc b(b_dims_, type, layout(b_transposed_));
+    const dnnl::memory::desc c({s.m, s.n}, type == dt::s8 ? dt::s32 : dt::f32, layout(false));
+    const dnnl::matmul::primitive_desc pd = rnnsearch::onednn_matmul_descriptor(engine_, a, b, c);
     kernel_ = pd.impl_info_str();
     matmul_ = dnnl::matmul(pd);
     a_ = dnnl::memory(a, engine_);
@@ -111,8 +113,8 @@ class DnnlMatmul {
   }
   // Fills the operands from fp32 buffers (converting them when the type is bf16 or int8).
   void load(const float* a, const float* b) {
-    convert(a, a_);
-    convert(b, b_);
+    convert(a, a_dims_, a_transposed_, a_);
+    convert(b, b_dims_, b_transposed_, b_);
   }
   void run() {
     matmul_.execute(stream_, {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}});
@@ -121,14 +123,13 @@ class DnnlMatmul {
   const std::string& kernel() const { return kernel_; }
 
  private:
-  void convert(const float* from, dnnl::memory& to) {
-    const dnnl::memory::desc& desc = to.get_desc();
-    dnnl::memory source({desc.dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::ab}, engine_,
-                        const_cast<float*>(from));
-    // A transposed operand's fp32 buffer is stored as its transpose: view it so.
-    if (desc != dnnl::memory::desc(desc.dims(), desc.data_type(), dnnl::memory::format_tag::ab))
-      source = dnnl::memory({desc.dims(), dnnl::memory::data_type::f32, dnnl::memory::format_tag::ba}, engine_,
-                            const_cast<float*>(from));
+  static dnnl::memory::format_tag layout(bool transposed) {
+    return transposed ? dnnl::memory::format_tag::ba : dnnl::memory::format_tag::ab;
+  }
+  // A transposed operand's fp32 buffer is stored as its transpose: read with the same layout.
+  void convert(const float* from, const dnnl::memory::dims& dims, bool transposed, dnnl::memory& to) {
+    const dnnl::memory::desc desc(dims, dnnl::memory::data_type::f32, layout(transposed));
+    dnnl::memory source(desc, engine_, const_cast<float*>(from));
     dnnl::reorder(source, to).execute(stream_, source, to);
     stream_.wait();
   }
@@ -136,6 +137,8 @@ class DnnlMatmul {
   dnnl::engine engine_;
   dnnl::stream stream_;
   dnnl::matmul matmul_;
+  dnnl::memory::dims a_dims_, b_dims_;
+  bool a_transposed_, b_transposed_;
   dnnl::memory a_, b_, c_;
   std::string kernel_;
 };
