@@ -4,10 +4,16 @@
 # classes' layout. Debian 13's build has OpenSSL, brotli and zlib, and its cpp-httplib.pc
 # defines CPPHTTPLIB_OPENSSL_SUPPORT in Cflags but names OpenSSL only in Requires.private:
 # the inline code of its header then calls OpenSSL from our objects, so those libraries are
-# linked too (pkg-config's static list: the libraries behind Requires.private).
+# linked too: the shared libraries of the modules in Requires.private (none on Debian 12).
 find_package(Threads REQUIRED)
-list(REMOVE_ITEM HTTPLIB_STATIC_LIBRARIES ${HTTPLIB_LIBRARIES})
-target_link_libraries(PkgConfig::HTTPLIB INTERFACE ${HTTPLIB_STATIC_LIBRARIES})
+execute_process(COMMAND ${PKG_CONFIG_EXECUTABLE} --print-requires-private cpp-httplib
+                OUTPUT_VARIABLE httplib_requires OUTPUT_STRIP_TRAILING_WHITESPACE)
+string(REPLACE " " "" httplib_requires "${httplib_requires}")  # "openssl >= 3.0.0" as "openssl>=3.0.0"
+string(REPLACE "\n" ";" httplib_requires "${httplib_requires}")
+if(httplib_requires)
+  pkg_check_modules(HTTPLIB_REQUIRES REQUIRED IMPORTED_TARGET ${httplib_requires})
+  target_link_libraries(PkgConfig::HTTPLIB INTERFACE PkgConfig::HTTPLIB_REQUIRES)
+endif()
 set(RNNSEARCH_WITH_HTTP 1)
 rnnsearch_feature("serve: cpp-httplib ${HTTPLIB_VERSION}")
 add_library(rnnsearch_serve STATIC

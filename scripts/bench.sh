@@ -69,7 +69,10 @@ for run in "small 2" "base 2" "small 1"; do
 done
 
 # Scaling over MPI (docs/scaling.md): 2 ranks × 1 thread against 1 process × 1 and × 2 threads.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# (Open MPI 4, Debian 12, reads OMPI_MCA_rmaps_base_oversubscribe; Open MPI 5, Debian 13, whose
+# launcher is PRRTE, PRTE_MCA_rmaps_default_mapping_policy.)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+  PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 mpi=$(command -v mpirun || true)
 if [ -n "$mpi" ]; then
   out=$("$mpi" -np 2 "$bin" train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \

@@ -2,6 +2,7 @@
 // "logprob perplexity", logprob = Σ_i log p(y_i | y_<i, x) over the target tokens and
 // </s>, perplexity = exp(−logprob / (target tokens + 1)); optionally the attention.
 #include <iostream>
+#include <optional>
 
 #include "commands.h"
 #include "rnnsearch/decode/scorer.h"
@@ -29,12 +30,13 @@ std::vector<std::string> all_lines(const std::string& path) {
 
 int score_command(const Args& args) {
   DecodeArgs decode;
-  std::string src_path, tgt_path;
+  std::string src_path, tgt_path, output;
   ScorerOptions sopts;
   po::options_description options("score options");
   options.add_options()
       ("src", po::value(&src_path)->required(), "source sentences, one per line (.gz ok)")
       ("tgt", po::value(&tgt_path)->required(), "their translations, line by line")
+      ("output,o", po::value(&output)->default_value("-"), "where to write the scores (- = stdout)")
       ("max-length", po::value(&sopts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
        "pairs with a side longer than this many tokens are skipped with a warning");
   options.add(model_option_group(decode, "sentence pairs")).add(output_option_group(decode));
@@ -51,20 +53,21 @@ int score_command(const Args& args) {
   if (src_lines.size() != tgt_lines.size())
     throw Error(src_path + " and " + tgt_path + " differ in length: " + std::to_string(src_lines.size()) +
                 " and " + std::to_string(tgt_lines.size()) + " lines");
+  std::optional<OutputFile> out;  // rank 0 writes everything; opened before the work, to fail first
+  if (mpi::is_root()) out.emplace(output, std::vector<std::string>{src_path, tgt_path});
   const std::vector<Model> models = load_ensemble(decode.model_dirs);
   Scorer scorer(models.front(), ensemble_weights(models), sopts);
   const OutputPrinter printer(oopts);
   const std::vector<ScoredPair> pairs = scorer.score(src_lines, tgt_lines, 0);
-  if (!mpi::is_root()) return 0;  // rank 0 writes everything
-  OutputFile out("-", {});
+  if (!out) return 0;
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
   for (const ScoredPair& pair : pairs) {
     if (!pair.warning.empty())
       std::cerr << "rnnsearch score: " << located(src_path, pair.line + 1, "warning: " + pair.warning) << "\n";
     if (pair.scored() && !heatmap_records.full()) heatmap_records.offer(OutputPrinter::record(pair));
-    printer.print(out.stream(), pair);
+    printer.print(out->stream(), pair);
   }
-  out.flush();
+  out->flush();
   if (vm.count("heatmaps")) std::cerr << "rnnsearch score: heatmaps: " << heatmap_records.write(decode.heatmaps) << "\n";
   return 0;
 }

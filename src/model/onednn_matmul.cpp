@@ -1,6 +1,7 @@
 #include "rnnsearch/model/onednn_matmul.h"
 
 #include <array>
+#include <cstdint>
 #include <list>
 #include <map>
 #include <memory>
@@ -111,6 +112,19 @@ std::shared_ptr<const Matmul> matmul_for(const MatmulKey& key) {
 void onednn_matmul(MatmulType type, Index M, Index N, Index K, const void* A, Index lda, bool transpose_a,
                    const void* B, Index ldb, bool transpose_b, void* C, Index ldc, bool accumulate) {
   if (M == 0 || N == 0) return;
+  if (N == 1 && ldc != 1) {
+    // oneDNN 3.7's matmul (Debian 13) writes a wrong C when C is one column whose rows are
+    // apart (dst strides {ldc, 1} with ldc > 1): that column is computed where its rows are
+    // adjacent, then put in place. Its values, fp32 or int32, are 4 bytes each.
+    thread_local std::vector<uint32_t> column;  // only grows
+    if (column.size() < static_cast<size_t>(M)) column.resize(static_cast<size_t>(M));
+    uint32_t* c = static_cast<uint32_t*>(C);
+    if (accumulate)
+      for (Index i = 0; i < M; ++i) column[static_cast<size_t>(i)] = c[i * ldc];
+    onednn_matmul(type, M, 1, K, A, lda, transpose_a, B, ldb, transpose_b, column.data(), 1, accumulate);
+    for (Index i = 0; i < M; ++i) c[i * ldc] = column[static_cast<size_t>(i)];
+    return;
+  }
   const auto matmul =
       matmul_for({{static_cast<Index>(type), M, N, K, transpose_a, transpose_b, lda, ldb, ldc, accumulate}});
   const Matmul& m = *matmul;  // kept alive by matmul, even if another thread evicts it meanwhile

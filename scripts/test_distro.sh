@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Builds and tests rnnsearch on another Debian release, as a user of that release would: in a
+# root file system made with debootstrap from Debian's package registry, entered with chroot,
+# it runs scripts/setup.sh, scripts/build.sh and the test suite (ctest) on a copy of this
+# work tree (tracked files and untracked ones git does not ignore).
+#
+#   scripts/test_distro.sh trixie                  the suite on Debian 13
+#   scripts/test_distro.sh bookworm                the suite on Debian 12
+#   scripts/test_distro.sh trixie COMMAND ARGS...  setup, build, then COMMAND instead of the suite,
+#                                                  e.g. env MINUTES=1 scripts/quickstart.sh
+#
+# Needs root (chroot, mount). The root file system is kept in $RNNSEARCH_ROOTFS/RELEASE
+# (default /var/cache/rnnsearch/RELEASE) with the packages setup.sh installed and the build
+# directory, so a second run installs nothing and builds only what changed; delete the folder
+# to start afresh. A missing debootstrap is installed first (apt-get).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+release=${1:?usage: scripts/test_distro.sh RELEASE [COMMAND ARGS...]}
+shift
+[ "$(id -u)" -eq 0 ] || { echo "test_distro.sh: needs root (debootstrap, chroot, mount)" >&2; exit 1; }
+root=${RNNSEARCH_ROOTFS:-/var/cache/rnnsearch}/$release
+say() { echo "test_distro.sh ($release): $*" >&2; }
+
+if [ ! -e "$root/.rnnsearch-rootfs" ]; then
+  if ! command -v debootstrap >/dev/null; then
+    say "installing debootstrap"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+  fi
+  say "making the root file system in $root (debootstrap, from the registry apt uses)"
+  rm -rf "$root.tmp" && mkdir -p "$(dirname "$root")"
+  # debootstrap's default mirror: the one Debian's own sources name.
+  debootstrap --variant=minbase "$release" "$root.tmp" >"$root.tmp.log" 2>&1 ||
+    { tail -20 "$root.tmp.log" >&2; say "debootstrap failed (log: $root.tmp.log)"; exit 1; }
+  # The release's security and point-release updates, from the same mirror.
+  mirror=$(awk '$1 == "deb" {print $2; exit}' "$root.tmp/etc/apt/sources.list")
+  {
+    echo "deb $mirror $release-updates main"
+    echo "deb ${mirror%/debian}/debian-security $release-security main"
+  } >>"$root.tmp/etc/apt/sources.list"
+  rm -rf "$root" && mv "$root.tmp" "$root" && rm -f "$root.tmp.log"
+  touch "$root/.rnnsearch-rootfs"
+fi
+
+# The kernel's file systems, unmounted whatever happens next.
+unmount() {
+  for m in dev/pts dev/shm dev proc sys; do
+    mountpoint -q "$root/$m" && umount -l "$root/$m"
+  done
+  return 0
+}
+trap unmount EXIT
+unmount
+mount -t proc proc "$root/proc"
+mount -t sysfs sys "$root/sys"
+mount --bind /dev "$root/dev"
+mount --bind /dev/pts "$root/dev/pts"
+mount --bind /dev/shm "$root/dev/shm"  # Open MPI's shared memory
+cp -L /etc/resolv.conf "$root/etc/resolv.conf"
+
+# The work tree, afresh but for the build directory.
+src=$root/src/rnnsearch
+mkdir -p "$src"
+find "$src" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - 2>/dev/null | tar -xf - -C "$src"
+
+[ $# -gt 0 ] || set -- bash -c 'cd build && ctest --output-on-failure -j "$(nproc)"'
+say "$(. "$root/etc/os-release" && echo "$PRETTY_NAME"): setup.sh, build.sh, then $*"
+chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+  LANG=C.UTF-8 TERM=dumb ${CI:+CI=$CI} bash -c 'cd /src/rnnsearch && scripts/setup.sh && scripts/build.sh && exec "$@"' \
+  bash "$@"
