@@ -33,6 +33,7 @@
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/model/precision.h"
 #include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/util/build_info.h"
 #include "rnnsearch/util/checks.h"
 #include "rnnsearch/util/cpu.h"
 
@@ -289,7 +290,7 @@ PYBIND11_MODULE(rnnsearch, m) {
   using namespace rnnsearch;
   using namespace rnnsearch::python;
   m.doc() = "rnnsearch: translate, score and align with RNNsearch models; attention as numpy arrays (docs/python.md)";
-  m.attr("__version__") = RNNSEARCH_VERSION;
+  m.attr("__version__") = build_info().version;
   py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
   g_input_warning = PyErr_NewExceptionWithDoc(
       "rnnsearch.InputWarning", "A sentence left untranslated or unscored, or cut (as the command line warns).",
@@ -299,6 +300,8 @@ PYBIND11_MODULE(rnnsearch, m) {
   // Reads RNNSEARCH_CPU and caps oneDNN before any product, as the command line does first.
   cpu_features();
   m.def("cpu", [] { return describe(cpu_features()); }, "The CPU features rnnsearch uses (RNNSEARCH_CPU caps them).");
+  m.def("build_info", [] { return build_info().features; },
+        "What this build uses for each optional feature, or why it is off (as `rnnsearch --version`).");
 
   py::class_<Attention, std::shared_ptr<Attention>>(m, "Attention",
                                                     "An attention matrix: rows target tokens + </s>, columns source "
@@ -381,16 +384,24 @@ PYBIND11_MODULE(rnnsearch, m) {
 
   py::class_<PyTranslator>(m, "Translator", "A model, or an ensemble of models, loaded once.")
       .def(py::init<const py::object&, int, const std::string&>(), py::arg("model"), py::arg("threads") = 0,
-           py::arg("precision") = "auto")
+           py::arg("precision") = "auto",
+           "Loads a model directory (model.best.npz when present), or an ensemble from a list of them. threads "
+           "is --threads (0 = all cores); precision is --precision: auto, fp32, bf16 or int8.")
       .def("translate", &PyTranslator::translate, py::arg("sentences"), py::kw_only(), py::arg("beam_size") = 5,
            py::arg("n_best") = 1, py::arg("normalize") = 1.0, py::arg("replace_unk") = false,
            py::arg("batch_size") = 32, py::arg("return_attention") = false, py::arg("alignment_units") = "words",
-           py::arg("max_length") = 200, py::arg("maxi_batch") = 10, py::arg("detokenize") = false)
+           py::arg("max_length") = 200, py::arg("maxi_batch") = 10, py::arg("detokenize") = false,
+           "Translates a list of sentences (str or bytes) as `rnnsearch translate` does, byte for byte; one "
+           "Translation per sentence, in order. The keywords are translate's options of the same names; "
+           "return_attention=True keeps each hypothesis' attention matrix and hard alignment.")
       .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"), py::kw_only(),
            py::arg("return_attention") = false, py::arg("batch_size") = 32, py::arg("max_length") = 200,
-           py::arg("alignment_units") = "words")
+           py::arg("alignment_units") = "words",
+           "Forced decoding of given translations, as `rnnsearch score`: one Score per pair, in order.")
       .def("align", &PyTranslator::align, py::arg("sources"), py::arg("targets"), py::kw_only(),
-           py::arg("batch_size") = 32, py::arg("max_length") = 200)
+           py::arg("batch_size") = 32, py::arg("max_length") = 200,
+           "Hard alignments of given translations, as `rnnsearch score --alignment hard`: per pair the "
+           "0-based (source, target) positions; [] for a pair not scored.")
       .def_property_readonly("models", &PyTranslator::weights_paths, "the weight files loaded")
       .def_property_readonly("precision", &PyTranslator::precision, "of the vocabulary projection, as resolved")
       .def_property_readonly("threads", &PyTranslator::threads);

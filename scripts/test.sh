@@ -1,16 +1,66 @@
 #!/usr/bin/env bash
-# Set-up, build and the whole test suite: what CI runs (.ci/run). The suite runs twice: as the
-# CPU is, then with the CPU capped to AVX2 (RNNSEARCH_CPU=avx2, and oneDNN's own
-# ONEDNN_MAX_CPU_ISA=AVX2), so that a machine with AVX-512, AVX512_BF16 or VNNI also runs the
-# fallbacks a laptop takes (--precision auto in fp32, bf16 and int8 falling back with a
-# warning). Then the same suite built with AddressSanitizer + UndefinedBehaviorSanitizer, with
-# a short run of every fuzz target (scripts/sanitize.sh; SANITIZE=0 skips it).
+# Set-up, build and the whole test suite: what CI runs (.ci/run). Stages, in this order (name
+# some to run only those, e.g. scripts/test.sh native wheel):
+#   native     the suite as the CPU is
+#   fallback   the suite with the CPU capped to AVX2 (RNNSEARCH_CPU=avx2, and oneDNN's own
+#              ONEDNN_MAX_CPU_ISA=AVX2), so that a machine with AVX-512, AVX512_BF16 or VNNI also
+#              runs the fallbacks a laptop takes (--precision auto in fp32, bf16 and int8
+#              falling back with a warning)
+#   wheel      pip builds a wheel offline, installs it into a fresh venv, and tests/test_python.py
+#              runs against it outside the tree (scripts/test_wheel.sh)
+#   minimal    the suite built with every optional library off (build-minimal/): what builds
+#              with only Eigen, OpenMP, Boost, ICU, zlib, libzip and nlohmann-json; tests that need
+#              what is off are skipped with the reason
+#   trixie     setup, build and the suite on Debian 13 in a debootstrap root file system
+#              (scripts/test_distro.sh; the other release when this machine runs Debian 13:
+#              bookworm), kept in /var/cache/rnnsearch between runs
+#   sanitize   the suite built with AddressSanitizer + UndefinedBehaviorSanitizer, with a short run
+#              of every fuzz target (scripts/sanitize.sh; SANITIZE=0 skips it)
+# Each stage's time is printed as it ends, and all of them at the end (docs/building.md gives
+# typical times on 2 cores).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-scripts/build.sh
-echo "test.sh: the suite on this CPU ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'))"
-(cd build && ctest --output-on-failure -j "$(nproc)")
-echo "test.sh: the suite again with the fallbacks forced (RNNSEARCH_CPU=avx2 ONEDNN_MAX_CPU_ISA=AVX2)"
-(cd build && RNNSEARCH_CPU=avx2 ONEDNN_MAX_CPU_ISA=AVX2 ctest --output-on-failure -j "$(nproc)")
-[ "${SANITIZE:-1}" = 0 ] || scripts/sanitize.sh
+all=(native fallback wheel minimal trixie sanitize)
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=("${all[@]}")
+for stage in "${stages[@]}"; do
+  [[ " ${all[*]} " == *" $stage "* ]] || { echo "test.sh: unknown stage '$stage' (${all[*]})" >&2; exit 2; }
+done
+times=()
+timed() {  # timed NAME COMMAND...: runs it and records how long it took
+  local name=$1 start=$SECONDS
+  shift
+  echo "test.sh: -- $name" >&2
+  "$@"
+  times+=("$name $((SECONDS - start)) s")
+  echo "test.sh: -- $name: done in $((SECONDS - start)) s" >&2
+}
+wants() { [[ " ${stages[*]} " == *" $1 "* ]]; }
+
+suite() { (cd "$1" && shift && env "$@" ctest --output-on-failure -j "$(nproc)"); }
+other_release() {
+  . /etc/os-release
+  if [ "${VERSION_ID:-}" = 13 ]; then echo bookworm; else echo trixie; fi
+}
+
+timed setup scripts/setup.sh
+timed build scripts/build.sh
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+wants native && timed "native ($cpu)" suite build
+wants fallback && timed "fallback (RNNSEARCH_CPU=avx2 ONEDNN_MAX_CPU_ISA=AVX2)" \
+  suite build RNNSEARCH_CPU=avx2 ONEDNN_MAX_CPU_ISA=AVX2
+wants wheel && timed wheel scripts/test_wheel.sh
+if wants minimal; then
+  minimal() {
+    cmake -S . -B build-minimal -DCMAKE_BUILD_TYPE=Release -DRNNSEARCH_ONEDNN=OFF -DRNNSEARCH_OPENBLAS=OFF \
+      -DRNNSEARCH_SENTENCEPIECE=OFF -DRNNSEARCH_MPI=OFF -DRNNSEARCH_HTTP=OFF -DRNNSEARCH_PYTHON=OFF >/dev/null
+    cmake --build build-minimal -j "$(nproc)"
+    build-minimal/rnnsearch --version
+    suite build-minimal
+  }
+  timed "minimal (every optional library off)" minimal
+fi
+wants trixie && timed "$(other_release) (scripts/test_distro.sh)" scripts/test_distro.sh "$(other_release)"
+wants sanitize && [ "${SANITIZE:-1}" != 0 ] && timed sanitize scripts/sanitize.sh
+echo "test.sh: every stage passed:" >&2
+printf '  %s\n' "${times[@]}" >&2

@@ -17,6 +17,7 @@
 #include "rnnsearch/model/int8.h"
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/util/build_info.h"
 #include "fixtures.h"
 #include "model_dir.h"
 #include "temp_dir.h"
@@ -739,6 +740,32 @@ TEST_F(Cli, InvalidNumericOptionsAreOneLineErrors) {
     ASSERT_EQ(r.errors.size(), 1u) << command << ": " << r.err_text;
     EXPECT_NE(r.errors[0].find(message), std::string::npos) << r.errors[0];
     EXPECT_EQ(r.errors[0].find("error:"), r.errors[0].rfind("error:")) << "prefixed twice: " << r.errors[0];
+  }
+}
+
+// A build without an optional library (docs/building.md) keeps the commands that need it, and
+// they say in one line what is missing; --version names what the build has.
+TEST_F(Cli, WhatTheBuildLacksIsOneLineNamingThePackage) {
+  const Result version = run("--version", "");
+  EXPECT_EQ(version.status, 0) << version.err_text;
+  EXPECT_NE(version.out_text.find("subwords: "), std::string::npos) << version.out_text;
+  EXPECT_NE(version.out_text.find("serve: "), std::string::npos) << version.out_text;
+  const std::string tiny = std::string(RNNSEARCH_SOURCE_DIR) + "/corpora/tiny/";
+  const std::string train = "train --train-src " + tiny + "train.en --train-tgt " + tiny + "train.de --valid-src " +
+                            tiny + "val.en --valid-tgt " + tiny + "val.de --max-updates 1 --subwords 50 -m ";
+  std::vector<std::pair<std::string, std::string>> cases;
+  if (!rnnsearch::build_info().sentencepiece)
+    cases.push_back({train + dir_->path("sp"), "this build has no SentencePiece, which subword units need (install "
+                                               "libsentencepiece-dev and rebuild)"});
+  if (!rnnsearch::build_info().http)
+    cases.push_back({"serve -m " + dir_->path("no-such-model"),
+                     "rnnsearch serve: error: this build has no HTTP library (install libcpp-httplib-dev and rebuild)"});
+  if (cases.empty()) GTEST_SKIP() << "this build has SentencePiece and cpp-httplib";
+  for (const auto& [command, message] : cases) {
+    const Result r = run(command, "");
+    EXPECT_EQ(r.status, 1) << command;
+    ASSERT_EQ(r.errors.size(), 1u) << command << ": " << r.err_text;
+    EXPECT_NE(r.errors[0].find(message), std::string::npos) << r.errors[0];
   }
 }
 

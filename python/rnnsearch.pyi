@@ -1,0 +1,105 @@
+# Type stub of the compiled module `rnnsearch` (python/rnnsearch_module.cpp; docs/python.md),
+# installed beside it by `pip install .` so that editors and type checkers know its API.
+import os
+from typing import Optional, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class Error(RuntimeError):
+    """What the command line refuses with its one-line error, with that line's message."""
+
+class InputWarning(UserWarning):
+    """A sentence left untranslated or unscored, or cut (as the command line warns)."""
+
+def cpu() -> str:
+    """The CPU features rnnsearch uses (RNNSEARCH_CPU caps them)."""
+
+def build_info() -> str:
+    """What this build uses for each optional feature, or why it is off (as `rnnsearch --version`)."""
+
+class Attention:
+    """An attention matrix: rows target tokens + </s>, columns source tokens + </s>."""
+    @property
+    def matrix(self) -> npt.NDArray[np.float32]: ...
+    def __array__(self, dtype: Optional[npt.DTypeLike] = None, copy: Optional[bool] = None) -> np.ndarray: ...
+    @property
+    def source(self) -> list[str]: ...
+    @property
+    def target(self) -> list[str]: ...
+    @property
+    def shape(self) -> tuple[int, int]: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def score(self) -> float: ...
+    def to_svg(self) -> str:
+        """The heatmap as SVG text, as `--heatmaps` writes it."""
+    def _repr_svg_(self) -> str: ...
+    def save(self, path: Union[str, os.PathLike[str]]) -> None:
+        """Writes the heatmap SVG to path."""
+
+class Hypothesis:
+    """One translation of a sentence."""
+    text: str
+    tokens: list[str]
+    score: float
+    log_prob: float
+    finished: bool
+    attention: Optional[Attention]
+    alignment: Optional[list[tuple[int, int]]]
+
+class Translation:
+    """The result for one input sentence: its hypotheses, best first."""
+    line: int
+    source: list[str]
+    hypotheses: list[Hypothesis]
+    warning: str
+    @property
+    def text(self) -> str: ...
+    @property
+    def tokens(self) -> list[str]: ...
+    @property
+    def score(self) -> Optional[float]: ...
+    @property
+    def attention(self) -> Optional[Attention]: ...
+    @property
+    def alignment(self) -> Optional[list[tuple[int, int]]]: ...
+
+class Score:
+    """The forced decoding of one sentence pair."""
+    line: int
+    source: list[str]
+    target: list[str]
+    log_prob: Optional[float]
+    attention: Optional[Attention]
+    alignment: Optional[list[tuple[int, int]]]
+    warning: str
+
+Sentences = Sequence[Union[str, bytes]]
+
+class Translator:
+    """A model, or an ensemble of models, loaded once."""
+    def __init__(self, model: Union[str, os.PathLike[str], Sequence[Union[str, os.PathLike[str]]]],
+                 threads: int = 0, precision: str = "auto") -> None:
+        """Loads a model directory (model.best.npz when present), or an ensemble from a list of them.
+        threads is --threads (0 = all cores); precision is --precision: auto, fp32, bf16 or int8."""
+    def translate(self, sentences: Sentences, *, beam_size: int = 5, n_best: int = 1, normalize: float = 1.0,
+                  replace_unk: bool = False, batch_size: int = 32, return_attention: bool = False,
+                  alignment_units: str = "words", max_length: int = 200, maxi_batch: int = 10,
+                  detokenize: bool = False) -> list[Translation]:
+        """Translates sentences as `rnnsearch translate` does, byte for byte; one Translation per sentence."""
+    def score(self, sources: Sentences, targets: Sentences, *, return_attention: bool = False,
+              batch_size: int = 32, max_length: int = 200, alignment_units: str = "words") -> list[Score]:
+        """Forced decoding of given translations, as `rnnsearch score`: one Score per pair."""
+    def align(self, sources: Sentences, targets: Sentences, *, batch_size: int = 32,
+              max_length: int = 200) -> list[list[tuple[int, int]]]:
+        """Hard alignments, as `rnnsearch score --alignment hard`: 0-based (source, target) pairs."""
+    @property
+    def models(self) -> list[str]: ...
+    @property
+    def precision(self) -> str: ...
+    @property
+    def threads(self) -> int: ...
