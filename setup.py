@@ -50,6 +50,8 @@ class CMakeBuild(build_ext):
         shutil.copyfile(os.path.join(ROOT, "python", "rnnsearch.pyi"), os.path.join(os.path.dirname(target), "rnnsearch.pyi"))
 
 
-# setuptools' own build folder beside CMake's build/ (.gitignore: /build*/), not inside it.
+# setuptools' own build folder beside CMake's build/ (.gitignore: /build*/), not inside it;
+# egg_info wants it to exist.
+os.makedirs(os.path.join(ROOT, "build-wheel"), exist_ok=True)
 setup(version=cmake_version(), ext_modules=[Extension("rnnsearch", sources=[])], cmdclass={"build_ext": CMakeBuild},
       options={"build": {"build_base": "build-wheel"}, "egg_info": {"egg_base": "build-wheel"}}, zip_safe=False)
