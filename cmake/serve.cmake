@@ -17,7 +17,10 @@ endif()
 set(RNNSEARCH_WITH_HTTP 1)
 rnnsearch_feature("serve: cpp-httplib ${HTTPLIB_VERSION}")
 add_library(rnnsearch_serve STATIC
+  src/serve/request.cpp
   src/serve/service.cpp
+  src/serve/response.cpp
+  src/serve/metrics.cpp
   src/serve/http_server.cpp
   src/serve/page.cpp
 )

@@ -4,8 +4,8 @@
 // hard_alignment, heatmap_svg), so that its results are those of the command line:
 //
 //   Translator(model, threads, precision)   load_ensemble once; set_threads, precision_option
-//   .translate(sentences, ...)              Translator::translate, in the CLI's chunks of
-//                                           batch_size × maxi_batch lines
+//   .translate(sentences, ...)              a TranslatorPool's Translator, translate_chunks: the
+//                                           CLI's chunks of batch_size × maxi_batch lines
 //   .score(sources, targets, ...)           Scorer::score over all pairs, as `rnnsearch score`
 //   .align(sources, targets, ...)           the hard alignment of score (`score --alignment hard`)
 //
@@ -17,21 +17,19 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <tuple>
 
 #include "rnnsearch/decode/scorer.h"
-#include "rnnsearch/decode/translator.h"
+#include "rnnsearch/decode/translator_pool.h"
 #include "rnnsearch/error.h"
-#include "rnnsearch/eval/alignment.h"
-#include "rnnsearch/eval/heatmap.h"
-#include "rnnsearch/eval/output.h"
 #include "rnnsearch/io/atomic_file.h"
+#include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/model/model_io.h"
-#include "rnnsearch/model/precision.h"
+#include "rnnsearch/output/alignment.h"
+#include "rnnsearch/output/heatmap.h"
+#include "rnnsearch/output/output.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/util/build_info.h"
 #include "rnnsearch/util/checks.h"
@@ -130,6 +128,7 @@ class PyTranslator {
     precision_ = precision_option(precision, PrecisionUse::decoding);
     models_ = load_ensemble(dirs_);
     weights_ = ensemble_weights(models_);
+    translators_.emplace(models_, 4);  // a few option sets' Translators, kept for the next call
   }
 
   std::vector<PyTranslation> translate(const py::object& sentences, int beam_size, int n_best, double normalize,
@@ -153,16 +152,20 @@ class PyTranslator {
       options.precision = precision_;
       check_at_least("maxi-batch", maxi_batch, 1);
       std::lock_guard<std::mutex> lock(mutex_);
-      Translator& translator = translator_for(options);
+      const std::shared_ptr<Translator> translator = translators_->get(options);
       set_threads(threads_);  // OpenMP's setting is the calling thread's
-      // The command line's chunks: lines are sorted by length and batched within a chunk.
-      const size_t chunk = static_cast<size_t>(batch_size) * static_cast<size_t>(maxi_batch);
-      for (size_t first = 0; first < lines.size(); first += chunk) {
-        const std::vector<std::string> part(lines.begin() + static_cast<long>(first),
-                                            lines.begin() + static_cast<long>(std::min(lines.size(), first + chunk)));
-        for (const LineTranslation& t : translator.translate(part, first))
-          results.push_back(convert(t, return_attention, detokenize));
-      }
+      size_t taken = 0;
+      translate_chunks(
+          *translator, static_cast<size_t>(batch_size) * static_cast<size_t>(maxi_batch),
+          [&](size_t count, std::vector<std::string>& part) {
+            const size_t end = std::min(lines.size(), taken + count);
+            part.assign(lines.begin() + static_cast<long>(taken), lines.begin() + static_cast<long>(end));
+            taken = end;
+            return !part.empty();
+          },
+          [&](std::vector<LineTranslation>& translations) {
+            for (const LineTranslation& t : translations) results.push_back(convert(t, return_attention, detokenize));
+          });
     }
     std::vector<std::pair<size_t, std::string>> warnings;
     for (const PyTranslation& t : results)
@@ -204,21 +207,6 @@ class PyTranslator {
   int threads() const { return threads_; }
 
  private:
-  using Key = std::tuple<int, int, double, bool, int, int, bool, bool>;
-
-  // A Translator per set of options, kept for the next call with the same ones (its
-  // projections in bf16/int8 and workspaces are made once); a few at most.
-  Translator& translator_for(const TranslatorOptions& o) {
-    check_beam_options(o.beam);  // first: a NaN normalize would match any key
-    const Key key{o.beam.beam_size, o.beam.n_best,    o.beam.normalize, o.beam.alignment,
-                  o.batch_size,     o.max_length,     o.replace_unk,    o.piece_alignments};
-    auto found = translators_.find(key);
-    if (found != translators_.end()) return *found->second;
-    auto translator = std::make_unique<Translator>(models_.front(), weights_, o);  // checks the options
-    if (translators_.size() >= 4) translators_.clear();
-    return *translators_.emplace(key, std::move(translator)).first->second;
-  }
-
   PyTranslation convert(const LineTranslation& t, bool return_attention, bool detokenize) const {
     PyTranslation result{t.line, t.source, {}, t.warning};
     for (const Hypothesis& h : t.hypotheses) {
@@ -267,7 +255,7 @@ class PyTranslator {
   std::vector<Model> models_;  // never resized: Translators keep references into it
   std::vector<const Parameters<float>*> weights_;
   std::mutex mutex_;  // one call at a time: Translator and Scorer workspaces are not shared
-  std::map<Key, std::unique_ptr<Translator>> translators_;
+  std::optional<TranslatorPool> translators_;
 };
 
 // The attention matrix as a read-only float32 array over the Attention's own weights.

@@ -8,11 +8,11 @@
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/decode/unk_replacement.h"
-#include "rnnsearch/eval/alignment.h"
-#include "rnnsearch/eval/heatmap.h"
+#include "rnnsearch/output/alignment.h"
+#include "rnnsearch/output/heatmap.h"
 #include "rnnsearch/io/atomic_file.h"
-#include "error_of.h"
-#include "temp_dir.h"
+#include "support/error_of.h"
+#include "support/temp_dir.h"
 
 namespace rnnsearch {
 namespace {

@@ -16,7 +16,7 @@
 #include "rnnsearch/error.h"
 #include "rnnsearch/model/rnnsearch.h"
 #include "rnnsearch/text/vocab.h"
-#include "fixtures.h"
+#include "support/fixtures.h"
 
 namespace rnnsearch {
 namespace {

@@ -1,4 +1,4 @@
-// --precision bf16 (model/bf16.h): the rounding to bf16, the bf16 products against the same
+// --precision bf16 (kernels/bf16.h): the rounding to bf16, the bf16 products against the same
 // products of the rounded operands in double precision, and the output layer in bf16 against
 // fp32 for each kind of output layer. The products need a CPU with AVX512_BF16 and a build
 // with oneDNN; elsewhere those tests are skipped (and --precision bf16 computes in fp32).
@@ -9,8 +9,8 @@
 #include <random>
 #include <set>
 
-#include "low_precision.h"
-#include "rnnsearch/model/bf16.h"
+#include "support/low_precision.h"
+#include "rnnsearch/kernels/bf16.h"
 #include "rnnsearch/model/bf16_products.h"
 #include "rnnsearch/text/vocab.h"
 #include "rnnsearch/train/sharded_model.h"
@@ -214,7 +214,7 @@ struct RoundedParameters {
 // operands rounded to bf16, in every transposition, with row strides, accumulating, and in
 // slices; once it ends they are fp32 again.
 TEST(Bf16Products, RoundBothOperandsOfTheThreadsProducts) {
-  if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
+  if (!bf16_training_supported()) GTEST_SKIP() << "no AVX512_BF16, or no oneDNN and OpenBLAS: training computes in fp32";
   RoundedParameters model(7);
   const Bf16Weights& weights = model.weights;
   const auto U = model.params.mat(dec_U);
@@ -278,7 +278,7 @@ TEST(Bf16Products, SliceLengthsAreFewAndCoverTheSide) {
 // A parameter is rounded once per assign(), not at each product: until the next assign()
 // (the trainer's, after every update) products read the copy.
 TEST(Bf16Products, ReadParametersFromTheCopyOfTheLastAssign) {
-  if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
+  if (!bf16_training_supported()) GTEST_SKIP() << "no AVX512_BF16, or no oneDNN and OpenBLAS: training computes in fp32";
   RoundedParameters model(9);
   Parameters<float>& params = model.params;
   Bf16Weights& weights = model.weights;
@@ -297,7 +297,7 @@ TEST(Bf16Products, ReadParametersFromTheCopyOfTheLastAssign) {
 // A training step of ShardedModel in bf16 (every product in bf16): the cost and the gradient
 // of every parameter stay within bf16's roundings of fp32's, and do differ from them.
 TEST(Bf16Products, TrainingGradientsAgreeWithFp32) {
-  if (!bf16_supported()) GTEST_SKIP() << "no AVX512_BF16 or no oneDNN: bf16 computes in fp32";
+  if (!bf16_training_supported()) GTEST_SKIP() << "no AVX512_BF16, or no oneDNN and OpenBLAS: training computes in fp32";
   for (const auto& [name, config] : test::output_layer_variants()) {
     Parameters<float> params(config);
     params.init_uniform(0.1, 4);

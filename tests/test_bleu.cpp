@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "rnnsearch/error.h"
-#include "rnnsearch/eval/bleu.h"
+#include "rnnsearch/metrics/bleu.h"
 
 namespace rnnsearch {
 namespace {

@@ -17,9 +17,9 @@
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/text/corpus_cache.h"
 #include "rnnsearch/text/line_reader.h"
-#include "error_of.h"
-#include "temp_dir.h"
-#include "tokenized_text.h"
+#include "support/error_of.h"
+#include "support/temp_dir.h"
+#include "support/tokenized_text.h"
 
 namespace rnnsearch {
 namespace {

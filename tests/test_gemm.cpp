@@ -6,7 +6,7 @@
 
 #include <iostream>
 
-#include "rnnsearch/model/tensor.h"
+#include "rnnsearch/kernels/tensor.h"
 
 namespace rnnsearch {
 namespace {

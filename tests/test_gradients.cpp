@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "fixtures.h"
+#include "support/fixtures.h"
 #include "rnnsearch/model/attention.h"
 #include "rnnsearch/model/decoder_step.h"
 #include "rnnsearch/model/gru.h"

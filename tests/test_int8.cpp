@@ -1,4 +1,4 @@
-// translate --precision int8 (model/int8.h): the per-row quantization, the int8 products
+// translate --precision int8 (kernels/int8.h): the per-row quantization, the int8 products
 // against the same products of the quantized operands in double precision, and the output
 // layer and beam search in int8 against fp32. The products need a CPU with AVX2 and a build
 // with oneDNN; elsewhere those tests are skipped (and --precision int8 computes in fp32). A
@@ -11,8 +11,8 @@
 #include <random>
 #include <stdexcept>
 
-#include "low_precision.h"
-#include "rnnsearch/model/int8.h"
+#include "support/low_precision.h"
+#include "rnnsearch/kernels/int8.h"
 
 namespace rnnsearch {
 namespace {

@@ -15,9 +15,9 @@
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/io/npz.h"
-#include "error_of.h"
-#include "fixtures.h"
-#include "temp_dir.h"
+#include "support/error_of.h"
+#include "support/fixtures.h"
+#include "support/temp_dir.h"
 
 namespace rnnsearch {
 namespace {

@@ -11,7 +11,7 @@
 #include "rnnsearch/io/npz.h"
 #include "rnnsearch/train/lr_schedule.h"
 #include "rnnsearch/train/optimizer.h"
-#include "temp_dir.h"
+#include "support/temp_dir.h"
 
 namespace rnnsearch {
 namespace {

@@ -3,7 +3,6 @@
 // lists, heatmaps and --replace-unk on the text's own words; models from before the option
 // translate as they did.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <algorithm>
@@ -15,10 +14,11 @@
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/text/tokenizer.h"
-#include "error_of.h"
-#include "fixtures.h"
-#include "requires.h"
-#include "temp_dir.h"
+#include "support/error_of.h"
+#include "support/fixtures.h"
+#include "support/requires.h"
+#include "support/run_binary.h"
+#include "support/temp_dir.h"
 
 namespace rnnsearch {
 namespace {
@@ -32,13 +32,6 @@ Words split_at_spaces(const std::string& text) {
   Words out;
   for (std::string w; in >> w;) out.push_back(w);
   return out;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 TEST(RawTokenizer, SplitsAtWhiteSpaceOnlyAndKeepsCase) {
@@ -116,16 +109,8 @@ TEST(ModelKind, ConfigJsonSaysWhichKind) {
   EXPECT_NE(message.find("words or raw, not 'bytes'"), std::string::npos) << message;
 }
 
-struct CliRun {
-  int status;
-  std::string out, err;
-};
-
-CliRun run(const std::string& arguments, const test::TempDir& dir) {
-  const std::string out = dir.path("stdout.txt"), err = dir.path("stderr.txt");
-  const int raw = std::system((std::string(RNNSEARCH_BINARY) + " " + arguments + " >" + out + " 2>" + err).c_str());
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, read_file(out), read_file(err)};
-}
+using test::lines_of;
+using test::run_binary;
 
 // A model of the old kind translates exactly as it did: a config.json without "kind"
 // (written before raw text) gives the output the current one does.
@@ -134,10 +119,10 @@ TEST(ModelKind, WordModelWithoutKindTranslatesAsBefore) {
   const std::string model = dir.path("m");
   write_word_model(model);
   const std::string input = dir.write("in.txt", "a b c\nD, a.\n\nb b b d\n");
-  const CliRun current = run("translate -m " + model + " -i " + input + " --n-best 2 --alignment hard", dir);
+  const test::BinaryRun current = run_binary("translate -m " + model + " -i " + input + " --n-best 2 --alignment hard", dir);
   ASSERT_EQ(current.status, 0) << current.err;
   set_tokenizer_json(model, {{"lowercase", true}});
-  const CliRun old = run("translate -m " + model + " -i " + input + " --n-best 2 --alignment hard", dir);
+  const test::BinaryRun old = run_binary("translate -m " + model + " -i " + input + " --n-best 2 --alignment hard", dir);
   ASSERT_EQ(old.status, 0) << old.err;
   EXPECT_EQ(old.out, current.out);
   EXPECT_EQ(lines_of(old.out).size(), 7u);  // two per line, one for the empty line
@@ -149,7 +134,7 @@ class RawModel : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new test::TempDir();
     if (!build_info().sentencepiece) return;  // SetUp skips every test, saying why
-    const CliRun trained = run(train_command(model()) + " --max-updates 30", *dir_);
+    const test::BinaryRun trained = run_binary(train_command(model()) + " --max-updates 30", *dir_);
     ASSERT_EQ(trained.status, 0) << trained.err;
   }
   void SetUp() override { RNNSEARCH_REQUIRE(sentencepiece, "SentencePiece (libsentencepiece-dev): raw text needs subwords"); }
@@ -188,14 +173,14 @@ TEST_F(RawModel, TranslatesRawTextWithAlignmentsOnItsWords) {
   const std::string input = dir_->write("in.en", "A man, in a T-shirt, is (smiling).\n\nTwo dogs play.\n");
   const std::vector<Words> source_words = {split_at_spaces("A man, in a T-shirt, is (smiling)."), {},
                                            split_at_spaces("Two dogs play.")};
-  const CliRun text = run("translate -m " + model() + " -i " + input, *dir_);
+  const test::BinaryRun text = run_binary("translate -m " + model() + " -i " + input, *dir_);
   ASSERT_EQ(text.status, 0) << text.err;
   const std::vector<std::string> lines = lines_of(text.out);
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(run("translate -m " + model() + " -i " + input + " --detokenize", *dir_).out, text.out)
+  EXPECT_EQ(run_binary("translate -m " + model() + " -i " + input + " --detokenize", *dir_).out, text.out)
       << "raw text is detokenized already";
 
-  const CliRun json = run("translate -m " + model() + " -i " + input + " --format json", *dir_);
+  const test::BinaryRun json = run_binary("translate -m " + model() + " -i " + input + " --format json", *dir_);
   ASSERT_EQ(json.status, 0) << json.err;
   const std::vector<std::string> records = lines_of(json.out);
   ASSERT_EQ(records.size(), 3u);
@@ -216,7 +201,7 @@ TEST_F(RawModel, TranslatesRawTextWithAlignmentsOnItsWords) {
     }
   }
 
-  const CliRun hard = run("translate -m " + model() + " -i " + input + " --alignment hard", *dir_);
+  const test::BinaryRun hard = run_binary("translate -m " + model() + " -i " + input + " --alignment hard", *dir_);
   ASSERT_EQ(hard.status, 0) << hard.err;
   const std::vector<std::string> hard_lines = lines_of(hard.out);
   ASSERT_EQ(hard_lines.size(), 3u);
@@ -234,7 +219,7 @@ TEST_F(RawModel, TranslatesRawTextWithAlignmentsOnItsWords) {
 
 TEST_F(RawModel, NBestListsAndHeatmapsShowTheWords) {
   const std::string input = dir_->write("nbest.en", "A girl, (smiling).\nThe Dog.\n");
-  const CliRun nbest = run("translate -m " + model() + " -i " + input + " --beam-size 3 --n-best 3", *dir_);
+  const test::BinaryRun nbest = run_binary("translate -m " + model() + " -i " + input + " --beam-size 3 --n-best 3", *dir_);
   ASSERT_EQ(nbest.status, 0) << nbest.err;
   const std::vector<std::string> lines = lines_of(nbest.out);
   ASSERT_EQ(lines.size(), 6u);
@@ -243,7 +228,7 @@ TEST_F(RawModel, NBestListsAndHeatmapsShowTheWords) {
     EXPECT_EQ(lines[k].find("\u2581"), std::string::npos) << lines[k];
   }
   const std::string heatmaps = dir_->path("heatmaps");
-  const CliRun drawn = run("translate -m " + model() + " -i " + input + " --heatmaps " + heatmaps, *dir_);
+  const test::BinaryRun drawn = run_binary("translate -m " + model() + " -i " + input + " --heatmaps " + heatmaps, *dir_);
   ASSERT_EQ(drawn.status, 0) << drawn.err;
   std::string svgs;
   for (const auto& entry : std::filesystem::directory_iterator(heatmaps))
@@ -261,12 +246,12 @@ TEST_F(RawModel, ReplaceUnkPutsInTheSourcesWords) {
   m.params.vec(out_bo)(Vocab::kUnk) += 30.0f;
   save_weights(m.weights_path, m.params);
   const std::string input = dir_->write("unk.en", "Zwei Hunde, (spielen).\n");
-  const CliRun plain = run("translate -m " + unk_model + " -i " + input, *dir_);
+  const test::BinaryRun plain = run_binary("translate -m " + unk_model + " -i " + input, *dir_);
   ASSERT_EQ(plain.status, 0) << plain.err;
   const Words before = split_at_spaces(plain.out);
   ASSERT_FALSE(before.empty());
   for (const std::string& word : before) EXPECT_EQ(word, "<unk>") << plain.out;
-  const CliRun replaced = run("translate -m " + unk_model + " -i " + input + " --replace-unk", *dir_);
+  const test::BinaryRun replaced = run_binary("translate -m " + unk_model + " -i " + input + " --replace-unk", *dir_);
   ASSERT_EQ(replaced.status, 0) << replaced.err;
   const Words after = split_at_spaces(replaced.out);
   ASSERT_EQ(after.size(), before.size());
@@ -280,13 +265,13 @@ std::string changed(std::string command, const std::string& from, const std::str
 }
 
 TEST_F(RawModel, MisusedOptionsAreOneLineErrors) {
-  const std::vector<std::pair<CliRun, std::string>> cases = {
-      {run(changed(train_command(dir_->path("x")), "--subwords 300", "--subwords 0"), *dir_),
+  const std::vector<std::pair<test::BinaryRun, std::string>> cases = {
+      {run_binary(changed(train_command(dir_->path("x")), "--subwords 300", "--subwords 0"), *dir_),
        "--tokenizer raw needs --subwords"},
-      {run(changed(train_command(dir_->path("y")), "--tokenizer raw", "--tokenizer bytes"), *dir_),
+      {run_binary(changed(train_command(dir_->path("y")), "--tokenizer raw", "--tokenizer bytes"), *dir_),
        "words or raw, not 'bytes'"},
       // Resuming the raw run as a word-level one would read its text differently.
-      {run(changed(train_command(model()), "--tokenizer raw", "--tokenizer words") + " --max-updates 31", *dir_),
+      {run_binary(changed(train_command(model()), "--tokenizer raw", "--tokenizer words") + " --max-updates 31", *dir_),
        "reads --tokenizer raw text, not words"}};
   for (const auto& [r, expected] : cases) {
     EXPECT_NE(r.status, 0);

@@ -13,10 +13,10 @@
 #include <ostream>
 
 #include "rnnsearch/error.h"
-#include "rnnsearch/eval/bleu.h"
-#include "rnnsearch/eval/chrf.h"
-#include "rnnsearch/eval/sacre_tokenizers.h"
-#include "rnnsearch/eval/ter.h"
+#include "rnnsearch/metrics/bleu.h"
+#include "rnnsearch/metrics/chrf.h"
+#include "rnnsearch/metrics/sacre_tokenizers.h"
+#include "rnnsearch/metrics/ter.h"
 
 namespace rnnsearch {
 namespace {

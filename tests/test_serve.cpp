@@ -3,8 +3,9 @@
 // `rnnsearch translate` byte for byte whatever shares their batch, slow and vanishing
 // clients, and SIGTERM with requests in flight.
 // Eigen (model_dir.h) before httplib.h: its <resolv.h> defines `_res`, a name Eigen uses.
-#include "model_dir.h"
-#include "temp_dir.h"
+#include "support/run_binary.h"
+#include "support/model_dir.h"
+#include "support/temp_dir.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -34,12 +35,7 @@ using nlohmann::json;
 using test::TempDir;
 using Clock = std::chrono::steady_clock;
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
+using test::lines_of;
 
 // `rnnsearch serve ARGS` in the background, its stderr in a file; the port it announces.
 class Server {

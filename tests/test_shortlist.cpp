@@ -11,8 +11,8 @@
 #include "rnnsearch/error.h"
 #include "rnnsearch/model/decoder_step.h"
 #include "rnnsearch/model/rnnsearch.h"
-#include "fixtures.h"
-#include "temp_dir.h"
+#include "support/fixtures.h"
+#include "support/temp_dir.h"
 
 namespace rnnsearch {
 namespace {

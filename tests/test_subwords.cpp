@@ -3,7 +3,6 @@
 // --subwords translates and scores in whole words.
 #include <gtest/gtest.h>
 #include <sentencepiece_processor.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -15,9 +14,10 @@
 #include "rnnsearch/text/corpus.h"
 #include "rnnsearch/text/line_reader.h"
 #include "rnnsearch/text/subwords.h"
-#include "error_of.h"
-#include "temp_dir.h"
-#include "tokenized_text.h"
+#include "support/error_of.h"
+#include "support/run_binary.h"
+#include "support/temp_dir.h"
+#include "support/tokenized_text.h"
 
 namespace rnnsearch {
 namespace {
@@ -209,26 +209,20 @@ TEST(Subwords, CorruptModelFileIsNamed) {
   EXPECT_NE(message.find(path), std::string::npos) << message;
 }
 
-std::pair<int, std::string> run(const std::string& command, const std::string& out) {
-  const int status = std::system((command + " > " + out + " 2>/dev/null").c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(out)};
-}
-
 // Trained with --subwords, translate and score speak whole words: no ▁ in the output, and
 // alignments of (target words + 1) × (source words + 1) whose rows sum to 1.
 TEST(Subwords, ModelTranslatesAndScoresInWholeWords) {
   test::TempDir dir;
-  const std::string bin = RNNSEARCH_BINARY, model = dir.path("m");
-  const auto [trained, log] =
-      run(bin + " train --train-src " + kTiny + "train.en --train-tgt " + kTiny + "train.de --valid-src " + kTiny +
-              "val.en --valid-tgt " + kTiny + "val.de --model " + model +
-              " --emb 8 --hidden 12 --maxout 6 --batch-size 16 --threads 1 --max-updates 10 --subwords 200",
-          dir.path("train.out"));
-  ASSERT_EQ(trained, 0);
-  const auto [status, json] =
-      run(bin + " translate -m " + model + " -i " + kTiny + "val.en --format json", dir.path("out.json"));
-  ASSERT_EQ(status, 0);
-  std::istringstream lines(json);
+  const std::string model = dir.path("m");
+  const test::BinaryRun trained = test::run_binary(
+      "train --train-src " + kTiny + "train.en --train-tgt " + kTiny + "train.de --valid-src " + kTiny +
+          "val.en --valid-tgt " + kTiny + "val.de --model " + model +
+          " --emb 8 --hidden 12 --maxout 6 --batch-size 16 --threads 1 --max-updates 10 --subwords 200",
+      dir);
+  ASSERT_EQ(trained.status, 0) << trained.err;
+  const test::BinaryRun translated = test::run_binary("translate -m " + model + " -i " + kTiny + "val.en --format json", dir);
+  ASSERT_EQ(translated.status, 0) << translated.err;
+  std::istringstream lines(translated.out);
   std::string line;
   int records = 0;
   for (; std::getline(lines, line); ++records) {
@@ -247,11 +241,10 @@ TEST(Subwords, ModelTranslatesAndScoresInWholeWords) {
   EXPECT_EQ(records, 50);
 
   // --alignment-units pieces: the raw matrix, labelled with the pieces.
-  const auto [piece_status, piece_json] = run(
-      bin + " translate -m " + model + " -i " + kTiny + "val.en --format json --alignment-units pieces",
-      dir.path("pieces.json"));
-  ASSERT_EQ(piece_status, 0);
-  std::istringstream piece_lines(piece_json);
+  const test::BinaryRun pieces =
+      test::run_binary("translate -m " + model + " -i " + kTiny + "val.en --format json --alignment-units pieces", dir);
+  ASSERT_EQ(pieces.status, 0) << pieces.err;
+  std::istringstream piece_lines(pieces.out);
   size_t source_pieces = 0, source_words = 0;
   for (std::string pieces_line; std::getline(piece_lines, pieces_line);) {
     const auto record = nlohmann::json::parse(pieces_line);
@@ -263,11 +256,10 @@ TEST(Subwords, ModelTranslatesAndScoresInWholeWords) {
     source_words += join_pieces(source, false).size();
   }
   EXPECT_GT(source_pieces, source_words) << "200 pieces must split some words";
-  const auto [scored, scores] = run(bin + " score -m " + model + " --src " + kTiny + "val.en --tgt " + kTiny +
-                                        "val.de --alignment hard",
-                                    dir.path("scores.txt"));
-  ASSERT_EQ(scored, 0);
-  EXPECT_EQ(std::count(scores.begin(), scores.end(), '\n'), 50);
+  const test::BinaryRun scored = test::run_binary(
+      "score -m " + model + " --src " + kTiny + "val.en --tgt " + kTiny + "val.de --alignment hard", dir);
+  ASSERT_EQ(scored.status, 0) << scored.err;
+  EXPECT_EQ(std::count(scored.out.begin(), scored.out.end(), '\n'), 50);
 }
 
 }  // namespace

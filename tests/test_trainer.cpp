@@ -19,7 +19,8 @@
 
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/io/npz.h"
-#include "temp_dir.h"
+#include "support/run_binary.h"
+#include "support/temp_dir.h"
 
 namespace rnnsearch {
 namespace {
@@ -34,9 +35,8 @@ std::string train_command(const std::string& model, const std::string& extra) {
 
 // Runs a shell command; returns its exit status and stderr.
 std::pair<int, std::string> run(const std::string& command, const test::TempDir& dir) {
-  const std::string err = dir.path("stderr.txt");
-  const int status = std::system((command + " > /dev/null 2> " + err).c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(err)};
+  const test::BinaryRun r = test::run_shell(command, dir);
+  return {r.status, r.err};
 }
 
 class ResumedRun : public ::testing::TestWithParam<std::string> {};

@@ -11,9 +11,9 @@
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/corpus.h"
 #include "rnnsearch/text/line_reader.h"
-#include "error_of.h"
-#include "temp_dir.h"
-#include "tokenized_text.h"
+#include "support/error_of.h"
+#include "support/temp_dir.h"
+#include "support/tokenized_text.h"
 
 namespace rnnsearch {
 namespace {

@@ -1,5 +1,5 @@
 // rnnsearch bleu: corpus BLEU, chrF and TER of hypotheses against one or more references,
-// computed as sacreBLEU 2.x computes them (docs/scoring.md), one line per metric with its
+// computed as sacreBLEU 2.x computes them (docs/metrics.md), one line per metric with its
 // signature, as `sacrebleu -f text` prints them. The default is sacreBLEU's: BLEU on detokenized
 // text, 13a tokenization, case-sensitive. --tokenize multi30k is the tokenized, lowercased,
 // unsmoothed BLEU (multi-bleu.perl's) Multi30k papers report.
@@ -8,9 +8,9 @@
 
 #include "commands.h"
 #include "rnnsearch/error.h"
-#include "rnnsearch/eval/bleu.h"
-#include "rnnsearch/eval/chrf.h"
-#include "rnnsearch/eval/ter.h"
+#include "rnnsearch/metrics/bleu.h"
+#include "rnnsearch/metrics/chrf.h"
+#include "rnnsearch/metrics/ter.h"
 #include "rnnsearch/text/line_reader.h"
 #include "rnnsearch/util/name_list.h"
 

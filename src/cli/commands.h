@@ -11,8 +11,8 @@
 
 #include <boost/program_options.hpp>
 
-#include "rnnsearch/eval/output.h"
-#include "rnnsearch/model/precision.h"
+#include "rnnsearch/output/output.h"
+#include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/train/trainer.h"
 #include "rnnsearch/util/cpu.h"
 
@@ -42,7 +42,7 @@ bool parse_options(const std::string& command, const std::string& usage,
                    boost::program_options::variables_map& vm);
 
 // set_threads (--threads) is in rnnsearch/util/cpu.h and precision_option (--precision) in
-// rnnsearch/model/precision.h: the Python module resolves them as the command line does.
+// rnnsearch/kernels/precision.h: the Python module resolves them as the command line does.
 
 // Validators for numeric options, attached with ->notifier(...): each throws a one-line
 // rnnsearch::Error naming the option and the value (rnnsearch/util/checks.h). NaN fails every check.

@@ -8,7 +8,7 @@
 #include "rnnsearch/error.h"
 
 #ifdef RNNSEARCH_HAVE_HTTP
-#include "rnnsearch/eval/signature.h"
+#include "rnnsearch/metrics/signature.h"
 #include "rnnsearch/serve/http_server.h"
 
 namespace po = boost::program_options;

@@ -135,21 +135,22 @@ int translate_command(const Args& args) {
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
 
   const auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> lines;
   size_t lines_done = 0;
-  while (read_chunk(reader ? &*reader : nullptr, static_cast<size_t>(topts.batch_size) * maxi_batch, lines)) {
-    const std::vector<LineTranslation> translations = translator.translate(lines, lines_done);
-    lines_done += lines.size();
-    if (!root) continue;
-    for (const LineTranslation& t : translations) {
-      if (!t.warning.empty())
-        std::cerr << "rnnsearch translate: " << located(input_name, t.line + 1, "warning: " + t.warning) << "\n";
-      printer.print(out->stream(), t);
-      if (!t.hypotheses.empty() && !heatmap_records.full())
-        heatmap_records.offer(OutputPrinter::record(t, t.hypotheses.front()));
-    }
-    out->flush();
-  }
+  translate_chunks(
+      translator, static_cast<size_t>(topts.batch_size) * maxi_batch,
+      [&](size_t count, std::vector<std::string>& lines) { return read_chunk(reader ? &*reader : nullptr, count, lines); },
+      [&](std::vector<LineTranslation>& translations) {
+        lines_done += translations.size();
+        if (!root) return;
+        for (const LineTranslation& t : translations) {
+          if (!t.warning.empty())
+            std::cerr << "rnnsearch translate: " << located(input_name, t.line + 1, "warning: " + t.warning) << "\n";
+          printer.print(out->stream(), t);
+          if (!t.hypotheses.empty() && !heatmap_records.full())
+            heatmap_records.offer(OutputPrinter::record(t, t.hypotheses.front()));
+        }
+        out->flush();
+      });
   if (!root) return 0;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cerr << "rnnsearch translate: " << lines_done << " lines in " << seconds << " s ("

@@ -160,4 +160,14 @@ void Translator::clear(int thread) {
   decoding_[thread].clear();
 }
 
+void translate_chunks(Translator& translator, size_t chunk_lines,
+                      const std::function<bool(size_t chunk_lines, std::vector<std::string>& lines)>& next,
+                      const std::function<void(std::vector<LineTranslation>& translations)>& done) {
+  std::vector<std::string> lines;
+  for (size_t first = 0; next(chunk_lines, lines); first += lines.size()) {
+    std::vector<LineTranslation> translations = translator.translate(lines, first);
+    done(translations);
+  }
+}
+
 }  // namespace rnnsearch

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "rnnsearch/model/bf16.h"
+#include "rnnsearch/kernels/bf16.h"
 #include "rnnsearch/model/output_layer.h"
 
 namespace rnnsearch {
@@ -50,9 +50,13 @@ const uint16_t* Bf16Weights::find(const float* p, Index rows, Index cols, Index 
 Bf16Products::Bf16Products(const Bf16Weights& weights) {
   if (active_weights) throw std::logic_error("Bf16Products: already active on this thread");
   active_weights = &weights;
+  set_sgemm_hook(&sgemm_in_bf16);
 }
 
-Bf16Products::~Bf16Products() { active_weights = nullptr; }
+Bf16Products::~Bf16Products() {
+  set_sgemm_hook(nullptr);
+  active_weights = nullptr;
+}
 
 int product_slice_length(int remaining) {
   if (remaining >= kProductSliceLength) return kProductSliceLength;

@@ -1,170 +1,29 @@
+// The scheduler of `rnnsearch serve` (service.h): the queue, the jobs, the decoding threads'
+// continuous beam searches and their turns, the timeouts and the cancellation. The only
+// file that takes TranslationService::mutex_ (the queue lock); it also takes a Job's lock
+// and score_mutex_, and calls Metrics (its own lock) and the TranslatorPool (its own).
 #include "rnnsearch/serve/service.h"
 
 #include <omp.h>
 
 #include <algorithm>
-#include <cmath>
 #include <future>
 #include <iostream>
 #include <set>
-#include <sstream>
 #include <tuple>
 #include <unordered_map>
 
 #include "rnnsearch/error.h"
-#include "rnnsearch/eval/heatmap.h"
-#include "rnnsearch/text/tokenizer.h"
-#include "rnnsearch/util/cpu.h"
 
 namespace rnnsearch::serve {
 
-using nlohmann::json;
-using nlohmann::ordered_json;
-
-// ---- Requests -------------------------------------------------------------------------
-
 namespace {
-
-// The parsed body: an object whose fields are all among `known`.
-json parse_object(const std::string& body, const std::set<std::string>& known) {
-  if (!is_valid_utf8(body)) throw RequestError(400, "the body is not valid UTF-8");
-  json value;
-  try {
-    value = json::parse(body);
-  } catch (const json::exception& e) {
-    throw RequestError(400, std::string("malformed JSON: ") + e.what());
-  }
-  if (!value.is_object()) throw RequestError(400, "the body must be a JSON object");
-  for (const auto& field : value.items())
-    if (!known.count(field.key())) throw RequestError(400, "unknown field '" + field.key() + "'");
-  return value;
-}
-
-// "text" or ["text", ...]: the sentences, and whether they came as a list.
-std::vector<std::string> sentences_of(const json& body, const std::string& field, int max_sentences, bool& list) {
-  if (!body.contains(field)) throw RequestError(400, "'" + field + "' is missing");
-  const json& value = body[field];
-  list = value.is_array();
-  if (value.is_string()) return {value.get<std::string>()};
-  if (!list) throw RequestError(400, "'" + field + "' must be a string or a list of strings");
-  if (value.size() > static_cast<size_t>(max_sentences))
-    throw RequestError(413, "'" + field + "' holds " + std::to_string(value.size()) + " sentences; the limit is " +
-                                std::to_string(max_sentences) + " (--max-sentences)");
-  std::vector<std::string> sentences;
-  for (const json& item : value) {
-    if (!item.is_string()) throw RequestError(400, "'" + field + "' must be a string or a list of strings");
-    sentences.push_back(item.get<std::string>());
-  }
-  return sentences;
-}
-
-int integer_field(const json& body, const std::string& field, int fallback, int minimum, int maximum) {
-  if (!body.contains(field)) return fallback;
-  const json& value = body[field];
-  if (!value.is_number_integer()) throw RequestError(400, "'" + field + "' must be an integer");
-  const long long number = value.get<long long>();
-  if (number < minimum || number > maximum)
-    throw RequestError(400, "'" + field + "' must be in [" + std::to_string(minimum) + ", " + std::to_string(maximum) +
-                                "], not " + std::to_string(number));
-  return static_cast<int>(number);
-}
-
-bool bool_field(const json& body, const std::string& field) {
-  if (!body.contains(field)) return false;
-  if (!body[field].is_boolean()) throw RequestError(400, "'" + field + "' must be true or false");
-  return body[field].get<bool>();
-}
-
-AlignmentFormat alignment_field(const json& body) {
-  if (!body.contains("alignment")) return AlignmentFormat::none;
-  const json& value = body["alignment"];
-  if (value.is_string()) {
-    const std::string name = value.get<std::string>();
-    if (name == "none" || name == "hard" || name == "soft") return parse_alignment_format(name);
-  }
-  throw RequestError(400, "'alignment' must be \"none\", \"hard\" or \"soft\"");
-}
-
-// Pharaoh "s-t s-t" (what `translate --alignment hard` prints) as [[s, t], ...].
-ordered_json pairs_of(const std::string& pharaoh) {
-  ordered_json pairs = ordered_json::array();
-  std::istringstream in(pharaoh);
-  for (std::string pair; in >> pair;) {
-    const size_t dash = pair.find('-');
-    pairs.push_back({std::stoi(pair.substr(0, dash)), std::stoi(pair.substr(dash + 1))});
-  }
-  return pairs;
-}
-
-// The tokens, score and attention of `translate --format json` or `score --format json`
-// for one record, and the alignment in the requested form.
-ordered_json record_fields(const TranslationRecord& record, AlignmentFormat format) {
-  ordered_json fields = record_object(record);
-  if (format == AlignmentFormat::hard)
-    fields["alignment"] = pairs_of(alignment_text(record.alignment, AlignmentFormat::hard));
-  else if (format == AlignmentFormat::none)
-    fields.erase("alignment");
-  return fields;
-}
 
 void check_at_least_one(int value, const char* option) {
   if (value < 1) throw Error(std::string("--") + option + " must be at least 1, not " + std::to_string(value));
 }
 
 }  // namespace
-
-size_t TranslationService::max_tokens_check(const std::string& text, const std::string& field) const {
-  if (!is_valid_utf8(text)) throw RequestError(400, field + " is not valid UTF-8");
-  const size_t tokens = tokenize(text, models_.front().tokenizer).size();
-  if (tokens > static_cast<size_t>(options_.max_tokens))
-    throw RequestError(413, field + " has " + std::to_string(tokens) + " tokens; the limit is " +
-                                std::to_string(options_.max_tokens) + " (--max-tokens)");
-  return tokens;
-}
-
-TranslateRequest TranslationService::parse_translate_request(const std::string& body) const {
-  const json value = parse_object(
-      body, {"q", "beam_size", "n_best", "normalize", "alignment", "replace_unk", "detokenize", "heatmap"});
-  TranslateRequest request;
-  request.sentences = sentences_of(value, "q", options_.max_sentences, request.list);
-  for (size_t k = 0; k < request.sentences.size(); ++k)
-    max_tokens_check(request.sentences[k], request.list ? "q[" + std::to_string(k) + "]" : "q");
-  request.beam.beam_size = integer_field(value, "beam_size", 5, 1, options_.max_beam_size);
-  request.n_best = integer_field(value, "n_best", 0, 0, request.beam.beam_size);
-  request.beam.n_best = std::max(request.n_best, 1);
-  if (value.contains("normalize")) {
-    const json& normalize = value["normalize"];
-    if (!normalize.is_number() || !std::isfinite(normalize.get<double>()) || normalize.get<double>() < 0)
-      throw RequestError(400, "'normalize' must be a number >= 0");
-    request.beam.normalize = normalize.get<double>();
-  }
-  request.alignment = alignment_field(value);
-  request.replace_unk = bool_field(value, "replace_unk");
-  request.detokenize = bool_field(value, "detokenize");
-  request.heatmap = bool_field(value, "heatmap");
-  // As translate: the attention is kept when an output shows it or --replace-unk uses it.
-  request.beam.alignment = request.alignment != AlignmentFormat::none || request.replace_unk || request.heatmap;
-  return request;
-}
-
-ScoreRequest TranslationService::parse_score_request(const std::string& body) const {
-  const json value = parse_object(body, {"src", "tgt", "alignment"});
-  ScoreRequest request;
-  bool tgt_list = false;
-  request.src = sentences_of(value, "src", options_.max_sentences, request.list);
-  request.tgt = sentences_of(value, "tgt", options_.max_sentences, tgt_list);
-  if (request.list != tgt_list || request.src.size() != request.tgt.size())
-    throw RequestError(400, "'src' and 'tgt' must both be strings or lists of the same length");
-  for (size_t k = 0; k < request.src.size(); ++k) {
-    const std::string index = request.list ? "[" + std::to_string(k) + "]" : "";
-    max_tokens_check(request.src[k], "src" + index);
-    max_tokens_check(request.tgt[k], "tgt" + index);
-  }
-  request.alignment = alignment_field(value);
-  return request;
-}
-
-// ---- Decoding -------------------------------------------------------------------------
 
 struct TranslationService::Job {
   DecodeKey key;
@@ -237,7 +96,7 @@ bool TranslationService::DecodeKey::operator<(const DecodeKey& o) const {
 }
 
 TranslationService::TranslationService(const std::vector<Model>& models, const ServiceOptions& options)
-    : models_(models), options_(options) {
+    : models_(models), options_(options), translators_(models, 8) {
   if (models.empty()) throw Error("serve needs a model");
   tokenizer_ = models.front().tokenizer;
   check_at_least_one(options.batch_size, "batch-size");
@@ -274,20 +133,11 @@ void TranslationService::stop() {
     if (decoder.joinable()) decoder.join();
 }
 
-// A Translator per set of decoding options, as `translate` makes one per run; the few most
-// recently used are kept (with --precision int8 or bf16 each holds its converted projection;
-// a search keeps the one it uses alive). Called with `lock` (of mutex_) held; a new one is
-// made with it released (converting the projection takes milliseconds, during which the
-// queue's lock held every request and search waiting).
+// The Translator of a search's options, from the pool (decode/translator_pool.h). Called with
+// `lock` (of mutex_) held; a new one is made with it released (with --precision int8 or bf16,
+// converting the projection takes milliseconds, during which the queue's lock would hold
+// every request and search waiting).
 std::shared_ptr<Translator> TranslationService::translator(const DecodeKey& key, std::unique_lock<std::mutex>& lock) {
-  constexpr size_t kKept = 8;
-  const auto kept = [&]() -> std::shared_ptr<Translator> {
-    auto found = std::find_if(translators_.begin(), translators_.end(), [&](const auto& t) { return t.first == key; });
-    if (found == translators_.end()) return nullptr;
-    std::rotate(found, found + 1, translators_.end());
-    return translators_.back().second;
-  };
-  if (auto translator = kept()) return translator;
   TranslatorOptions topts;
   topts.beam.beam_size = key.beam_size;
   topts.beam.n_best = key.n_best;
@@ -298,13 +148,11 @@ std::shared_ptr<Translator> TranslationService::translator(const DecodeKey& key,
   topts.max_length = options_.max_tokens;
   topts.threads = options_.threads;
   topts.precision = options_.precision;
+  if (auto kept = translators_.find(topts)) return kept;
   lock.unlock();
-  auto made = std::make_shared<Translator>(models_.front(), ensemble_weights(models_), topts);
+  auto made = translators_.get(topts);
   lock.lock();
-  if (auto translator = kept()) return translator;  // another search made one meanwhile
-  if (translators_.size() == kKept) translators_.erase(translators_.begin());
-  translators_.emplace_back(key, std::move(made));
-  return translators_.back().second;
+  return made;
 }
 
 std::vector<LineTranslation> TranslationService::translate(const TranslateRequest& request) {
@@ -569,81 +417,6 @@ void TranslationService::score_job(ScoreJob& job) {
   }
 }
 
-// ---- Responses ------------------------------------------------------------------------
-
-ordered_json TranslationService::translate_json(const TranslateRequest& request,
-                                                const std::vector<LineTranslation>& results) const {
-  // The text of one hypothesis, as translate prints it (OutputPrinter).
-  const auto text_of = [&](const Hypothesis& h) { return output_text(h.words, tokenizer_, request.detokenize); };
-  ordered_json translations = ordered_json::array();
-  for (const LineTranslation& t : results) {
-    ordered_json entry;
-    entry["translation"] = t.hypotheses.empty() ? "" : text_of(t.hypotheses.front());
-    entry["score"] = t.hypotheses.empty() ? 0.0 : t.hypotheses.front().score;
-    entry["source"] = t.source_pieces.empty() ? t.source : t.source_pieces;
-    ordered_json hypotheses = ordered_json::array();
-    for (const Hypothesis& h : t.hypotheses) {
-      const TranslationRecord record = OutputPrinter::record(t, h);
-      ordered_json fields = record_fields(record, request.alignment);
-      ordered_json hypothesis;
-      hypothesis["translation"] = text_of(h);
-      hypothesis["target"] = fields["target"];
-      hypothesis["score"] = fields["score"];
-      if (fields.contains("alignment")) hypothesis["alignment"] = fields["alignment"];
-      if (request.heatmap) hypothesis["heatmap_svg"] = heatmap_svg(record);
-      hypotheses.push_back(std::move(hypothesis));
-    }
-    entry["hypotheses"] = std::move(hypotheses);
-    if (!t.warning.empty()) entry["warning"] = t.warning;
-    translations.push_back(std::move(entry));
-  }
-  return {{"translations", std::move(translations)}};
-}
-
-// log_prob and perplexity as `score` prints them: perplexity = exp(−logprob / (tokens + 1)).
-ordered_json TranslationService::score_json(const ScoreRequest& request, const std::vector<ScoredPair>& pairs) const {
-  ordered_json scores = ordered_json::array();
-  for (const ScoredPair& pair : pairs) {
-    ordered_json fields = record_fields(OutputPrinter::record(pair), request.alignment);
-    ordered_json entry;
-    entry["log_prob"] = pair.scored() ? fields["score"] : ordered_json(nullptr);
-    entry["perplexity"] = pair.scored()
-                              ? ordered_json(std::exp(-pair.log_prob / static_cast<double>(pair.target.size() + 1)))
-                              : ordered_json(nullptr);
-    entry["source"] = fields["source"];
-    entry["target"] = fields["target"];
-    if (fields.contains("alignment") && pair.scored()) entry["alignment"] = fields["alignment"];
-    if (!pair.warning.empty()) entry["warning"] = pair.warning;
-    scores.push_back(std::move(entry));
-  }
-  return {{"scores", std::move(scores)}};
-}
-
-ordered_json TranslationService::info() const {
-  ordered_json models = ordered_json::array();
-  for (const Model& model : models_) {
-    json config = model.config;
-    models.push_back({{"weights", model.weights_path},
-                      {"parameters", model.params.values().size()},
-                      {"config", config}});
-  }
-  const Model& model = models_.front();
-  return {{"version", options_.version},
-          {"models", std::move(models)},
-          {"ensemble", models_.size() > 1},
-          {"source_vocabulary", model.src_vocab.size()},
-          {"target_vocabulary", model.tgt_vocab.size()},
-          {"subwords", model.uses_subwords()},
-          {"lowercase", model.tokenizer.lowercase},
-          {"precision", precision_name(options_.precision)},
-          {"cpu", describe(cpu_features())},
-          {"batching", {{"batch_size", options_.batch_size}, {"batch_wait_ms", options_.batch_wait_ms},
-                        {"threads", options_.threads}}},
-          {"limits", {{"max_sentences", options_.max_sentences}, {"max_tokens", options_.max_tokens},
-                      {"max_beam_size", options_.max_beam_size}, {"timeout_ms", options_.timeout_ms},
-                      {"max_queue", options_.max_queue}}}};
-}
-
 std::string TranslationService::metrics_text() const {
   size_t sentences = 0, requests = 0, decoding = 0;
   {
@@ -656,81 +429,5 @@ std::string TranslationService::metrics_text() const {
   }
   return metrics_.text(sentences, requests, decoding);
 }
-
-// ---- Metrics --------------------------------------------------------------------------
-
-const std::vector<double> Metrics::kLatencyBounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
-const std::vector<double> Metrics::kStepBounds = {1, 2, 4, 8, 16, 32, 64, 128, 256};
-
-void Metrics::request(const std::string& path, int status, double seconds) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  ++requests_[{path, status}];
-  for (size_t k = 0; k < kLatencyBounds.size(); ++k) latency_buckets_[k] += seconds <= kLatencyBounds[k];
-  latency_sum_ += seconds;
-  ++latency_count_;
-}
-
-void Metrics::step(size_t sentences, size_t requests, size_t finished) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  sentences_ += static_cast<long>(finished);
-  for (size_t k = 0; k < kStepBounds.size(); ++k) step_buckets_[k] += static_cast<double>(sentences) <= kStepBounds[k];
-  ++steps_;
-  step_sentences_ += static_cast<long>(sentences);
-  step_requests_ += static_cast<long>(requests);
-}
-
-void Metrics::dropped(size_t sentences) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  dropped_ += static_cast<long>(sentences);
-}
-
-
-namespace {
-
-void histogram(std::ostringstream& out, const std::string& name, const std::string& help,
-               const std::vector<double>& bounds, const std::vector<long>& buckets, double sum, long count) {
-  out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " histogram\n";
-  for (size_t k = 0; k < bounds.size(); ++k) out << name << "_bucket{le=\"" << bounds[k] << "\"} " << buckets[k] << '\n';
-  out << name << "_bucket{le=\"+Inf\"} " << count << '\n' << name << "_sum " << sum << '\n' << name << "_count " << count << '\n';
-}
-
-}  // namespace
-
-std::string Metrics::text(size_t queued_sentences, size_t queued_requests, size_t decoding_sentences) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::ostringstream out;
-  out << "# HELP rnnsearch_requests_total HTTP requests answered, by path and status.\n"
-         "# TYPE rnnsearch_requests_total counter\n";
-  for (const auto& [key, count] : requests_)
-    out << "rnnsearch_requests_total{path=\"" << key.first << "\",code=\"" << key.second << "\"} " << count << '\n';
-  out << "# HELP rnnsearch_sentences_total Sentences translated.\n# TYPE rnnsearch_sentences_total counter\n"
-      << "rnnsearch_sentences_total " << sentences_ << '\n'
-      << "# HELP rnnsearch_dropped_sentences_total Sentences of timed-out (or failed) requests dropped untranslated.\n"
-         "# TYPE rnnsearch_dropped_sentences_total counter\n"
-      << "rnnsearch_dropped_sentences_total " << dropped_ << '\n'
-      << "# HELP rnnsearch_steps_total Decoder steps (each for all the sentences a decoding thread is translating).\n"
-         "# TYPE rnnsearch_steps_total counter\nrnnsearch_steps_total "
-      << steps_ << '\n'
-      << "# HELP rnnsearch_step_requests_total Requests summed over decoder steps (those with a sentence in the step).\n"
-         "# TYPE rnnsearch_step_requests_total counter\nrnnsearch_step_requests_total "
-      << step_requests_ << '\n'
-      << "# HELP rnnsearch_queue_sentences Sentences waiting to be decoded.\n# TYPE rnnsearch_queue_sentences gauge\n"
-      << "rnnsearch_queue_sentences " << queued_sentences << '\n'
-      << "# HELP rnnsearch_queue_requests Requests waiting to be decoded.\n# TYPE rnnsearch_queue_requests gauge\n"
-      << "rnnsearch_queue_requests " << queued_requests << '\n'
-      << "# HELP rnnsearch_decoding_sentences Sentences being decoded.\n# TYPE rnnsearch_decoding_sentences gauge\n"
-      << "rnnsearch_decoding_sentences " << decoding_sentences << '\n';
-  histogram(out, "rnnsearch_step_sentences", "Sentences decoded together in a decoder step.", kStepBounds, step_buckets_,
-            static_cast<double>(step_sentences_), steps_);
-  histogram(out, "rnnsearch_request_seconds", "Time from a request's arrival to its response, in seconds.",
-            kLatencyBounds, latency_buckets_, latency_sum_, latency_count_);
-  return out.str();
-}
-
-std::string json_body(const ordered_json& value) {
-  return value.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
-}
-
-std::string error_body(const std::string& message) { return json_body(ordered_json{{"error", message}}); }
 
 }  // namespace rnnsearch::serve

@@ -30,7 +30,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "rnnsearch/model/onednn_version.h"
+#include "rnnsearch/kernels/onednn_version.h"
 #endif
 
 namespace {
@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
     dnnl_column("dnnl-bf16", dnnl::memory::data_type::bf16, false);
     dnnl_column("+convert", dnnl::memory::data_type::bf16, true);
     dnnl_column("matmul-s8", dnnl::memory::data_type::s8, false);
-    // The int8 product translate --precision int8 calls (model/int8.cpp), and its u8 × s8 form.
+    // The int8 product translate --precision int8 calls (kernels/int8.cpp), and its u8 × s8 form.
     const std::vector<int8_t> a8(static_cast<size_t>(A.size()), 5), b8(static_cast<size_t>(B.size()), -3);
     const std::vector<uint8_t> u8(static_cast<size_t>(A.size()), 5);
     std::vector<int32_t> c32(static_cast<size_t>(C.size()));

@@ -35,10 +35,10 @@
 #include <nlohmann/json.hpp>
 
 #include "rnnsearch/decode/translator.h"
-#include "rnnsearch/eval/output.h"
+#include "rnnsearch/output/output.h"
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/model/model_io.h"
-#include "rnnsearch/model/precision.h"
+#include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/text/line_reader.h"
 #include "rnnsearch/util/cpu.h"
 

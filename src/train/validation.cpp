@@ -2,8 +2,8 @@
 
 #include "rnnsearch/decode/translator.h"
 #include "rnnsearch/error.h"
-#include "rnnsearch/eval/bleu.h"
-#include "rnnsearch/eval/chrf.h"
+#include "rnnsearch/metrics/bleu.h"
+#include "rnnsearch/metrics/chrf.h"
 #include "rnnsearch/text/batcher.h"
 #include "rnnsearch/text/line_reader.h"
 #include "rnnsearch/text/tokenizer.h"

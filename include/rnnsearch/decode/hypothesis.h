@@ -1,7 +1,7 @@
 #pragma once
 // What decoding returns for one sentence: its hypotheses, each with the attention matrix
 // that produced it. Plain data, shared by the decoders (beam search, forced decoding) and
-// the output printer (eval/output.h).
+// the output printer (output/output.h).
 #include <cstddef>
 #include <string>
 #include <vector>

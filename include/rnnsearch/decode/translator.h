@@ -13,6 +13,7 @@
 // A server instead feeds lines one by one into running searches (continuous batching,
 // BeamSearch::add/step): lines join a search between its steps and leave it when finished,
 // prepared and finished as above, so each gets what translate() gives it.
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -34,8 +35,8 @@ struct TranslatorOptions {
   bool piece_alignments = false;  // --alignment-units pieces: keep the subword pieces' matrix
   UnkReplacement unk_replacement;
   std::shared_ptr<const Shortlist> shortlist;  // --shortlist: restricts each batch's output layer
-  // --precision bf16 or int8: the vocabulary projection in bf16 (model/bf16.h) or int8
-  // (model/int8.h); not with a shortlist.
+  // --precision bf16 or int8: the vocabulary projection in bf16 (kernels/bf16.h) or int8
+  // (kernels/int8.h); not with a shortlist.
   // The weights are converted once, so the models' weights must not change afterwards.
   Precision precision = Precision::fp32;
 };
@@ -94,5 +95,15 @@ class Translator {
   // Per thread, the lines in its continuous search: search id → (tag, prepared line).
   std::vector<std::unordered_map<size_t, Finished>> decoding_;
 };
+
+// Translates lines as `rnnsearch translate` reads its input: chunk_lines at a time
+// (--batch-size × --maxi-batch), each chunk's sentences sorted by length and batched within
+// it, so that whatever translates this way gives translate's output byte for byte (the Python
+// module's contract). next(count, lines) fills the next chunk with up to count lines and returns
+// false when there are none; done receives each chunk's translations, in input order, their
+// .line counted from the first line of the first chunk.
+void translate_chunks(Translator& translator, size_t chunk_lines,
+                      const std::function<bool(size_t chunk_lines, std::vector<std::string>& lines)>& next,
+                      const std::function<void(std::vector<LineTranslation>& translations)>& done);
 
 }  // namespace rnnsearch

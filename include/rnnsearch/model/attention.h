@@ -8,7 +8,7 @@
 // The source side (annotations a, keys K = a att_U + att_b) is batch-major: sentence b's
 // positions are the rows b*S .. b*S+S-1. A decoder row r attends to sentence
 // row_sentence[r], so the live hypotheses of a beam share their sentence's memory.
-#include "rnnsearch/model/tensor.h"
+#include "rnnsearch/kernels/tensor.h"
 
 namespace rnnsearch {
 

@@ -3,7 +3,7 @@
 // training thread, not only the vocabulary projection's, in bf16 with fp32 accumulation.
 //
 // The model's code writes its products as Eigen expressions (x * W); with EIGEN_USE_BLAS each
-// ends in sgemm_, which rnnsearch defines (src/model/gemm_onednn.cpp). While a Bf16Products
+// ends in sgemm_, which rnnsearch defines (src/kernels/gemm_onednn.cpp). While a Bf16Products
 // lives on a thread, that thread's sgemm_ rounds both operands to bf16 and multiplies them
 // with oneDNN's bf16 matmul, as PyTorch's autocast does around each product. An operand that
 // is a parameter matrix is not rounded again at every product (the recurrent weights meet

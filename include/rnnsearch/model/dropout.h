@@ -8,7 +8,7 @@
 // can evaluate the cost twice with identical masks.
 #include <cstdint>
 
-#include "rnnsearch/model/tensor.h"
+#include "rnnsearch/kernels/tensor.h"
 
 namespace rnnsearch {
 

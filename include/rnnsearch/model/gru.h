@@ -16,7 +16,7 @@
 // One B×3n block per step goes through three lives: g (in), the gates (after the forward),
 // dg (after the backward). g is spent once the gates exist and the gates once dg does, so a
 // sequence keeps one S·B×3n buffer instead of three; each function takes a B×3n scratch.
-#include "rnnsearch/model/tensor.h"
+#include "rnnsearch/kernels/tensor.h"
 
 namespace rnnsearch {
 

@@ -9,9 +9,9 @@
 // and the training cost Σ −log softmax(logits)[y].
 #include <vector>
 
-#include "rnnsearch/model/bf16.h"
-#include "rnnsearch/model/int8.h"
-#include "rnnsearch/model/precision.h"
+#include "rnnsearch/kernels/bf16.h"
+#include "rnnsearch/kernels/int8.h"
+#include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/model/parameters.h"
 
 namespace rnnsearch {

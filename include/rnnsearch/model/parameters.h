@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "rnnsearch/model/config.h"
-#include "rnnsearch/model/tensor.h"
+#include "rnnsearch/kernels/tensor.h"
 
 namespace rnnsearch {
 

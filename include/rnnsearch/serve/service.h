@@ -1,5 +1,8 @@
 #pragma once
-// What `rnnsearch serve` does behind its HTTP routes (docs/serve.md), without the HTTP:
+// What `rnnsearch serve` does behind its HTTP routes (docs/serve.md), without the HTTP: the
+// scheduler (service.cpp, the only file that takes TranslationService::mutex_, the queue
+// lock), and through it, for the HTTP server, the requests (request.h), the response
+// bodies (response.h) and the metrics (metrics.h).
 //
 //   parse_*_request: a JSON body → a checked request, or RequestError (a 4xx and its message)
 //   translate():     the request's sentences join a queue; --threads continuous beam
@@ -13,7 +16,7 @@
 //                    is done (no hand-off to a decoding thread and back)
 //   score():         forced decoding by the CLI's Scorer, one request at a time, by an idle
 //                    search's thread
-//   *_json:          the response bodies; the tokens, scores and attention are those of
+//   *_json, info():  the response bodies; the tokens, scores and attention are those of
 //                    `translate --format json` (OutputPrinter::record, record_json)
 //   metrics_text():  Prometheus' text format
 #include <atomic>
@@ -22,10 +25,8 @@
 #include <deque>
 #include <functional>
 #include <future>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,10 +34,12 @@
 #include <nlohmann/json.hpp>
 
 #include "rnnsearch/decode/scorer.h"
-#include "rnnsearch/decode/translator.h"
-#include "rnnsearch/eval/output.h"
+#include "rnnsearch/decode/translator_pool.h"
+#include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/model/model_io.h"
-#include "rnnsearch/model/precision.h"
+#include "rnnsearch/serve/metrics.h"
+#include "rnnsearch/serve/request.h"
+#include "rnnsearch/serve/response.h"
 
 namespace rnnsearch::serve {
 
@@ -54,51 +57,6 @@ struct ServiceOptions {
   std::string version;      // of the binary, for /info
 };
 
-// A request the server refuses: HTTP status (4xx, or 503 when busy or stopping) and message.
-struct RequestError : std::runtime_error {
-  RequestError(int status, const std::string& message) : std::runtime_error(message), status(status) {}
-  int status;
-};
-
-struct TranslateRequest {
-  std::vector<std::string> sentences;
-  bool list = false;        // "q" was a list (else one string)
-  BeamOptions beam;         // beam_size, n_best (≥ 1 here), normalize, alignment (= attention kept)
-  int n_best = 0;           // as `translate --n-best`: 0 = the 1-best only
-  AlignmentFormat alignment = AlignmentFormat::none;
-  bool replace_unk = false;
-  bool detokenize = false;
-  bool heatmap = false;     // add each hypothesis' heatmap_svg (the --heatmaps picture)
-};
-
-struct ScoreRequest {
-  std::vector<std::string> src, tgt;
-  bool list = false;
-  AlignmentFormat alignment = AlignmentFormat::none;
-};
-
-// Counters and histograms of /metrics.
-class Metrics {
- public:
-  void request(const std::string& path, int status, double seconds);
-  // A decoder step of `sentences` sentences of `requests` requests, after which `finished` left.
-  void step(size_t sentences, size_t requests, size_t finished);
-  // Sentences of timed-out requests dropped untranslated, from the queue or a search.
-  void dropped(size_t sentences);
-  std::string text(size_t queued_sentences, size_t queued_requests, size_t decoding_sentences) const;
-
- private:
-  mutable std::mutex mutex_;
-  std::map<std::pair<std::string, int>, long> requests_;  // (path, status) → count
-  std::vector<long> latency_buckets_ = std::vector<long>(kLatencyBounds.size(), 0);
-  double latency_sum_ = 0;
-  long latency_count_ = 0;
-  std::vector<long> step_buckets_ = std::vector<long>(kStepBounds.size(), 0);
-  long steps_ = 0, sentences_ = 0, step_sentences_ = 0, step_requests_ = 0, dropped_ = 0;
-  static const std::vector<double> kLatencyBounds;  // seconds
-  static const std::vector<double> kStepBounds;     // sentences
-};
-
 class TranslationService {
  public:
   // Keeps a reference to models (an ensemble: all share their vocabularies). Starts the
@@ -108,9 +66,11 @@ class TranslationService {
   TranslationService(const TranslationService&) = delete;
   TranslationService& operator=(const TranslationService&) = delete;
 
-  // Both throw RequestError (400, 413, 422) naming the field at fault.
-  TranslateRequest parse_translate_request(const std::string& body) const;
-  ScoreRequest parse_score_request(const std::string& body) const;
+  // Both throw RequestError (400, 413, 422) naming the field at fault (request.h).
+  TranslateRequest parse_translate_request(const std::string& body) const {
+    return serve::parse_translate_request(body, limits());
+  }
+  ScoreRequest parse_score_request(const std::string& body) const { return serve::parse_score_request(body, limits()); }
 
   // Queued and decoded with the sentences of other requests that share its options; returns
   // one result per sentence, in order (line = its index in the request). Throws RequestError
@@ -118,9 +78,16 @@ class TranslationService {
   std::vector<LineTranslation> translate(const TranslateRequest& request);
   std::vector<ScoredPair> score(const ScoreRequest& request);
 
-  nlohmann::ordered_json translate_json(const TranslateRequest& request, const std::vector<LineTranslation>& results) const;
-  nlohmann::ordered_json score_json(const ScoreRequest& request, const std::vector<ScoredPair>& pairs) const;
-  nlohmann::ordered_json info() const;
+  // The response bodies (response.h).
+  nlohmann::ordered_json translate_json(const TranslateRequest& request,
+                                        const std::vector<LineTranslation>& results) const {
+    return serve::translate_json(request, results, tokenizer_);
+  }
+  nlohmann::ordered_json score_json(const ScoreRequest& request, const std::vector<ScoredPair>& pairs) const {
+    return serve::score_json(request, pairs);
+  }
+  nlohmann::ordered_json info() const { return info_json(models_, options_); }
+  // The metrics' text with the queue's gauges, read under the queue lock.
   std::string metrics_text() const;
   Metrics& metrics() { return metrics_; }
 
@@ -158,17 +125,20 @@ class TranslationService {
   void decode_loop(Search& search);
   void score_job(ScoreJob& job);
   std::shared_ptr<Translator> translator(const DecodeKey& key, std::unique_lock<std::mutex>& lock);
-  size_t max_tokens_check(const std::string& text, const std::string& field) const;
+  // What parse_*_request checks a request against (request.h).
+  RequestLimits limits() const {
+    return {options_.max_sentences, options_.max_tokens, options_.max_beam_size, tokenizer_};
+  }
 
   const std::vector<Model>& models_;
   ServiceOptions options_;
-  TokenizerOptions tokenizer_;    // the model's, for the text of a translation
-  std::vector<std::pair<DecodeKey, std::shared_ptr<Translator>>> translators_;  // most recent last
+  TokenizerOptions tokenizer_;    // the model's, for the text of a translation and --max-tokens
+  TranslatorPool translators_;  // the 8 most recently used option sets' Translators
   std::unique_ptr<Scorer> scorer_, aligning_scorer_;
   std::mutex score_mutex_;  // one score request at a time (the Scorers' workspaces)
   Metrics metrics_;
 
-  mutable std::mutex mutex_;
+  mutable std::mutex mutex_;  // the queue lock: taken in service.cpp only
   std::condition_variable wake_;
   std::deque<Item> queue_;
   std::deque<std::shared_ptr<ScoreJob>> score_queue_;
@@ -179,10 +149,5 @@ class TranslationService {
   std::vector<std::unique_ptr<Search>> searches_;  // one per --threads
   std::vector<std::thread> decoders_;             // searches_[t]'s decoding thread
 };
-
-// The body of a 4xx/5xx response: {"error": message}, invalid UTF-8 replaced.
-std::string error_body(const std::string& message);
-// A JSON body, invalid UTF-8 (which no decoded token holds) replaced rather than thrown.
-std::string json_body(const nlohmann::ordered_json& value);
 
 }  // namespace rnnsearch::serve

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "rnnsearch/model/tensor.h"
+#include "rnnsearch/kernels/tensor.h"
 
 namespace rnnsearch {
 

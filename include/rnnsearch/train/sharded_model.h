@@ -17,7 +17,7 @@ namespace rnnsearch {
 class ShardedModel {
  public:
   // With Precision::bf16, the shards' matrix products run in bf16 (model/bf16_products.h;
-  // the vocabulary projection's through model/bf16.h).
+  // the vocabulary projection's through kernels/bf16.h).
   ShardedModel(const ModelConfig& config, int threads, Precision precision = Precision::fp32);
 
   // Σ −log p over the target tokens of this rank's shards of the pairs ids of corpus (all of

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rnnsearch/model/precision.h"
+#include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/model/config.h"
 #include "rnnsearch/text/corpus.h"
 #include "rnnsearch/train/checkpoint.h"

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <string>
 
-#include "rnnsearch/model/precision.h"
+#include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/model/config.h"
 #include "rnnsearch/model/rnnsearch.h"
 #include "rnnsearch/text/subwords.h"

@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "rnnsearch/model/tensor.h"
+#include "rnnsearch/kernels/tensor.h"
 
 namespace rnnsearch {
 

@@ -24,10 +24,10 @@ struct CpuFeatures {
   bool x86 = false;           // an x86-64 CPU (the flags below are false elsewhere)
   bool avx2 = false;          // AVX2 and FMA
   bool avx512 = false;        // AVX-512 F, BW, VL, DQ (oneDNN's avx512_core)
-  bool avx512_bf16 = false;   // bf16 dot products (model/bf16.h)
-  bool avx512_vnni = false;   // int8 dot products, AVX-512 encoding (model/int8.h)
+  bool avx512_bf16 = false;   // bf16 dot products (kernels/bf16.h)
+  bool avx512_vnni = false;   // int8 dot products, AVX-512 encoding (kernels/int8.h)
   bool avx_vnni = false;      // int8 dot products, AVX2 (VEX) encoding
-  bool amx = false;           // int8 and bf16 tile products (oneDNN's avx512_core_amx; model/int8.h)
+  bool amx = false;           // int8 and bf16 tile products (oneDNN's avx512_core_amx; kernels/int8.h)
 };
 
 // The CPU's features less what RNNSEARCH_CPU takes away; read once, on the first call, which

@@ -1,0 +1,50 @@
+#pragma once
+// The requests of `rnnsearch serve` (docs/serve.md): a JSON body of POST /translate or /score
+// → a checked request, or RequestError (a 4xx and its message). Owns the request structs,
+// their parsing and validation against the limits of one request. Takes no lock (pure
+// functions of their arguments).
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "rnnsearch/decode/beam_search.h"
+#include "rnnsearch/output/output.h"
+#include "rnnsearch/text/tokenizer.h"
+
+namespace rnnsearch::serve {
+
+// A request the server refuses: HTTP status (4xx, or 503 when busy or stopping) and message.
+struct RequestError : std::runtime_error {
+  RequestError(int status, const std::string& message) : std::runtime_error(message), status(status) {}
+  int status;
+};
+
+struct TranslateRequest {
+  std::vector<std::string> sentences;
+  bool list = false;        // "q" was a list (else one string)
+  BeamOptions beam;         // beam_size, n_best (≥ 1 here), normalize, alignment (= attention kept)
+  int n_best = 0;           // as `translate --n-best`: 0 = the 1-best only
+  AlignmentFormat alignment = AlignmentFormat::none;
+  bool replace_unk = false;
+  bool detokenize = false;
+  bool heatmap = false;     // add each hypothesis' heatmap_svg (the --heatmaps picture)
+};
+
+struct ScoreRequest {
+  std::vector<std::string> src, tgt;
+  bool list = false;
+  AlignmentFormat alignment = AlignmentFormat::none;
+};
+
+// What a request is checked against: ServiceOptions' limits of one request (--max-sentences,
+// --max-tokens, --max-beam-size) and the model's tokenizer, whose tokens --max-tokens counts.
+struct RequestLimits {
+  int max_sentences, max_tokens, max_beam_size;
+  TokenizerOptions tokenizer;
+};
+
+// Both throw RequestError (400, 413, 422) naming the field at fault.
+TranslateRequest parse_translate_request(const std::string& body, const RequestLimits& limits);
+ScoreRequest parse_score_request(const std::string& body, const RequestLimits& limits);
+
+}  // namespace rnnsearch::serve

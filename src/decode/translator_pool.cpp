@@ -1,0 +1,47 @@
+#include "rnnsearch/decode/translator_pool.h"
+
+#include <algorithm>
+
+namespace rnnsearch {
+
+namespace {
+
+// Every option a pooled Translator is made from, as one comparable list (normalize is checked
+// to be finite first, so that equal options give equal keys).
+std::vector<double> key_of(const TranslatorOptions& o) {
+  return {static_cast<double>(o.beam.beam_size), static_cast<double>(o.beam.n_best), o.beam.normalize,
+          static_cast<double>(o.beam.alignment), static_cast<double>(o.beam.max_output_length),
+          static_cast<double>(o.batch_size),     static_cast<double>(o.max_length),
+          static_cast<double>(o.threads),        static_cast<double>(o.replace_unk),
+          static_cast<double>(o.piece_alignments), static_cast<double>(o.precision)};
+}
+
+}  // namespace
+
+TranslatorPool::TranslatorPool(const std::vector<Model>& models, size_t capacity)
+    : models_(models), capacity_(std::max<size_t>(capacity, 1)) {}
+
+std::shared_ptr<Translator> TranslatorPool::kept(const std::vector<double>& key) {
+  auto found = std::find_if(kept_.begin(), kept_.end(), [&](const auto& k) { return k.first == key; });
+  if (found == kept_.end()) return nullptr;
+  std::rotate(found, found + 1, kept_.end());  // now the most recently used
+  return kept_.back().second;
+}
+
+std::shared_ptr<Translator> TranslatorPool::find(const TranslatorOptions& options) {
+  check_beam_options(options.beam);  // first: a NaN normalize would match no key
+  std::lock_guard<std::mutex> lock(mutex_);
+  return kept(key_of(options));
+}
+
+std::shared_ptr<Translator> TranslatorPool::get(const TranslatorOptions& options) {
+  if (auto translator = find(options)) return translator;
+  auto made = std::make_shared<Translator>(models_.front(), ensemble_weights(models_), options);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto translator = kept(key_of(options))) return translator;  // another caller made one meanwhile
+  if (kept_.size() == capacity_) kept_.erase(kept_.begin());
+  kept_.emplace_back(key_of(options), std::move(made));
+  return kept_.back().second;
+}
+
+}  // namespace rnnsearch

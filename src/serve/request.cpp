@@ -1,0 +1,129 @@
+// The requests of `rnnsearch serve` (request.h): parsing and validation of the JSON bodies
+// of POST /translate and /score. Takes no lock.
+#include "rnnsearch/serve/request.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+namespace rnnsearch::serve {
+
+using nlohmann::json;
+
+namespace {
+
+// The parsed body: an object whose fields are all among `known`.
+json parse_object(const std::string& body, const std::set<std::string>& known) {
+  if (!is_valid_utf8(body)) throw RequestError(400, "the body is not valid UTF-8");
+  json value;
+  try {
+    value = json::parse(body);
+  } catch (const json::exception& e) {
+    throw RequestError(400, std::string("malformed JSON: ") + e.what());
+  }
+  if (!value.is_object()) throw RequestError(400, "the body must be a JSON object");
+  for (const auto& field : value.items())
+    if (!known.count(field.key())) throw RequestError(400, "unknown field '" + field.key() + "'");
+  return value;
+}
+
+// "text" or ["text", ...]: the sentences, and whether they came as a list.
+std::vector<std::string> sentences_of(const json& body, const std::string& field, int max_sentences, bool& list) {
+  if (!body.contains(field)) throw RequestError(400, "'" + field + "' is missing");
+  const json& value = body[field];
+  list = value.is_array();
+  if (value.is_string()) return {value.get<std::string>()};
+  if (!list) throw RequestError(400, "'" + field + "' must be a string or a list of strings");
+  if (value.size() > static_cast<size_t>(max_sentences))
+    throw RequestError(413, "'" + field + "' holds " + std::to_string(value.size()) + " sentences; the limit is " +
+                                std::to_string(max_sentences) + " (--max-sentences)");
+  std::vector<std::string> sentences;
+  for (const json& item : value) {
+    if (!item.is_string()) throw RequestError(400, "'" + field + "' must be a string or a list of strings");
+    sentences.push_back(item.get<std::string>());
+  }
+  return sentences;
+}
+
+int integer_field(const json& body, const std::string& field, int fallback, int minimum, int maximum) {
+  if (!body.contains(field)) return fallback;
+  const json& value = body[field];
+  if (!value.is_number_integer()) throw RequestError(400, "'" + field + "' must be an integer");
+  const long long number = value.get<long long>();
+  if (number < minimum || number > maximum)
+    throw RequestError(400, "'" + field + "' must be in [" + std::to_string(minimum) + ", " + std::to_string(maximum) +
+                                "], not " + std::to_string(number));
+  return static_cast<int>(number);
+}
+
+bool bool_field(const json& body, const std::string& field) {
+  if (!body.contains(field)) return false;
+  if (!body[field].is_boolean()) throw RequestError(400, "'" + field + "' must be true or false");
+  return body[field].get<bool>();
+}
+
+AlignmentFormat alignment_field(const json& body) {
+  if (!body.contains("alignment")) return AlignmentFormat::none;
+  const json& value = body["alignment"];
+  if (value.is_string()) {
+    const std::string name = value.get<std::string>();
+    if (name == "none" || name == "hard" || name == "soft") return parse_alignment_format(name);
+  }
+  throw RequestError(400, "'alignment' must be \"none\", \"hard\" or \"soft\"");
+}
+
+void max_tokens_check(const std::string& text, const std::string& field, const RequestLimits& limits) {
+  if (!is_valid_utf8(text)) throw RequestError(400, field + " is not valid UTF-8");
+  const size_t tokens = tokenize(text, limits.tokenizer).size();
+  if (tokens > static_cast<size_t>(limits.max_tokens))
+    throw RequestError(413, field + " has " + std::to_string(tokens) + " tokens; the limit is " +
+                                std::to_string(limits.max_tokens) + " (--max-tokens)");
+}
+
+}  // namespace
+
+TranslateRequest parse_translate_request(const std::string& body, const RequestLimits& limits) {
+  const json value = parse_object(
+      body, {"q", "beam_size", "n_best", "normalize", "alignment", "replace_unk", "detokenize", "heatmap"});
+  TranslateRequest request;
+  request.sentences = sentences_of(value, "q", limits.max_sentences, request.list);
+  for (size_t k = 0; k < request.sentences.size(); ++k)
+    max_tokens_check(request.sentences[k], request.list ? "q[" + std::to_string(k) + "]" : "q", limits);
+  request.beam.beam_size = integer_field(value, "beam_size", 5, 1, limits.max_beam_size);
+  request.n_best = integer_field(value, "n_best", 0, 0, request.beam.beam_size);
+  request.beam.n_best = std::max(request.n_best, 1);
+  if (value.contains("normalize")) {
+    const json& normalize = value["normalize"];
+    if (!normalize.is_number() || !std::isfinite(normalize.get<double>()) || normalize.get<double>() < 0)
+      throw RequestError(400, "'normalize' must be a number >= 0");
+    request.beam.normalize = normalize.get<double>();
+  }
+  request.alignment = alignment_field(value);
+  request.replace_unk = bool_field(value, "replace_unk");
+  request.detokenize = bool_field(value, "detokenize");
+  request.heatmap = bool_field(value, "heatmap");
+  // As translate: the attention is kept when an output shows it or --replace-unk uses it.
+  request.beam.alignment = request.alignment != AlignmentFormat::none || request.replace_unk || request.heatmap;
+  return request;
+}
+
+ScoreRequest parse_score_request(const std::string& body, const RequestLimits& limits) {
+  const json value = parse_object(body, {"src", "tgt", "alignment"});
+  ScoreRequest request;
+  bool tgt_list = false;
+  request.src = sentences_of(value, "src", limits.max_sentences, request.list);
+  request.tgt = sentences_of(value, "tgt", limits.max_sentences, tgt_list);
+  if (request.list != tgt_list || request.src.size() != request.tgt.size())
+    throw RequestError(400, "'src' and 'tgt' must both be strings or lists of the same length");
+  for (size_t k = 0; k < request.src.size(); ++k) {
+    const std::string index = request.list ? "[" + std::to_string(k) + "]" : "";
+    max_tokens_check(request.src[k], "src" + index, limits);
+    max_tokens_check(request.tgt[k], "tgt" + index, limits);
+  }
+  request.alignment = alignment_field(value);
+  return request;
+}
+
+}  // namespace rnnsearch::serve

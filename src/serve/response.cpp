@@ -1,0 +1,124 @@
+// The response bodies of `rnnsearch serve` (response.h): the JSON of /translate, /score and
+// /info, and of errors. Takes no lock.
+#include "rnnsearch/serve/response.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "rnnsearch/kernels/precision.h"
+#include "rnnsearch/output/heatmap.h"
+#include "rnnsearch/output/output.h"
+#include "rnnsearch/serve/service.h"
+#include "rnnsearch/util/cpu.h"
+
+namespace rnnsearch::serve {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+// Pharaoh "s-t s-t" (what `translate --alignment hard` prints) as [[s, t], ...].
+ordered_json pairs_of(const std::string& pharaoh) {
+  ordered_json pairs = ordered_json::array();
+  std::istringstream in(pharaoh);
+  for (std::string pair; in >> pair;) {
+    const size_t dash = pair.find('-');
+    pairs.push_back({std::stoi(pair.substr(0, dash)), std::stoi(pair.substr(dash + 1))});
+  }
+  return pairs;
+}
+
+// The tokens, score and attention of `translate --format json` or `score --format json`
+// for one record, and the alignment in the requested form.
+ordered_json record_fields(const TranslationRecord& record, AlignmentFormat format) {
+  ordered_json fields = record_object(record);
+  if (format == AlignmentFormat::hard)
+    fields["alignment"] = pairs_of(alignment_text(record.alignment, AlignmentFormat::hard));
+  else if (format == AlignmentFormat::none)
+    fields.erase("alignment");
+  return fields;
+}
+
+}  // namespace
+
+ordered_json translate_json(const TranslateRequest& request, const std::vector<LineTranslation>& results,
+                            const TokenizerOptions& tokenizer) {
+  // The text of one hypothesis, as translate prints it (OutputPrinter).
+  const auto text_of = [&](const Hypothesis& h) { return output_text(h.words, tokenizer, request.detokenize); };
+  ordered_json translations = ordered_json::array();
+  for (const LineTranslation& t : results) {
+    ordered_json entry;
+    entry["translation"] = t.hypotheses.empty() ? "" : text_of(t.hypotheses.front());
+    entry["score"] = t.hypotheses.empty() ? 0.0 : t.hypotheses.front().score;
+    entry["source"] = t.source_pieces.empty() ? t.source : t.source_pieces;
+    ordered_json hypotheses = ordered_json::array();
+    for (const Hypothesis& h : t.hypotheses) {
+      const TranslationRecord record = OutputPrinter::record(t, h);
+      ordered_json fields = record_fields(record, request.alignment);
+      ordered_json hypothesis;
+      hypothesis["translation"] = text_of(h);
+      hypothesis["target"] = fields["target"];
+      hypothesis["score"] = fields["score"];
+      if (fields.contains("alignment")) hypothesis["alignment"] = fields["alignment"];
+      if (request.heatmap) hypothesis["heatmap_svg"] = heatmap_svg(record);
+      hypotheses.push_back(std::move(hypothesis));
+    }
+    entry["hypotheses"] = std::move(hypotheses);
+    if (!t.warning.empty()) entry["warning"] = t.warning;
+    translations.push_back(std::move(entry));
+  }
+  return {{"translations", std::move(translations)}};
+}
+
+// log_prob and perplexity as `score` prints them: perplexity = exp(−logprob / (tokens + 1)).
+ordered_json score_json(const ScoreRequest& request, const std::vector<ScoredPair>& pairs) {
+  ordered_json scores = ordered_json::array();
+  for (const ScoredPair& pair : pairs) {
+    ordered_json fields = record_fields(OutputPrinter::record(pair), request.alignment);
+    ordered_json entry;
+    entry["log_prob"] = pair.scored() ? fields["score"] : ordered_json(nullptr);
+    entry["perplexity"] = pair.scored()
+                              ? ordered_json(std::exp(-pair.log_prob / static_cast<double>(pair.target.size() + 1)))
+                              : ordered_json(nullptr);
+    entry["source"] = fields["source"];
+    entry["target"] = fields["target"];
+    if (fields.contains("alignment") && pair.scored()) entry["alignment"] = fields["alignment"];
+    if (!pair.warning.empty()) entry["warning"] = pair.warning;
+    scores.push_back(std::move(entry));
+  }
+  return {{"scores", std::move(scores)}};
+}
+
+ordered_json info_json(const std::vector<Model>& models, const ServiceOptions& options) {
+  ordered_json entries = ordered_json::array();
+  for (const Model& model : models) {
+    json config = model.config;
+    entries.push_back({{"weights", model.weights_path},
+                       {"parameters", model.params.values().size()},
+                       {"config", config}});
+  }
+  const Model& model = models.front();
+  return {{"version", options.version},
+          {"models", std::move(entries)},
+          {"ensemble", models.size() > 1},
+          {"source_vocabulary", model.src_vocab.size()},
+          {"target_vocabulary", model.tgt_vocab.size()},
+          {"subwords", model.uses_subwords()},
+          {"lowercase", model.tokenizer.lowercase},
+          {"precision", precision_name(options.precision)},
+          {"cpu", describe(cpu_features())},
+          {"batching", {{"batch_size", options.batch_size}, {"batch_wait_ms", options.batch_wait_ms},
+                        {"threads", options.threads}}},
+          {"limits", {{"max_sentences", options.max_sentences}, {"max_tokens", options.max_tokens},
+                      {"max_beam_size", options.max_beam_size}, {"timeout_ms", options.timeout_ms},
+                      {"max_queue", options.max_queue}}}};
+}
+
+std::string json_body(const ordered_json& value) {
+  return value.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+}
+
+std::string error_body(const std::string& message) { return json_body(ordered_json{{"error", message}}); }
+
+}  // namespace rnnsearch::serve

@@ -1,0 +1,424 @@
+// rnnsearch translate (and the options every command shares), run as the real binary on a tiny
+// random model (support/cli.h): output lines, n-best lists, alignments, heatmaps, shortlists,
+// precisions, files that must not be destroyed, and one-line errors.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rnnsearch/kernels/int8.h"
+#include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/util/build_info.h"
+#include "support/cli.h"
+#include "support/fixtures.h"
+
+namespace rnnsearch {
+namespace {
+
+using namespace test;
+
+TEST_F(Cli, TranslateGivesOneLinePerInputLine) {
+  const std::string input = mixed_input();
+  for (const std::string beam : {"1", "5"}) {
+    // With --alignment a translated line always has " ||| " (a translation may be empty).
+    const Result r = run("translate -m " + model() + " -i " + input + " --max-length 40 --alignment hard --beam-size " +
+                         beam);
+    ASSERT_EQ(r.status, 0) << r.err_text;
+    ASSERT_EQ(r.out.size(), kMixedLines) << r.out_text;
+    for (size_t k : {0, 4, 5}) EXPECT_NE(r.out[k].find(" ||| "), std::string::npos) << r.out[k];
+    for (size_t k : {1, 2, 3}) EXPECT_EQ(r.out[k], "");
+    // Warnings name the line: 3 is not UTF-8, 5 is cut.
+    EXPECT_NE(r.err_text.find(input + ":3: warning: invalid UTF-8"), std::string::npos) << r.err_text;
+    EXPECT_NE(r.err_text.find(input + ":5: warning: 300 tokens, cut"), std::string::npos) << r.err_text;
+    EXPECT_EQ(r.err_text.find(":2:"), std::string::npos) << "an empty line is not worth a warning";
+  }
+}
+
+TEST_F(Cli, TranslateReadsStdinAndWritesOutputFile) {
+  const std::string input = write("stdin.txt", "a b\nc d e\n");
+  const std::string output = dir_->path("out.txt");
+  const Result r = run("translate --model " + model() + " --output " + output + " --batch-size 1 --threads 2", input);
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  EXPECT_EQ(lines_of(file_text(output)).size(), 2u);
+  EXPECT_TRUE(r.out.empty());
+}
+
+// A pipeline sees each chunk's output while the input is still open: the writer below
+// sends its second line only once the first translation has arrived (or after 10 s).
+TEST_F(Cli, TranslateFlushesEachChunkWhileInputIsOpen) {
+  const std::string out = dir_->path("stream.out"), seen = dir_->path("stream.seen");
+  const std::string writer = "(printf 'a b\\n'; i=0; while [ ! -s " + out + " ] && [ $i -lt 100 ]; do sleep 0.1; " +
+                             "i=$((i+1)); done; [ -s " + out + " ] && touch " + seen + "; printf 'c d\\n')";
+  const std::string command = writer + " | " + RNNSEARCH_BINARY + " translate -m " + model() +
+                              " --batch-size 1 --maxi-batch 1 >" + out + " 2>/dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  EXPECT_TRUE(std::filesystem::exists(seen)) << "the first line was not translated before the input ended";
+  EXPECT_EQ(lines_of(file_text(out)).size(), 2u);
+}
+
+TEST_F(Cli, NBestGivesKSortedLinesPerInput) {
+  const std::string input = mixed_input();
+  const Result r = run("translate -m " + model() + " -i " + input + " --max-length 40 --beam-size 4 --n-best 3");
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  std::map<int, std::vector<double>> scores;
+  std::map<int, std::set<std::string>> translations;
+  for (const std::string& line : r.out) {
+    const auto fields = split(line, " ||| ");
+    ASSERT_EQ(fields.size(), 3u) << line;
+    const int i = std::stoi(fields[0]);
+    scores[i].push_back(std::stod(fields[2]));
+    translations[i].insert(fields[1]);
+  }
+  ASSERT_EQ(scores.size(), kMixedLines);  // every input line 0..5 is there
+  for (const auto& [i, s] : scores) {
+    const bool translated = i == 0 || i == 4 || i == 5;
+    EXPECT_EQ(s.size(), translated ? 3u : 1u) << "line " << i;
+    EXPECT_EQ(translations[i].size(), s.size()) << "line " << i << ": hypotheses must differ";
+    EXPECT_TRUE(sorted_descending(s)) << "line " << i;
+    for (double score : s) EXPECT_LE(score, 0.0);
+  }
+  EXPECT_EQ(r.out.front().substr(0, 6), "0 ||| ");
+}
+
+TEST_F(Cli, NBestLargerThanBeamIsAnError) {
+  const Result r = run("translate -m " + model() + " --beam-size 2 --n-best 3", mixed_input());
+  EXPECT_NE(r.status, 0);
+  ASSERT_EQ(r.errors.size(), 1u) << r.err_text;
+  EXPECT_NE(r.errors[0].find("--n-best"), std::string::npos);
+}
+
+TEST_F(Cli, JsonRecordsParseAndHoldAttentionDistributions) {
+  const std::string input = mixed_input();
+  const Result r = run("translate -m " + model() + " -i " + input + " --max-length 40 --format json");
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  ASSERT_EQ(r.out.size(), kMixedLines);
+  for (size_t k = 0; k < r.out.size(); ++k) {
+    const auto record = nlohmann::json::parse(r.out[k]);
+    EXPECT_EQ(record.at("line").get<size_t>(), k);
+    const size_t source = record.at("source").size(), target = record.at("target").size();
+    if (source == 0) {
+      EXPECT_FALSE(record.contains("alignment")) << r.out[k];
+      continue;
+    }
+    EXPECT_LE(record.at("score").get<double>(), 0.0);
+    expect_distributions(record.at("alignment"), target + 1, source + 1, "line " + std::to_string(k));
+  }
+  // The cut line keeps its first 40 tokens; the unknown word is still shown as given.
+  EXPECT_EQ(nlohmann::json::parse(r.out[4]).at("source").size(), 40u);
+  EXPECT_EQ(nlohmann::json::parse(r.out[5]).at("source")[1], "unknownword");
+}
+
+TEST_F(Cli, SoftAlignmentRowsAreDistributions) {
+  const Result r = run("translate -m " + model() + " --alignment soft", write("soft.txt", "a b c d\nf\n"));
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  ASSERT_EQ(r.out.size(), 2u);
+  const size_t sources[] = {4, 1};
+  for (size_t k = 0; k < 2; ++k) {
+    const auto fields = split(r.out[k], " ||| ");
+    ASSERT_EQ(fields.size(), 2u) << r.out[k];
+    nlohmann::json matrix = nlohmann::json::array();
+    for (const std::string& row : words(fields[1])) {
+      nlohmann::json weights = nlohmann::json::array();
+      for (const std::string& w : split(row, ",")) weights.push_back(std::stod(w));
+      matrix.push_back(weights);
+    }
+    expect_distributions(matrix, words(fields[0]).size() + 1, sources[k] + 1, r.out[k]);
+  }
+}
+
+TEST_F(Cli, HardAlignmentPairsAreInRange) {
+  const Result r = run("translate -m " + model() + " --alignment hard --beam-size 3",
+                    write("hard.txt", "a b c d e\nf a\nc\n"));
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  ASSERT_EQ(r.out.size(), 3u);
+  const int sources[] = {5, 2, 1};
+  for (size_t k = 0; k < 3; ++k) {
+    const auto fields = split(r.out[k], " ||| ");
+    ASSERT_EQ(fields.size(), 2u) << r.out[k];
+    const int target = static_cast<int>(words(fields[0]).size());
+    const auto pairs = words(fields[1]);
+    EXPECT_EQ(static_cast<int>(pairs.size()), target) << "one pair per target token";
+    for (const std::string& pair : pairs) {
+      int s = -1, t = -1;
+      ASSERT_EQ(std::sscanf(pair.c_str(), "%d-%d", &s, &t), 2) << pair;
+      EXPECT_GE(s, 0);
+      EXPECT_LE(s, sources[k]) << "the source </s> column is the last valid index";
+      EXPECT_GE(t, 0);
+      EXPECT_LT(t, target);
+    }
+  }
+}
+
+// --replace-unk on a model that likes <unk>: no <unk> is left, each replacement is a
+// source word (or, with --unk-dictionary, its entry).
+TEST_F(Cli, ReplaceUnkLeavesNoUnk) {
+  const std::string unk_model = dir_->path("unk_model2");
+  write_model(unk_model, 3.0f);
+  const std::string sources = write("replace.in", "a b c\nd e\nf a b c d\n");
+  const Result plain = run("translate -m " + unk_model + " -i " + sources);
+  ASSERT_EQ(plain.status, 0) << plain.err_text;
+  ASSERT_NE(plain.out_text.find("<unk>"), std::string::npos) << "the test needs <unk> in the output";
+  const Result replaced = run("translate -m " + unk_model + " -i " + sources + " --replace-unk");
+  ASSERT_EQ(replaced.status, 0) << replaced.err_text;
+  ASSERT_EQ(replaced.out.size(), 3u);
+  for (size_t k = 0; k < 3; ++k) {
+    const auto before = words(plain.out[k]), after = words(replaced.out[k]);
+    ASSERT_EQ(before.size(), after.size());
+    for (size_t i = 0; i < before.size(); ++i)
+      if (before[i] == "<unk>")
+        EXPECT_NE(std::string("abcdef").find(after[i]), std::string::npos) << replaced.out[k];
+      else
+        EXPECT_EQ(before[i], after[i]);
+  }
+  const std::string dictionary = write("unk.dict", "a A\nb B\nc C\nd D\ne E\nf F\n");
+  const Result translated =
+      run("translate -m " + unk_model + " -i " + sources + " --replace-unk --unk-dictionary " + dictionary);
+  ASSERT_EQ(translated.status, 0) << translated.err_text;
+  EXPECT_EQ(translated.out_text.find("<unk>"), std::string::npos);
+  EXPECT_NE(translated.out_text.find_first_of("ABCDEF"), std::string::npos) << translated.out_text;
+}
+
+// Output paths that would destroy data: -o naming the input is refused before it is
+// truncated; a symlink stays a symlink (its target gets the file); a FIFO stays a FIFO.
+TEST_F(Cli, OutputNeverDestroysInputsLinksOrSpecialFiles) {
+  const std::string input = write("same.txt", "a b c\nd e\n");
+  for (const std::string& command : {"translate -m " + model(), std::string("tokenize")}) {
+    const Result r = run(command + " -i " + input + " -o " + input);
+    EXPECT_EQ(r.status, 1) << command;
+    EXPECT_NE(r.err_text.find("is also the input"), std::string::npos) << r.err_text;
+    EXPECT_EQ(file_text(input), "a b c\nd e\n") << command;
+  }
+  namespace fs = std::filesystem;
+  const std::string target = dir_->path("vocab.target"), link = dir_->path("vocab.link");
+  write("vocab.target", "old\n");
+  fs::create_symlink(target, link);
+  ASSERT_EQ(run("vocab -i " + input + " -o " + link + " --min-count 1").status, 0);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_NE(file_text(target).find("<unk>"), std::string::npos);
+  const std::string fifo = dir_->path("vocab.fifo"), copy = dir_->path("vocab.copy");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(std::system(("cat " + fifo + " > " + copy + " &").c_str()), 0);
+  ASSERT_EQ(run("vocab -i " + input + " -o " + fifo + " --min-count 1").status, 0);
+  for (int k = 0; k < 100 && file_text(copy).find("<unk>") == std::string::npos; ++k) usleep(20000);
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_NE(file_text(copy).find("<unk>"), std::string::npos);
+}
+
+// Output that cannot be written is an error, not a success (> /dev/full).
+TEST_F(Cli, UnwritableStdoutIsAnError) {
+  const std::string text = write("full.txt", "a b c\n");
+  for (const std::string& command : {"bleu -r " + text + " --hyp " + text, "score -m " + model() + " --src " + text +
+                                         " --tgt " + text, "translate -m " + model() + " -i " + text}) {
+    const int raw = std::system((std::string(RNNSEARCH_BINARY) + " " + command + " > /dev/full 2>/dev/null").c_str());
+    EXPECT_EQ(WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, 1) << command;
+  }
+}
+
+// A read error on standard input is an error, not an end of input (here stdin is a
+// directory, whose read(2) fails with EISDIR; it gave no output and exit 0).
+TEST_F(Cli, UnreadableStdinIsAnError) {
+  const std::string directory = dir_->path("");
+  for (const std::string& command : {std::string("tokenize"), "translate -m " + model(), "bleu -r " + write("r.txt", "a\n")}) {
+    const Result r = run(command, directory);
+    EXPECT_EQ(r.status, 1) << command;
+    ASSERT_EQ(r.errors.size(), 1u) << command << ": " << r.err_text;
+    EXPECT_NE(r.errors[0].find("stdin"), std::string::npos) << r.errors[0];
+    EXPECT_NE(r.errors[0].find("Is a directory"), std::string::npos) << r.errors[0];
+  }
+}
+
+// Running out of memory is an error message and exit 1, not a signal: a beam of ten
+// million hypotheses under a 600 MB address-space limit (it was SIGSEGV: Eigen's resize
+// freed a workspace before the failing allocation, and its destructor freed it again).
+TEST_F(Cli, OutOfMemoryIsAnErrorNotASignal) {
+  if (test::kAddressSanitizer) GTEST_SKIP() << "AddressSanitizer reserves more address space than the limit";
+  const std::string input = write("oom.in", "a b c d e f\n");
+  const std::string command = "ulimit -v 600000; exec " + std::string(RNNSEARCH_BINARY) + " translate -m " + model() +
+                              " -i " + input + " --beam-size 10000000 > /dev/null 2> " + dir_->path("oom.err");
+  const int raw = std::system(("sh -c '" + command + "'").c_str());
+  EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 1) << "status " << raw;
+  EXPECT_NE(file_text(dir_->path("oom.err")).find("out of memory"), std::string::npos)
+      << file_text(dir_->path("oom.err"));
+}
+
+TEST_F(Cli, HeatmapsWriteIndexAndOneSvgPerSentenceUpToTheLimit) {
+  const std::string input = write("heat.txt", "a b c\n\nd e\nf\nc c a\n");
+  for (const auto& [limit, svgs] : {std::pair<std::string, size_t>{"100", 4}, {"2", 2}}) {
+    const std::string out = dir_->path("heatmaps-" + limit);
+    const Result r =
+        run("translate -m " + model() + " -i " + input + " --heatmaps " + out + " --heatmaps-limit " + limit);
+    ASSERT_EQ(r.status, 0) << r.err_text;
+    EXPECT_EQ(r.out.size(), 5u);
+    const std::string index = out + "/index.html";
+    EXPECT_TRUE(std::filesystem::exists(index));
+    EXPECT_NE(r.err_text.find(index), std::string::npos) << r.err_text;
+    size_t count = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(out)) count += entry.path().extension() == ".svg";
+    EXPECT_EQ(count, svgs);
+  }
+  const std::string scored = dir_->path("heatmaps-score");
+  const Result r = run("score -m " + model() + " --src " + write("h.src", "a b\nc\n") + " --tgt " +
+                    write("h.tgt", "x\ny z\n") + " --heatmaps " + scored);
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  EXPECT_TRUE(std::filesystem::exists(scored + "/index.html"));
+}
+
+// rnnsearch shortlist learns MODEL/lex.s2t; a shortlist that keeps every target word
+// translates exactly as without it (in fp32, which the default precision, auto, picks with a
+// shortlist), and a broken table is a one-line error naming its line.
+TEST_F(Cli, ShortlistLearnsATableAndKeepingEveryWordChangesNothing) {
+  const std::string src = write("lex.src", "a b c\nd e\na f\nb c d\n");
+  const std::string tgt = write("lex.tgt", "x y z\nw v\nx v\ny z w\n");
+  const std::string table = dir_->path("lex.s2t");
+  const Result learned = run("shortlist -m " + model() + " --train-src " + src + " --train-tgt " + tgt + " -o " + table);
+  ASSERT_EQ(learned.status, 0) << learned.err_text;
+  const std::vector<std::string> entries = lines_of(file_text(table));
+  ASSERT_FALSE(entries.empty());
+  for (const std::string& entry : entries) EXPECT_EQ(words(entry).size(), 3u) << "target source prob: " << entry;
+
+  const std::string input = mixed_input();
+  const std::string translate = "translate -m " + model() + " -i " + input + " --max-length 40 --beam-size 3 ";
+  const Result full = run(translate + "--precision fp32");
+  const Result everything = run(translate + "--shortlist " + table + " 1000 1");
+  ASSERT_EQ(everything.status, 0) << everything.err_text;
+  EXPECT_EQ(everything.out, full.out);
+  const Result short_list = run(translate + "--shortlist " + table + " 0 2");
+  ASSERT_EQ(short_list.status, 0) << short_list.err_text;
+  EXPECT_EQ(short_list.out.size(), kMixedLines) << "line-aligned with the input";
+
+  const std::string broken = write("broken.s2t", "x a 0.5\ny b\n");
+  const Result bad = run(translate + "--shortlist " + broken + " 10 5");
+  EXPECT_EQ(bad.status, 1);
+  ASSERT_EQ(bad.errors.size(), 1u) << bad.err_text;
+  EXPECT_NE(bad.errors[0].find(broken + ":2:"), std::string::npos) << bad.errors[0];
+  for (const std::string sizes : {"10", "ten 5", "10 1.5"}) {
+    const Result r = run(translate + "--shortlist " + table + " " + sizes);
+    EXPECT_EQ(r.status, 1) << sizes;
+    ASSERT_EQ(r.errors.size(), 1u) << sizes << ": " << r.err_text;
+    EXPECT_NE(r.errors[0].find("--shortlist"), std::string::npos) << r.errors[0];
+  }
+}
+
+// bf16 and int8 change the logits by a few roundings: on this model not enough to change a
+// translation. Where the CPU lacks the instructions, they compute in fp32 and say so. The
+// default, auto, picks one of them (and fp32 with a shortlist: the test above).
+TEST_F(Cli, LowPrecisionTranslatesAsFp32Does) {
+  const std::string input = mixed_input(), translate = precision_command(input);
+  const Result fp32 = run(translate + "--precision fp32");
+  ASSERT_EQ(fp32.status, 0) << fp32.err_text;
+  for (const std::string precision : {"bf16", "int8", "auto"}) {
+    const Result low = run(translate + "--precision " + precision);
+    ASSERT_EQ(low.status, 0) << precision << ": " << low.err_text;
+    EXPECT_EQ(low.out, fp32.out) << precision;
+    if (precision == "auto") continue;  // tested above
+    const Result with_shortlist = run(translate + "--precision " + precision + " --shortlist " + input + " 10 1");
+    EXPECT_EQ(with_shortlist.status, 1) << precision;
+    ASSERT_EQ(with_shortlist.errors.size(), 1u) << with_shortlist.err_text;
+    EXPECT_NE(with_shortlist.errors[0].find("do not combine"), std::string::npos) << with_shortlist.errors[0];
+  }
+}
+
+// RNNSEARCH_CPU takes the paths a smaller CPU would: on an AVX-512 machine the fallbacks of
+// --precision bf16 (a warning, then fp32) run here too, and int8 runs the products of AVX2
+// without VNNI, or falls back below AVX2. An unknown value is a one-line error that names
+// the variable.
+TEST_F(Cli, RnnsearchCpuForcesTheFallbacks) {
+  const std::string translate = precision_command(mixed_input());
+  const Result fp32 = run(translate + "--precision fp32");
+  ASSERT_EQ(fp32.status, 0) << fp32.err_text;
+  struct Case {
+    std::string cap, precision, runs_in;
+  };
+  for (const Case& c : std::vector<Case>{{"avx2", "bf16", "fp32"},
+                                         {"avx2", "int8", int8_supported() ? "int8" : "fp32"},
+                                         {"avx2", "auto", int8_supported() ? "int8" : "fp32"},
+                                         {"sse41", "bf16", "fp32"},
+                                         {"sse41", "int8", "fp32"},
+                                         {"sse41", "auto", "fp32"}}) {
+    const std::string what = "RNNSEARCH_CPU=" + c.cap + " --precision " + c.precision;
+    const Result low = run(translate + "--precision " + c.precision, "", "RNNSEARCH_CPU=" + c.cap);
+    ASSERT_EQ(low.status, 0) << what << ": " << low.err_text;
+    EXPECT_EQ(low.out, fp32.out) << what;
+    EXPECT_NE(low.err_text.find("projection in " + c.runs_in + " (CPU "), std::string::npos) << what << low.err_text;
+    EXPECT_NE(low.err_text.find("(RNNSEARCH_CPU=" + c.cap + ")"), std::string::npos) << low.err_text;
+    const bool falls_back = c.precision != "auto" && c.runs_in != c.precision;
+    EXPECT_EQ(low.err_text.find("--precision " + c.precision + " needs a CPU with") != std::string::npos, falls_back)
+        << what << ": " << low.err_text;
+  }
+  const Result unknown = run(translate, "", "RNNSEARCH_CPU=avx3");
+  EXPECT_EQ(unknown.status, 1);
+  ASSERT_EQ(unknown.err.size(), 1u) << unknown.err_text;
+  EXPECT_NE(unknown.err[0].find("RNNSEARCH_CPU must be native, avx512, avx2 or sse41, not 'avx3'"), std::string::npos)
+      << unknown.err[0];
+  EXPECT_TRUE(unknown.out.empty());
+}
+
+TEST_F(Cli, MissingModelIsOneLineError) {
+  const Result r = run("translate -m " + dir_->path("no-such-model"), mixed_input());
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.errors.size(), 1u) << r.err_text;
+}
+
+// Every numeric option is checked before any work starts: one line naming the option and
+// the value, prefixed once, and a non-zero exit.
+TEST_F(Cli, InvalidNumericOptionsAreOneLineErrors) {
+  const std::string train = "train --train-src a --train-tgt b --valid-src c --valid-tgt d -m " + dir_->path("m") + " ";
+  const std::string translate = "translate -m " + dir_->path("no-such-model") + " ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {train + "--lr -1", "--lr must be"},          {train + "--dropout 1.5", "--dropout must be"},
+      {train + "--dropout nan", "--dropout must be"}, {train + "--clip-norm -1", "--clip-norm must be"},
+      {train + "--batch-size 0", "--batch-size must be"}, {train + "--emb -1", "--emb must be"},
+      {train + "--max-updates -5", "--max-updates must be"}, {train + "--patience -1", "--patience must be"},
+      {translate + "--beam-size 0", "--beam-size must be"}, {translate + "--n-best -1", "--n-best must be"},
+      {translate + "--batch-size 0", "--batch-size must be"}, {translate + "--normalize nan", "--normalize must be"},
+      {train + "--precision fp16", "--precision must be auto, fp32, bf16 or int8, not 'fp16'"},
+      {translate + "--precision half", "--precision must be auto, fp32, bf16 or int8, not 'half'"},
+      {train + "--precision int8", "--precision int8 is for translate"},
+      {train + "--subwords-sample 100", "--subwords-sample must be 0 (every sentence) or more than 100, not 100"},
+      {train + "--subwords-sample -1", "--subwords-sample must be"},
+      // a value or name holding Boost's own message placeholders (formatting them looped forever)
+      {train + "--emb %value%", "'%25value%25'"}, {train + "--%canonical_option%", "%25canonical_option%25"}};
+  for (const auto& [command, message] : cases) {
+    const Result r = run(command, "");
+    EXPECT_EQ(r.status, 1) << command;
+    ASSERT_EQ(r.errors.size(), 1u) << command << ": " << r.err_text;
+    EXPECT_NE(r.errors[0].find(message), std::string::npos) << r.errors[0];
+    EXPECT_EQ(r.errors[0].find("error:"), r.errors[0].rfind("error:")) << "prefixed twice: " << r.errors[0];
+  }
+}
+
+// A build without an optional library (docs/building.md) keeps the commands that need it, and
+// they say in one line what is missing; --version names what the build has.
+TEST_F(Cli, WhatTheBuildLacksIsOneLineNamingThePackage) {
+  const Result version = run("--version", "");
+  EXPECT_EQ(version.status, 0) << version.err_text;
+  EXPECT_NE(version.out_text.find("subwords: "), std::string::npos) << version.out_text;
+  EXPECT_NE(version.out_text.find("serve: "), std::string::npos) << version.out_text;
+  const std::string tiny = std::string(RNNSEARCH_SOURCE_DIR) + "/corpora/tiny/";
+  const std::string train = "train --train-src " + tiny + "train.en --train-tgt " + tiny + "train.de --valid-src " +
+                            tiny + "val.en --valid-tgt " + tiny + "val.de --max-updates 1 --subwords 50 -m ";
+  std::vector<std::pair<std::string, std::string>> cases;
+  if (!rnnsearch::build_info().sentencepiece)
+    cases.push_back({train + dir_->path("sp"), "this build has no SentencePiece, which subword units need (install "
+                                               "libsentencepiece-dev and rebuild)"});
+  if (!rnnsearch::build_info().http)
+    cases.push_back({"serve -m " + dir_->path("no-such-model"),
+                     "rnnsearch serve: error: this build has no HTTP library (install libcpp-httplib-dev and rebuild)"});
+  if (cases.empty()) GTEST_SKIP() << "this build has SentencePiece and cpp-httplib";
+  for (const auto& [command, message] : cases) {
+    const Result r = run(command, "");
+    EXPECT_EQ(r.status, 1) << command;
+    ASSERT_EQ(r.errors.size(), 1u) << command << ": " << r.err_text;
+    EXPECT_NE(r.errors[0].find(message), std::string::npos) << r.errors[0];
+  }
+}
+
+}  // namespace
+}  // namespace rnnsearch
