@@ -31,7 +31,8 @@ if(RNNSEARCH_ARM64_DEPS)
 endif()
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 
-# pkg-config (libzip, sentencepiece): the arm64 .pc files, not the host's.
+# pkg-config (libzip, cpp-httplib): the arm64 .pc files, not the host's. (SentencePiece is
+# found by its header and library, under RNNSEARCH_ARM64_DEPS first: CMAKE_PREFIX_PATH.)
 set(ENV{PKG_CONFIG_LIBDIR} "/usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig")
 if(RNNSEARCH_ARM64_DEPS)
   set(ENV{PKG_CONFIG_LIBDIR} "${RNNSEARCH_ARM64_DEPS}/usr/lib/aarch64-linux-gnu/pkgconfig:$ENV{PKG_CONFIG_LIBDIR}")

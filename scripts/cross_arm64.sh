@@ -57,8 +57,6 @@ if [ "$(cat "$deps/unpacked" 2>/dev/null)" != "${unpacked_packages[*]}" ]; then
   (cd "$deps/debs" && apt-get download -q "${unpacked_packages[@]/%/:arm64}" 2>&1) |
     { grep -v '^W: Download is performed unsandboxed' || true; }  # (as root: apt's _apt user cannot write there)
   for deb in "$deps"/debs/*.deb; do dpkg -x "$deb" "$deps/root"; done
-  # sentencepiece.pc says prefix=/usr: where it is now
-  sed -i "s|^prefix=/usr\$|prefix=$deps/root/usr|" "$deps/root/usr/lib/aarch64-linux-gnu/pkgconfig/sentencepiece.pc"
   echo "${unpacked_packages[*]}" > "$deps/unpacked"
 fi
 

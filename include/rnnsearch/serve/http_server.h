@@ -1,7 +1,8 @@
 #pragma once
 // The HTTP side of `rnnsearch serve` (docs/serve.md), on cpp-httplib: a pool of threads,
 // one per connection being served, each parsing one request at a time; the routes call
-// the TranslationService, whose one decoding thread batches the sentences of all of them.
+// the TranslationService (serve/service.h), whose searches (one per --threads) decode the
+// sentences of all of them together, continuously batched.
 //
 //   POST /translate, POST /score   JSON in, JSON out; errors {"error": "..."} with a 4xx (503
 //                                  when busy, stopping or timed out)

@@ -13,7 +13,7 @@
 //
 // The cap also caps oneDNN (as its own ONEDNN_MAX_CPU_ISA does, which is honoured too). It
 // does not change what the compiler generated: a binary built with -march=native on an
-// AVX-512 CPU still runs AVX-512 instructions in Eigen's element-wise code (README: build
+// AVX-512 CPU still runs AVX-512 instructions in Eigen's element-wise code (docs/building.md: build
 // with -DRNNSEARCH_MARCH=x86-64-v3 to reproduce an AVX2 machine exactly).
 #include <string>
 
