@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "rnnsearch/kernels/int8.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/util/build_info.h"
+#include "rnnsearch/util/cpu.h"
 #include "support/cli.h"
 #include "support/fixtures.h"
 
@@ -418,6 +420,34 @@ TEST_F(Cli, WhatTheBuildLacksIsOneLineNamingThePackage) {
     ASSERT_EQ(r.errors.size(), 1u) << command << ": " << r.err_text;
     EXPECT_NE(r.errors[0].find(message), std::string::npos) << r.errors[0];
   }
+}
+
+// Thread counts the machine cannot run: above kThreadsPerCore × its hardware threads capped
+// with a warning (and the same output), above kMaxThreads refused with one line, before any
+// work; the server's --http-threads likewise. None ends by a signal (100000 threads did).
+TEST_F(Cli, ThreadCountsBeyondTheMachineAreCappedOrRefused) {
+  const std::string input = mixed_input(), tiny = std::string(RNNSEARCH_SOURCE_DIR) + "/corpora/tiny/";
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"translate -m " + model() + " -i " + input + " --threads 100000", "--threads must be at most 1024, not 100000"},
+      {"score -m " + model() + " --src " + input + " --tgt " + input + " --threads 100000",
+       "--threads must be at most 1024, not 100000"},
+      {"train --train-src " + tiny + "train.en --train-tgt " + tiny + "train.de --valid-src " + tiny +
+           "val.en --valid-tgt " + tiny + "val.de -m " + dir_->path("t") + " --threads 100000",
+       "--threads must be at most 1024, not 100000"},
+      {"serve -m " + model() + " --http-threads 100000",
+       build_info().http ? "--http-threads must be at most 4096, not 100000" : "this build has no HTTP library"}};
+  for (const auto& [command, message] : refused) {
+    const Result r = run(command);
+    EXPECT_EQ(r.status, 1) << command;
+    ASSERT_EQ(r.errors.size(), 1u) << command << ": " << r.err_text;
+    EXPECT_NE(r.errors[0].find(message), std::string::npos) << r.errors[0];
+  }
+  const int cap = kThreadsPerCore * omp_get_num_procs();
+  const Result one = run("translate -m " + model() + " -i " + input + " --threads 1");
+  const Result many = run("translate -m " + model() + " -i " + input + " --threads " + std::to_string(cap + 1));
+  ASSERT_EQ(many.status, 0) << many.err_text;
+  EXPECT_EQ(many.out_text, one.out_text);
+  EXPECT_NE(many.err_text.find("using " + std::to_string(cap) + "\n"), std::string::npos) << many.err_text;
 }
 
 }  // namespace

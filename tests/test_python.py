@@ -456,7 +456,8 @@ class BadInputs(unittest.TestCase):
                 with self.assertRaises(rnnsearch.Error) as caught:
                     self.translator.translate(["a dog"], **kwargs)
                 self.assertEqual(str(caught.exception), cli_error("translate", "-m", model, "-i", input_path(), *args))
-        for kwargs, args in [(dict(precision="fp16"), ["--precision", "fp16"]), (dict(threads=-1), ["--threads", -1])]:
+        for kwargs, args in [(dict(precision="fp16"), ["--precision", "fp16"]), (dict(threads=-1), ["--threads", -1]),
+                             (dict(threads=100000), ["--threads", 100000])]:
             with self.subTest(**kwargs):
                 with self.assertRaises(rnnsearch.Error) as caught:
                     rnnsearch.Translator(model, **kwargs)

@@ -54,6 +54,12 @@ int serve_command(const Args& args) {
   po::variables_map vm;
   if (parse_options("serve", "--model DIR [--port N] [--host ADDRESS] [options]", options, args, vm)) return 0;
   hopts.max_body_bytes = static_cast<size_t>(max_body);
+  // Each connection served at once is a thread with its own stack: tens of thousands of them
+  // exhaust the process's limits before the first request.
+  constexpr int kMaxHttpThreads = 4096;
+  if (hopts.http_threads > kMaxHttpThreads)
+    throw Error("--http-threads must be at most " + std::to_string(kMaxHttpThreads) + ", not " +
+                std::to_string(hopts.http_threads));
   sopts.batch_size = decode.batch_size;
   sopts.threads = set_threads(decode.threads);
   sopts.precision = precision_option(precision, PrecisionUse::decoding);

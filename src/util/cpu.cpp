@@ -3,6 +3,8 @@
 #include <omp.h>
 
 #include <cstdlib>
+#include <iostream>
+#include <string>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/util/checks.h"
@@ -101,7 +103,16 @@ std::string describe(const CpuFeatures& f) {
 
 int set_threads(int requested) {
   check_at_least("threads", requested, 0);
-  const int threads = requested > 0 ? requested : omp_get_num_procs();
+  const int hardware = omp_get_num_procs();
+  if (requested > kMaxThreads)
+    throw Error("--threads must be at most " + std::to_string(kMaxThreads) + ", not " + std::to_string(requested) +
+                " (this machine runs " + std::to_string(hardware) + " threads at once)");
+  int threads = requested > 0 ? requested : hardware;
+  if (threads > kThreadsPerCore * hardware) {
+    threads = kThreadsPerCore * hardware;
+    std::cerr << "rnnsearch: --threads " << requested << " is more than " << kThreadsPerCore
+              << " times the hardware threads here (" << hardware << "): using " << threads << "\n";
+  }
   omp_set_num_threads(threads);
   return threads;
 }

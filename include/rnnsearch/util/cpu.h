@@ -39,7 +39,13 @@ const CpuFeatures& cpu_features();
 std::string describe(const CpuFeatures& features);
 
 // --threads N (0 = all cores) applied to OpenMP in the calling thread; returns the number
-// used. Throws rnnsearch::Error if N < 0.
+// used. More than kThreadsPerCore × the hardware threads this process may run on only adds
+// waiting (each thread decodes or trains its own share), so such an N is capped there, with
+// a warning on stderr; above kMaxThreads (the runtime fails to create tens of thousands of
+// threads, and each holds its own workspaces) it is refused. Throws rnnsearch::Error if
+// N < 0 or N > kMaxThreads, naming the option.
+constexpr int kThreadsPerCore = 4;
+constexpr int kMaxThreads = 1024;
 int set_threads(int requested);
 
 }  // namespace rnnsearch
