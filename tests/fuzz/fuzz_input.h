@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "../temp_dir.h"
+#include "../support/temp_dir.h"
 
 namespace rnnsearch::fuzz {
 

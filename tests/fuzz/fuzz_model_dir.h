@@ -1,7 +1,7 @@
 #pragma once
 // A complete tiny model directory in the scratch directory (vocabularies, config.json and a
 // committed checkpoint set), into which a target then writes one fuzzed file.
-#include "../fixtures.h"
+#include "../support/fixtures.h"
 #include "fuzz_input.h"
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/model/parameters.h"
