@@ -5,7 +5,6 @@
 #include <sentencepiece_processor.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
@@ -15,7 +14,6 @@
 #include "rnnsearch/text/line_reader.h"
 #include "rnnsearch/text/subwords.h"
 #include "support/error_of.h"
-#include "support/run_binary.h"
 #include "support/temp_dir.h"
 #include "support/tokenized_text.h"
 
@@ -207,59 +205,6 @@ TEST(Subwords, CorruptModelFileIsNamed) {
   const std::string path = dir.write("bad.model", "not a model");
   const std::string message = test::error_of([&] { Subwords::load(path); });
   EXPECT_NE(message.find(path), std::string::npos) << message;
-}
-
-// Trained with --subwords, translate and score speak whole words: no ▁ in the output, and
-// alignments of (target words + 1) × (source words + 1) whose rows sum to 1.
-TEST(Subwords, ModelTranslatesAndScoresInWholeWords) {
-  test::TempDir dir;
-  const std::string model = dir.path("m");
-  const test::BinaryRun trained = test::run_binary(
-      "train --train-src " + kTiny + "train.en --train-tgt " + kTiny + "train.de --valid-src " + kTiny +
-          "val.en --valid-tgt " + kTiny + "val.de --model " + model +
-          " --emb 8 --hidden 12 --maxout 6 --batch-size 16 --threads 1 --max-updates 10 --subwords 200",
-      dir);
-  ASSERT_EQ(trained.status, 0) << trained.err;
-  const test::BinaryRun translated = test::run_binary("translate -m " + model + " -i " + kTiny + "val.en --format json", dir);
-  ASSERT_EQ(translated.status, 0) << translated.err;
-  std::istringstream lines(translated.out);
-  std::string line;
-  int records = 0;
-  for (; std::getline(lines, line); ++records) {
-    const auto record = nlohmann::json::parse(line);
-    const auto source = record["source"].get<Words>(), target = record["target"].get<Words>();
-    for (const auto& word : target) EXPECT_EQ(word.find("▁"), std::string::npos) << line;
-    const auto alignment = record["alignment"].get<std::vector<std::vector<double>>>();
-    ASSERT_EQ(alignment.size(), target.size() + 1) << line;
-    for (const auto& row : alignment) {
-      ASSERT_EQ(row.size(), source.size() + 1) << line;
-      double sum = 0;
-      for (double w : row) sum += w;
-      EXPECT_NEAR(sum, 1.0, 1e-3) << line;
-    }
-  }
-  EXPECT_EQ(records, 50);
-
-  // --alignment-units pieces: the raw matrix, labelled with the pieces.
-  const test::BinaryRun pieces =
-      test::run_binary("translate -m " + model + " -i " + kTiny + "val.en --format json --alignment-units pieces", dir);
-  ASSERT_EQ(pieces.status, 0) << pieces.err;
-  std::istringstream piece_lines(pieces.out);
-  size_t source_pieces = 0, source_words = 0;
-  for (std::string pieces_line; std::getline(piece_lines, pieces_line);) {
-    const auto record = nlohmann::json::parse(pieces_line);
-    const auto source = record["source"].get<Words>(), target = record["target"].get<Words>();
-    const auto alignment = record["alignment"].get<std::vector<std::vector<double>>>();
-    ASSERT_EQ(alignment.size(), target.size() + 1);
-    ASSERT_EQ(alignment.front().size(), source.size() + 1);
-    source_pieces += source.size();
-    source_words += join_pieces(source, false).size();
-  }
-  EXPECT_GT(source_pieces, source_words) << "200 pieces must split some words";
-  const test::BinaryRun scored = test::run_binary(
-      "score -m " + model + " --src " + kTiny + "val.en --tgt " + kTiny + "val.de --alignment hard", dir);
-  ASSERT_EQ(scored.status, 0) << scored.err;
-  EXPECT_EQ(std::count(scored.out.begin(), scored.out.end(), '\n'), 50);
 }
 
 }  // namespace

@@ -32,12 +32,6 @@ inline std::vector<std::string> split(const std::string& text, const std::string
   return parts;
 }
 
-inline std::vector<std::string> words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
 
 struct Result {
   int status;

@@ -30,4 +30,13 @@ inline void write_model_dir(const std::string& dir, const std::vector<std::strin
   save_weights(model_file(dir, "model.npz"), params);
 }
 
+// Replaces the "tokenizer" part of dir's config.json (to make it look like a model of another
+// kind or age).
+inline void set_tokenizer_json(const std::string& dir, const nlohmann::json& tokenizer) {
+  const std::string path = model_file(dir, "config.json");
+  nlohmann::json config = read_json_file(path);
+  config["tokenizer"] = tokenizer;
+  write_json_file(path, config);
+}
+
 }  // namespace rnnsearch::test

@@ -43,4 +43,12 @@ inline std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
+// The words of a text, split at white space.
+inline std::vector<std::string> words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
 }  // namespace rnnsearch::test
