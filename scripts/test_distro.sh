@@ -57,11 +57,23 @@ mount --bind /dev/pts "$root/dev/pts"
 mount --bind /dev/shm "$root/dev/shm"  # Open MPI's shared memory
 cp -L /etc/resolv.conf "$root/etc/resolv.conf"
 
-# The work tree, afresh but for the build directory.
+# The work tree's files, each copied only when its content differs (a new mtime, so that the
+# build directory kept from the last run rebuilds exactly what changed, whatever the mtimes
+# here); files no longer in the tree are removed (the build directory and models/ stay).
 src=$root/src/rnnsearch
 mkdir -p "$src"
-find "$src" -mindepth 1 -maxdepth 1 ! -name build -exec rm -rf {} +
-git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - 2>/dev/null | tar -xf - -C "$src"
+files=$(mktemp)
+git ls-files -z --cached --others --exclude-standard >"$files"
+while IFS= read -r -d '' f; do
+  [ -f "$f" ] || continue  # deleted in the work tree, not yet in the index
+  cmp -s "$f" "$src/$f" || { mkdir -p "$src/$(dirname "$f")" && cp "$f" "$src/$f"; }
+done <"$files"
+(cd "$src" && find . -path ./build -prune -o -path ./models -prune -o -type f -print0) |
+  while IFS= read -r -d '' f; do
+    f=${f#./}
+    grep -qzxF -- "$f" "$files" || rm -f "$src/$f"
+  done
+rm -f "$files"
 
 [ $# -gt 0 ] || set -- bash -c 'cd build && ctest --output-on-failure -j "$(nproc)"'
 say "$(. "$root/etc/os-release" && echo "$PRETTY_NAME"): setup.sh, build.sh, then $*"
