@@ -160,5 +160,23 @@ TEST_F(Cli, ScoreLineCountMismatchIsAnError) {
   EXPECT_TRUE(r.out.empty());
 }
 
+// -o writes what standard output gets; naming an input as the output is refused before
+// anything is written, and the input stays as it was.
+TEST_F(Cli, ScoreOutputFileIsStdoutsTextAndNeverAnInput) {
+  const std::string src = write("o.src", "a b\nc\n"), tgt = write("o.tgt", "x y\nz\n");
+  const std::string command = "score -m " + model() + " --src " + src + " --tgt " + tgt;
+  const Result to_stdout = run(command);
+  ASSERT_EQ(to_stdout.status, 0) << to_stdout.err_text;
+  const Result to_file = run(command + " -o " + dir_->path("scores.txt"));
+  ASSERT_EQ(to_file.status, 0) << to_file.err_text;
+  EXPECT_TRUE(to_file.out.empty());
+  EXPECT_EQ(file_text(dir_->path("scores.txt")), to_stdout.out_text);
+  const Result refused = run(command + " -o " + tgt);
+  EXPECT_EQ(refused.status, 1);
+  ASSERT_EQ(refused.errors.size(), 1u) << refused.err_text;
+  EXPECT_NE(refused.errors[0].find(tgt), std::string::npos) << refused.errors[0];
+  EXPECT_EQ(file_text(tgt), "x y\nz\n");
+}
+
 }  // namespace
 }  // namespace rnnsearch
