@@ -5,8 +5,7 @@
 namespace rnnsearch {
 
 const BuildInfo& build_info() {
-  static const BuildInfo info{RNNSEARCH_VERSION,     RNNSEARCH_FEATURES,        RNNSEARCH_WITH_ONEDNN != 0,
-                              RNNSEARCH_WITH_OPENBLAS != 0, RNNSEARCH_WITH_SENTENCEPIECE != 0, RNNSEARCH_WITH_MPI != 0,
+  static const BuildInfo info{RNNSEARCH_VERSION, RNNSEARCH_FEATURES, RNNSEARCH_WITH_SENTENCEPIECE != 0,
                               RNNSEARCH_WITH_HTTP != 0};
   return info;
 }

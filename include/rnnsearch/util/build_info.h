@@ -10,10 +10,7 @@ namespace rnnsearch {
 struct BuildInfo {
   std::string version;      // CMakeLists.txt's project version, e.g. "0.1.0"
   std::string features;     // one line: what each optional feature uses, or why it is off
-  bool onednn = false;      // bf16 and int8 products (kernels/bf16.h, kernels/int8.h); fp32 products
-  bool openblas = false;    // fp32 products through OpenBLAS (otherwise Eigen's own)
   bool sentencepiece = false;  // subword units: train --subwords, --tokenizer raw (text/subwords.h)
-  bool mpi = false;         // mpirun -np N rnnsearch train|translate|score (util/mpi.h)
   bool http = false;        // rnnsearch serve (serve/http_server.h)
 };
 
