@@ -2,6 +2,7 @@
 // (support/cli.h): log-probabilities that agree with translate's, ensembles, bad lines.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -176,6 +177,37 @@ TEST_F(Cli, ScoreOutputFileIsStdoutsTextAndNeverAnInput) {
   ASSERT_EQ(refused.errors.size(), 1u) << refused.err_text;
   EXPECT_NE(refused.errors[0].find(tgt), std::string::npos) << refused.errors[0];
   EXPECT_EQ(file_text(tgt), "x y\nz\n");
+}
+
+// Progress as translate shows it (test_cli_translate): pairs left unscored count at once,
+// then each batch; standard output is the same with it, without it and on a terminal.
+TEST_F(Cli, ScoreProgressIsOnStderrAloneAndStdoutIsTheSame) {
+  std::string src, tgt;
+  for (int k = 0; k < 20; ++k) {
+    src += std::string(1, "abcdef"[k % 6]) + " " + "abcdef"[k * 5 % 6] + "\n";
+    tgt += k == 7 ? "\n" : std::string(1, "xyzwv"[k % 5]) + "\n";  // line 8: not scored
+  }
+  const std::string command = "score -m " + model() + " --src " + write("progress.src", src) + " --tgt " +
+                              write("progress.tgt", tgt) + " --batch-size 4 --threads 1 ";
+  const Result quiet = run(command + "--quiet");
+  ASSERT_EQ(quiet.status, 0);
+  ASSERT_EQ(quiet.out.size(), 20u);
+  const Result plain = run(command + "--log-every 0");
+  EXPECT_EQ(plain.out_text, quiet.out_text);
+  std::vector<int> counts;
+  for (const std::string& line : plain.err)
+    if (line.rfind("rnnsearch score: scoring: ", 0) == 0 && line.find("/20 pairs") != std::string::npos)
+      counts.push_back(std::stoi(line.substr(std::string("rnnsearch score: scoring: ").size())));
+  ASSERT_GE(counts.size(), 3u) << plain.err_text;
+  EXPECT_EQ(counts.front(), 1);  // the pair left unscored
+  EXPECT_EQ(counts.back(), 20);
+  EXPECT_TRUE(std::is_sorted(counts.begin(), counts.end()));
+  EXPECT_NE(plain.err_text.find("rnnsearch score: scoring: done, 20 pairs in "), std::string::npos) << plain.err_text;
+
+  const BinaryRun terminal = run_shell_on_terminal(std::string(RNNSEARCH_BINARY) + " " + command, *dir_);
+  ASSERT_EQ(terminal.status, 0) << terminal.err;
+  EXPECT_EQ(terminal.out, quiet.out_text);
+  EXPECT_NE(terminal.err.find("\r\033[Krnnsearch score: scoring: 0/20 pairs (0.0%)"), std::string::npos) << terminal.err;
 }
 
 }  // namespace

@@ -454,5 +454,48 @@ TEST(Train, DivergenceStopsWithAClearMessage) {
   EXPECT_NE(err.find("update skipped"), std::string::npos) << err;
 }
 
+// The corpus preparation of a first run (SentencePiece learning, counting the vocabularies,
+// binarizing) on a generated corpus of 60,000 pairs: with --log-every 0.05 each stage shows
+// its progress while it runs and a "done" line when it ends, a stage of three periods or
+// more at least two lines; --quiet: nothing on stderr, the same in train.log.
+TEST(Train, PreparationShowsEachStageEveryLogPeriod) {
+  test::TempDir dir;
+  std::mt19937 random(7);
+  for (const char* name : {"big.src", "big.tgt"}) {
+    std::string text;
+    for (int k = 0; k < 60000; ++k) {
+      const int words = 5 + static_cast<int>(random() % 11);
+      for (int w = 0; w < words; ++w) text += (w ? " w" : "w") + std::to_string(random() % 2000);
+      text += "\n";
+    }
+    dir.write(name, text);
+  }
+  const std::string command = std::string(RNNSEARCH_BINARY) + " train --train-src " + dir.path("big.src") +
+                              " --train-tgt " + dir.path("big.tgt") + " --valid-src " + kTiny + "val.en --valid-tgt " +
+                              kTiny + "val.de --emb 8 --hidden 8 --maxout 4 --max-updates 1 --subwords 500 --threads 1 ";
+  const test::BinaryRun shown = test::run_shell(command + "--model " + dir.path("shown") + " --log-every 0.05", dir);
+  ASSERT_EQ(shown.status, 0) << shown.err;
+  const std::vector<std::string> lines = test::lines_of(shown.err);
+  for (const std::string stage : {"learning the subword model", "counting the vocabularies",
+                                  "binarizing the training corpus"}) {
+    const std::string prefix = "rnnsearch train: " + stage + ": ";
+    int periodic = 0;
+    double seconds = -1;
+    for (const std::string& line : lines) {
+      if (line.rfind(prefix + "done", 0) == 0)
+        seconds = std::stod(line.substr(line.rfind(" in ") + 4));
+      else if (line.rfind(prefix, 0) == 0)
+        ++periodic;
+    }
+    ASSERT_GE(seconds, 0.05) << stage << " ended without its line\n" << shown.err;
+    EXPECT_GE(periodic, seconds >= 0.15 ? 2 : 1) << stage << " took " << seconds << " s\n" << shown.err;
+  }
+
+  const test::BinaryRun quiet = test::run_shell(command + "--model " + dir.path("quiet") + " --quiet", dir);
+  ASSERT_EQ(quiet.status, 0);
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_NE(read_file(dir.path("quiet/train.log")).find("done: 1 updates"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace rnnsearch

@@ -509,5 +509,53 @@ TEST(Subwords, ModelTranslatesAndScoresInWholeWords) {
   EXPECT_EQ(std::count(scored.out.begin(), scored.out.end(), '\n'), 50);
 }
 
+// The lines of a run's stderr that start with `prefix`.
+std::vector<std::string> lines_starting(const std::vector<std::string>& lines, const std::string& prefix) {
+  std::vector<std::string> found;
+  for (const std::string& line : lines)
+    if (line.rfind(prefix, 0) == 0) found.push_back(line);
+  return found;
+}
+
+// Progress goes to stderr alone: on a terminal one live line ("\r", erase to the end of the
+// line) drawn at the start and cleared at the end; elsewhere a plain line every --log-every
+// seconds (0: after every chunk) with the file's total, or without one from a pipe; --quiet:
+// nothing. Standard output is the same, byte for byte, in every case.
+TEST_F(Cli, ProgressIsOnStderrAloneAndStdoutIsTheSame) {
+  std::string text;
+  for (int k = 0; k < 40; ++k) text += std::string(1, "abcdef"[k % 6]) + " " + "abcdef"[k * 5 % 6] + "\n";
+  const std::string input = write("progress.txt", text);
+  const std::string command = "translate -m " + model() + " --batch-size 4 --maxi-batch 2 --threads 1 ";  // chunks of 8
+  const Result quiet = run(command + "-i " + input + " --quiet");
+  ASSERT_EQ(quiet.status, 0);
+  EXPECT_TRUE(quiet.err.empty()) << quiet.err_text;
+  ASSERT_EQ(quiet.out.size(), 40u);
+
+  const Result plain = run(command + "-i " + input + " --log-every 0");
+  EXPECT_EQ(plain.out_text, quiet.out_text);
+  const std::vector<std::string> progress = lines_starting(plain.err, "rnnsearch translate: translating: ");
+  ASSERT_EQ(progress.size(), 6u) << plain.err_text;  // 5 chunks, then "done"
+  EXPECT_NE(progress[0].find(": 8/40 lines (20.0%), "), std::string::npos) << progress[0];
+  EXPECT_NE(progress[4].find(": 40/40 lines (100.0%), "), std::string::npos) << progress[4];
+  EXPECT_NE(progress[4].find(", eta 0:00:00"), std::string::npos) << progress[4];
+  EXPECT_EQ(progress[5].rfind("rnnsearch translate: translating: done, 40 lines in ", 0), 0u) << progress[5];
+
+  const Result piped = run(command + "--log-every 0", input);  // standard input: no total
+  EXPECT_EQ(piped.out_text, quiet.out_text);
+  EXPECT_NE(piped.err_text.find("translating: 8 lines, "), std::string::npos) << piped.err_text;
+  EXPECT_EQ(piped.err_text.find("/40"), std::string::npos) << piped.err_text;
+
+  const BinaryRun terminal = run_shell_on_terminal(std::string(RNNSEARCH_BINARY) + " " + command + "-i " + input, *dir_);
+  ASSERT_EQ(terminal.status, 0) << terminal.err;
+  EXPECT_EQ(terminal.out, quiet.out_text);
+  EXPECT_NE(terminal.err.find("\r\033[Krnnsearch translate: translating: 0/40 lines (0.0%)"), std::string::npos)
+      << terminal.err;
+  EXPECT_NE(terminal.err.find("\r\033[Krnnsearch translate: 40 lines in "), std::string::npos) << terminal.err;
+
+  const Result negative = run(command + "-i " + input + " --log-every -1");
+  EXPECT_EQ(negative.status, 1);
+  EXPECT_EQ(negative.errors.size(), 1u) << negative.err_text;
+}
+
 }  // namespace
 }  // namespace rnnsearch

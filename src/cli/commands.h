@@ -15,6 +15,7 @@
 #include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/train/trainer.h"
 #include "rnnsearch/util/cpu.h"
+#include "rnnsearch/util/progress_meter.h"
 
 namespace rnnsearch::cli {
 
@@ -64,6 +65,9 @@ boost::program_options::options_description output_option_group(DecodeArgs& args
 // The parsed output group (throws rnnsearch::Error on unknown names).
 OutputOptions output_options(const DecodeArgs& args);
 bool piece_alignments(const DecodeArgs& args);  // --alignment-units pieces (parse_alignment_units)
+
+// --log-every, --quiet: progress on stderr (util/progress_meter.h) of translate, score, train.
+boost::program_options::options_description progress_option_group(ProgressOptions& progress);
 
 // Standard output for "-", else a file opened for writing.
 class OutputFile {

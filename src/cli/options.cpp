@@ -83,6 +83,16 @@ po::options_description model_option_group(DecodeArgs& args, const std::string& 
   return group;
 }
 
+po::options_description progress_option_group(ProgressOptions& progress) {
+  po::options_description group("progress");
+  group.add_options()
+      ("log-every", po::value(&progress.every)->default_value(30)->notifier(non_negative("log-every")),
+       "when stderr is not a terminal, a progress line every this many seconds (0 = after every step); on a "
+       "terminal the line is live")
+      ("quiet", po::bool_switch(&progress.quiet), "no progress on stderr (warnings and errors still go there)");
+  return group;
+}
+
 po::options_description output_option_group(DecodeArgs& args) {
   po::options_description group("output");
   group.add_options()

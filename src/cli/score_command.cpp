@@ -39,7 +39,9 @@ int score_command(const Args& args) {
       ("output,o", po::value(&output)->default_value("-"), "where to write the scores (- = stdout)")
       ("max-length", po::value(&sopts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
        "pairs with a side longer than this many tokens are skipped with a warning");
-  options.add(model_option_group(decode, "sentence pairs")).add(output_option_group(decode));
+  ProgressOptions progress_options;
+  options.add(model_option_group(decode, "sentence pairs")).add(output_option_group(decode)).add(
+      progress_option_group(progress_options));
   po::variables_map vm;
   if (parse_options("score", "--model DIR --src FILE --tgt FILE [options]", options, args, vm)) return 0;
   const OutputOptions oopts = output_options(decode);
@@ -58,7 +60,13 @@ int score_command(const Args& args) {
   const std::vector<Model> models = load_ensemble(decode.model_dirs);
   Scorer scorer(models.front(), ensemble_weights(models), sopts);
   const OutputPrinter printer(oopts);
-  const std::vector<ScoredPair> pairs = scorer.score(src_lines, tgt_lines, 0);
+  // In an MPI job rank 0 shows its own share of the batches (the others are quiet).
+  if (!mpi::is_root()) progress_options.quiet = true;
+  ProgressMeter progress("rnnsearch score", progress_options);
+  progress.start("scoring", "pairs", src_lines.size());
+  const std::vector<ScoredPair> pairs =
+      scorer.score(src_lines, tgt_lines, 0, [&](size_t finished) { progress.add(finished); });
+  progress.finish();
   if (!out) return 0;
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
   for (const ScoredPair& pair : pairs) {

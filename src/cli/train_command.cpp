@@ -140,6 +140,7 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
        "benchmark: after --bench-warmup updates, train this many seconds, print tgt_tok/s, exit without saving")
       ("bench-warmup", po::value(&o.bench_warmup)->default_value(20)->notifier(at_least("bench-warmup", 0)), "benchmark warm-up updates")
       ("profile", po::bool_switch(&profile_phases), "report the time spent in each phase (encoder, attention, ...)");
+  options.add(progress_option_group(o.progress));
   po::variables_map vm;
   if (parse_options("train", "--train-src F --train-tgt F --valid-src F --valid-tgt F --model DIR [options]",
                     options, args, vm))

@@ -1,6 +1,8 @@
 // rnnsearch translate: beam search over a stream of lines, one output line per input line
 // (K with --n-best K), written and flushed chunk by chunk so a pipeline sees output while
 // the input is still being read.
+#include <unistd.h>
+
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -89,7 +91,9 @@ int translate_command(const Args& args) {
        "of the vocabulary projection's products: fp32; bf16 with fp32 sums (CPUs with AVX512_BF16); int8 "
        "with int32 sums (CPUs with AVX2; VNNI keeps 8-bit weights, AVX2 alone 7-bit); elsewhere fp32. auto = int8, else bf16, else "
        "fp32, as the CPU allows; fp32 with --shortlist");
-  options.add(model_option_group(decode, "sentences")).add(output_option_group(decode));
+  ProgressOptions progress_options;
+  options.add(model_option_group(decode, "sentences")).add(output_option_group(decode)).add(
+      progress_option_group(progress_options));
   po::variables_map vm;
   if (parse_options("translate", "--model DIR [--input FILE] [--output FILE] [options]", options, args, vm))
     return 0;
@@ -133,6 +137,11 @@ int translate_command(const Args& args) {
   }
   const std::string input_name = input == "-" ? "stdin" : input;
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
+  if (!root) progress_options.quiet = true;
+  ProgressMeter progress("rnnsearch translate", progress_options);
+  // The total (for the ETA) of a file that can be read twice; a pipe's is unknown.
+  progress.start("translating", "lines", progress_options.quiet ? 0 : count_lines_of_file(input));
+  const bool stdout_shares_the_terminal = output == "-" && ::isatty(STDOUT_FILENO) == 1;
 
   const auto start = std::chrono::steady_clock::now();
   size_t lines_done = 0;
@@ -142,18 +151,22 @@ int translate_command(const Args& args) {
       [&](std::vector<LineTranslation>& translations) {
         lines_done += translations.size();
         if (!root) return;
+        if (stdout_shares_the_terminal) progress.clear();
         for (const LineTranslation& t : translations) {
           if (!t.warning.empty())
-            std::cerr << "rnnsearch translate: " << located(input_name, t.line + 1, "warning: " + t.warning) << "\n";
+            progress.message("rnnsearch translate: " + located(input_name, t.line + 1, "warning: " + t.warning));
           printer.print(out->stream(), t);
           if (!t.hypotheses.empty() && !heatmap_records.full())
             heatmap_records.offer(OutputPrinter::record(t, t.hypotheses.front()));
         }
         out->flush();
+        progress.add(translations.size());
       });
+  progress.finish();
   if (!root) return 0;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cerr << "rnnsearch translate: " << lines_done << " lines in " << seconds << " s ("
+  if (!progress_options.quiet)
+    std::cerr << "rnnsearch translate: " << lines_done << " lines in " << seconds << " s ("
             << (seconds > 0 ? lines_done / seconds : 0.0) << " lines/s), beam " << topts.beam.beam_size
             << ", batch " << topts.batch_size << ", "
             << (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks × " : "") << topts.threads

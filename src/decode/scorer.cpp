@@ -94,7 +94,8 @@ void Scorer::score_batch(const std::vector<size_t>& members, std::vector<ScoredP
 }
 
 std::vector<ScoredPair> Scorer::score(const std::vector<std::string>& src_lines,
-                                      const std::vector<std::string>& tgt_lines, size_t first_line) {
+                                      const std::vector<std::string>& tgt_lines, size_t first_line,
+                                      const std::function<void(size_t pairs)>& finished) {
   std::vector<ScoredPair> pairs;
   std::vector<size_t> order;  // the pairs to score, longest first
   for (size_t k = 0; k < src_lines.size(); ++k) {
@@ -105,10 +106,13 @@ std::vector<ScoredPair> Scorer::score(const std::vector<std::string>& src_lines,
     return std::make_pair(pairs[a].src_ids.size(), pairs[a].tgt_ids.size()) >
            std::make_pair(pairs[b].src_ids.size(), pairs[b].tgt_ids.size());
   });
+  if (finished) finished(pairs.size() - order.size());
   const size_t batch_size =
       balanced_batch_size(order.size(), static_cast<size_t>(options_.batch_size), static_cast<int>(workspaces_.size()));
-  run_batches(order, batch_size, static_cast<int>(workspaces_.size()),
-              [&](const std::vector<size_t>& members, int thread) { score_batch(members, pairs, workspaces_[thread]); });
+  run_batches(order, batch_size, static_cast<int>(workspaces_.size()), [&](const std::vector<size_t>& members, int thread) {
+    score_batch(members, pairs, workspaces_[thread]);
+    if (finished) finished(members.size());
+  });
   share_batch_results(
       order, batch_size,
       [&](mpi::Writer& message, size_t k) {

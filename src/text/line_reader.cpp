@@ -120,6 +120,16 @@ bool next_valid_line(LineReader& reader, std::string& line) {
   return true;
 }
 
+size_t count_lines_of_file(const std::string& path) {
+  struct stat st;
+  if (path == "-" || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  LineReader reader(path);
+  std::string line;
+  while (reader.next(line)) {
+  }
+  return reader.line_number();
+}
+
 std::vector<std::string> read_lines(const std::string& path) {
   LineReader reader(path);
   std::vector<std::string> lines;

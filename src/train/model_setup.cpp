@@ -53,9 +53,10 @@ Vocab streamed_vocab(const std::string& path, const TokenizerOptions& tokenizer,
 // models: SentencePiece then sees the raw sentences), writes them into dir, and
 // returns the vocabularies of the pieces they cut the training text into. A joint model
 // reads the source file, then the target file, as if they were one text.
-void learn_subwords(const TrainOptions& o, const std::string& dir, ModelDefinition& model) {
+void learn_subwords(const TrainOptions& o, const std::string& dir, ModelDefinition& model, ProgressMeter& progress) {
   const std::string src_path = model_file(dir, model_files::kSrcSubwords);
   const std::string tgt_path = model_file(dir, model_files::kTgtSubwords);
+  progress.start("learning the subword model" + std::string(o.subwords_joint ? "" : "s"));
   auto learn = [&](const std::vector<std::string>& paths) {
     return Subwords::train(paths, o.tokenizer, o.subwords, o.subword_type, o.subwords_sample);
   };
@@ -70,6 +71,7 @@ void learn_subwords(const TrainOptions& o, const std::string& dir, ModelDefiniti
   model.src_subwords = Subwords::load(src_path);
   model.tgt_subwords = Subwords::load(tgt_path);
   // Every piece the model learnt on this text gets an id: min_count does not apply.
+  progress.start("counting the vocabularies");
   model.src_vocab = streamed_vocab(o.train_src, o.tokenizer, model.src_subwords, 1, o.threads);
   model.tgt_vocab = streamed_vocab(o.train_tgt, o.tokenizer, model.tgt_subwords, 1, o.threads);
 }
@@ -104,10 +106,14 @@ std::string corpus_cache_key(const TrainOptions& o, const std::string& dir, cons
       .dump();
 }
 
-ParallelCorpus training_corpus(const TrainOptions& o, const std::string& dir, const ModelDefinition& d, TrainLog& log) {
+ParallelCorpus training_corpus(const TrainOptions& o, const std::string& dir, const ModelDefinition& d, TrainLog& log,
+                               ProgressMeter& progress) {
   auto read_into_memory = [&] {
-    return read_parallel_corpus(o.train_src, o.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
-                                d.tokenizer, o.max_length, o.threads);
+    progress.start("reading the training corpus");
+    ParallelCorpus corpus = read_parallel_corpus(o.train_src, o.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab,
+                                                 d.tgt_vocab, d.tokenizer, o.max_length, o.threads);
+    progress.finish();
+    return corpus;
   };
   if (!o.corpus_cache) return read_into_memory();
   // Rank 0 checks the file and binarizes the text when it must; then every rank maps it.
@@ -123,10 +129,14 @@ ParallelCorpus training_corpus(const TrainOptions& o, const std::string& dir, co
       log.line(std::string(model_files::kCorpusCache) + ": the training corpus as binarized before (text not read)");
     } else {
       CorpusCacheWriter writer(cache, key);
+      progress.start("binarizing the training corpus", "pairs");
       stream_parallel_corpus(o.train_src, o.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
-                             d.tokenizer, o.max_length, o.threads,
-                             [&](const ParallelCorpus& chunk) { writer.add(chunk); });
+                             d.tokenizer, o.max_length, o.threads, [&](const ParallelCorpus& chunk) {
+                               writer.add(chunk);
+                               progress.add(chunk.size());
+                             });
       writer.finish();
+      progress.finish();
       log.line(std::string(model_files::kCorpusCache) + " " + problem + ": the training corpus binarized into it");
     }
   }
@@ -139,14 +149,15 @@ ParallelCorpus training_corpus(const TrainOptions& o, const std::string& dir, co
   return read_into_memory();
 }
 
-ModelDefinition create_model_definition(const TrainOptions& o, const std::string& dir) {
+ModelDefinition create_model_definition(const TrainOptions& o, const std::string& dir, ProgressMeter& progress) {
   if (!o.vocab_src.empty() != !o.vocab_tgt.empty()) throw Error("--vocab-src and --vocab-tgt go together");
   if (o.subwords > 0 && !o.vocab_src.empty()) throw Error("--subwords learns its own vocabularies: drop --vocab-src/--vocab-tgt");
   ModelDefinition model;
   model.tokenizer = o.tokenizer;
   if (o.subwords > 0) {
-    learn_subwords(o, dir, model);
+    learn_subwords(o, dir, model, progress);
   } else {
+    if (o.vocab_src.empty() || o.vocab_tgt.empty()) progress.start("counting the vocabularies");
     // A word-level run must not pick up the subword models of an earlier run in dir.
     for (const char* name : {model_files::kSrcSubwords, model_files::kTgtSubwords})
       std::filesystem::remove(model_file(dir, name));
@@ -155,6 +166,7 @@ ModelDefinition create_model_definition(const TrainOptions& o, const std::string
     model.tgt_vocab = o.vocab_tgt.empty() ? streamed_vocab(o.train_tgt, o.tokenizer, Subwords(), o.min_count, o.threads)
                                           : Vocab::load(o.vocab_tgt);
   }
+  progress.finish();
   model.config = o.model;
   model.config.src_vocab = static_cast<int>(model.src_vocab.size());
   model.config.tgt_vocab = static_cast<int>(model.tgt_vocab.size());

@@ -15,13 +15,6 @@
 
 namespace rnnsearch {
 
-std::string clock_text(double seconds) {
-  const long s = std::lround(std::max(0.0, seconds));
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
-  return buffer;
-}
-
 std::string progress_line(const Progress& progress, const CostWindow& window, double max_seconds, long max_updates) {
   const double cost = window.cost / std::max(1L, window.tokens);
   double eta = -1;
@@ -83,29 +76,29 @@ std::string validation_line(const Progress& progress, const ValidationScores& sc
   return line.str();
 }
 
-TrainLog::TrainLog(const std::string& path) : silent_(path.empty()), tty_(::isatty(2)) {
+TrainLog::TrainLog(const std::string& path, bool quiet) : silent_(path.empty()), quiet_(quiet), tty_(::isatty(2)) {
   if (!silent_) file_.open(path, std::ios::app);
 }
 
 void TrainLog::line(const std::string& text) {
   if (silent_) return;
-  if (live_) std::cerr << "\r\033[K";
-  live_ = false;
-  std::cerr << text + "\n" << std::flush;  // one write: another rank's error line cannot split it
+  if (!quiet_) {
+    if (live_) std::cerr << "\r\033[K";
+    live_ = false;
+    std::cerr << text + "\n" << std::flush;  // one write: another rank's error line cannot split it
+  }
   file_ << text << std::endl;
 }
 
 void TrainLog::progress(const std::string& text, long update, long every) {
   if (silent_) return;
-  if (tty_) {
+  if (tty_ && !quiet_) {
     std::cerr << "\r\033[K" << text << std::flush;
     live_ = true;
+    if (update % every == 0) file_ << text << std::endl;
   } else if (update % every == 0) {
     line(text);
-  } else {
-    return;
   }
-  if (tty_ && update % every == 0) file_ << text << std::endl;
 }
 
 std::string Benchmark::after_update(long update, const std::vector<std::vector<uint32_t>>& batches,

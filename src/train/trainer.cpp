@@ -78,7 +78,7 @@ class Trainer {
       : o_(options),
         dir_(options.model_dir),
         lock_(lock_if_root(dir_)),
-        log_(mpi::is_root() ? model_file(dir_, model_files::kTrainLog) : ""),
+        log_(mpi::is_root() ? model_file(dir_, model_files::kTrainLog) : "", options.progress.quiet),
         checkpoints_(dir_) {}
 
   int run();
@@ -123,6 +123,10 @@ class Trainer {
 };
 
 void Trainer::set_up() {
+  // Each stage of the preparation shows its progress (rank 0's).
+  ProgressOptions progress_options = o_.progress;
+  if (!mpi::is_root()) progress_options.quiet = true;
+  ProgressMeter preparation("rnnsearch train", progress_options);
   // Rank 0 creates the model definition (vocabularies, subword models, config.json); the
   // other ranks read it once it is there.
   bool resume = false;
@@ -130,7 +134,7 @@ void Trainer::set_up() {
     checkpoints_.remove_stale_files();
     resume = checkpoints_.exists();
     if (o_.require_resume && !resume) throw Error(located(path(model_files::kProgress), 0, "--resume: no run to resume"));
-    model_def_ = resume ? load_model_definition(dir_) : create_model_definition(o_, dir_);
+    model_def_ = resume ? load_model_definition(dir_) : create_model_definition(o_, dir_, preparation);
     if (model_def_.tokenizer.kind != o_.tokenizer.kind)
       throw Error(located(path(model_files::kConfig), 0,
                           std::string("the run to resume reads --tokenizer ") +
@@ -140,9 +144,11 @@ void Trainer::set_up() {
   resume = roots_choice(resume);
   if (!mpi::is_root()) model_def_ = load_model_definition(dir_);
   const ModelDefinition& d = model_def_;
-  train_ = training_corpus(o_, dir_, d, log_);
+  train_ = training_corpus(o_, dir_, d, log_, preparation);
+  preparation.start("reading the validation set");
   valid_ = read_parallel_corpus(o_.valid_src, o_.valid_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
                                 d.tokenizer, 0, o_.threads);
+  preparation.finish();
   if (train_.size() == 0) throw Error(located(o_.train_src, 0, "no usable training pairs"));
   if (valid_.size() == 0) throw Error(located(o_.valid_src, 0, "no usable validation pairs"));
   const std::string same_corpus = "differs from rank 0's (every rank must read the same corpus)";

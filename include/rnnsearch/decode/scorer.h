@@ -6,6 +6,7 @@
 //
 // and, on request, the attention matrix of every target step. Pairs are batched by length
 // and batches run in parallel as in Translator.
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -46,9 +47,11 @@ class Scorer {
   Scorer(const ModelDefinition& model, const std::vector<const Parameters<float>*>& models,
          const ScorerOptions& options);
 
-  // src_lines[k] and tgt_lines[k] (same count) are input line first_line + k.
+  // src_lines[k] and tgt_lines[k] (same count) are input line first_line + k. finished(n),
+  // when given, is told of pairs as they are done (from any thread): those left unscored
+  // first, then each batch of this process.
   std::vector<ScoredPair> score(const std::vector<std::string>& src_lines, const std::vector<std::string>& tgt_lines,
-                                size_t first_line);
+                                size_t first_line, const std::function<void(size_t pairs)>& finished = nullptr);
 
  private:
   ScoredPair prepare(const std::string& src_line, const std::string& tgt_line, size_t line) const;

@@ -31,6 +31,10 @@ class LineReader {
 // reader.next(line), then throws rnnsearch::Error "FILE:LINE: invalid UTF-8" on bad bytes.
 bool next_valid_line(LineReader& reader, std::string& line);
 
+// The number of lines of a regular file (plain or gzipped), read once to count them; 0 for
+// standard input ("-") and anything else that cannot be read twice (a pipe, a terminal).
+size_t count_lines_of_file(const std::string& path);
+
 // All lines of a file; throws rnnsearch::Error "FILE:LINE: invalid UTF-8" on bad bytes.
 std::vector<std::string> read_lines(const std::string& path);
 

@@ -12,7 +12,8 @@
 namespace rnnsearch {
 
 // Writes vocab.src, vocab.tgt and config.json into dir; throws rnnsearch::Error on bad input.
-ModelDefinition create_model_definition(const TrainOptions& options, const std::string& dir);
+// Its stages (learning subword models, counting vocabularies) show on `progress`.
+ModelDefinition create_model_definition(const TrainOptions& options, const std::string& dir, ProgressMeter& progress);
 
 // What dir's corpus cache (corpus.bin) must have been made from: the training files (path,
 // size, modification time), the vocabularies and subword models in dir (their CRC-32), the
@@ -24,6 +25,6 @@ std::string corpus_cache_key(const TrainOptions& options, const std::string& dir
 // MPI job uses the file: the other ranks read their text, so that the check that every rank
 // reads the same corpus (docs/design.md §7) still compares what each would train on.
 ParallelCorpus training_corpus(const TrainOptions& options, const std::string& dir, const ModelDefinition& model,
-                               TrainLog& log);
+                               TrainLog& log, ProgressMeter& progress);
 
 }  // namespace rnnsearch

@@ -12,11 +12,9 @@
 #include "rnnsearch/text/corpus.h"
 #include "rnnsearch/train/checkpoint.h"
 #include "rnnsearch/train/validation.h"
+#include "rnnsearch/util/progress_meter.h"  // clock_text
 
 namespace rnnsearch {
-
-// "H:MM:SS"
-std::string clock_text(double seconds);
 
 // Training cost and time since the last progress line.
 struct CostWindow {
@@ -47,13 +45,14 @@ std::string selection_text(double cost, ValidMetric metric);
 class TrainLog {
  public:
   // An empty path: a log that says nothing (the ranks of an MPI job other than rank 0).
-  explicit TrainLog(const std::string& path);
+  // quiet: the file only, nothing on stderr (--quiet).
+  explicit TrainLog(const std::string& path, bool quiet = false);
   void line(const std::string& text);
   // Every update on a terminal; a plain line every `every` updates otherwise.
   void progress(const std::string& text, long update, long every);
 
  private:
-  bool silent_;
+  bool silent_, quiet_;
   std::ofstream file_;
   bool tty_;
   bool live_ = false;

@@ -24,6 +24,7 @@
 #include "rnnsearch/train/lr_schedule.h"
 #include "rnnsearch/train/optimizer.h"
 #include "rnnsearch/train/validation.h"
+#include "rnnsearch/util/progress_meter.h"
 
 namespace rnnsearch {
 
@@ -60,6 +61,7 @@ struct TrainOptions {
   size_t max_length = 100;     // training pairs longer than this are skipped
   bool corpus_cache = true;    // binarize the training corpus into corpus.bin and map it (model_setup.h)
   long log_freq = 100;         // plain log line every N updates (when stderr is not a terminal)
+  ProgressOptions progress;    // of the preparation (--log-every); quiet: nothing on stderr, train.log only
   bool require_resume = false; // --resume: fail unless there is a run to resume
   // Throughput benchmark (docs/design.md §5): after bench_warmup updates, train for bench_seconds
   // of wall-clock time, print one BENCH line, and exit without validating or saving.
