@@ -8,13 +8,13 @@
 #                of the releases before (word vocabularies), which writes lowercased tokens
 #   SUBWORDS=8000  TEXT=raw: SentencePiece pieces of the joint en+de model (BPE)
 #   MINUTES=25   training-time budget (docs/design.md §5 measures quality after 25 minutes)
-#   DROPOUT=0.4  without dropout this small corpus overfits after ~4 epochs (~5 minutes); 0.4
-#                beat 0.3 on validation with tied embeddings (docs/quality.md)
+#   DROPOUT=0.4  without dropout this small corpus overfits after a few epochs; 0.4 beat 0.3
+#                on validation with tied embeddings (docs/quality.md, What each lever is worth)
 #   LABEL_SMOOTHING=0.1, SMOOTHING=0.001 (weight averaging): the recipe of docs/quality.md
 #   PRESET=small sizes (small: e128 n256; base: e256 n512, the 2-hour recipe of docs/quality.md)
 #   TIED=1       the output projection is the target embedding table (--tied-embeddings,
-#                with --maxout = e): as good on validation, and 1.35x the updates in the
-#                budget (docs/quality.md); TIED=0 trains the preset as it is
+#                with --maxout = e): as good on validation, and more updates in the budget
+#                (docs/quality.md, What each lever is worth); TIED=0 trains the preset as it is
 #   VALID_FREQ=500 updates between validations (validation time is not training time)
 #   NORMALIZE=1.0 (TEXT=raw), 2.0 (TEXT=lowercased)  length normalisation of beam search,
 #                chosen on the validation set for each (as

@@ -495,7 +495,8 @@ TEST_F(Serve, SlowAndVanishingClientsNeitherBlockNorCrashTheServer) {
 // those in the search are dropped untranslated, and the server goes on.
 TEST_F(Serve, ARequestPastItsTimeoutGets503AndItsSentencesAreDropped) {
   // 100 ms: past after the first turns (encoding 32 long sentences), long before the first
-  // 32 are decoded (~0.4 s here); with 1 ms a slow sanitizer build timed out before any turn.
+  // 32 are decoded (several times that); with 1 ms a slow sanitizer build timed out before any
+  // turn.
   Server server(*dir_, "-m " + model() + " --timeout-ms 100 --threads 1 --batch-size 32");
   std::string long_line;
   for (int k = 0; k < 150; ++k) long_line += std::string(1, static_cast<char>('a' + k % 10)) + " ";

@@ -29,12 +29,11 @@ Preset preset_sizes(const std::string& name) {
 // Training's buffers of 1 MB and more (workspaces, logits, weights) get their own mappings,
 // returned to the system when freed. glibc's default raises that threshold to the size of each
 // large buffer freed, so once the workspaces had grown for a longer batch, later ones came from
-// the heap and the old ones left holes in it that stayed resident: 11 MB of a training run's
-// peak (306 -> 290-296 MB, small preset, 2 threads; the speed is unchanged: 15 s of training
-// map about 250 buffers in all). Not for decoding: oneDNN's int8 product allocates and frees a
-// 1,060,864-byte buffer at every decoder step, which then got a fresh mapping, page faults and
-// all, each time (a lone sentence in the server: 1.25-1.33x the library call's time, against
-// 1.18-1.22x without; docs/serve.md).
+// the heap and the old ones left holes in it that stayed resident, a part of a training run's
+// peak memory; the speed is unchanged, as training maps few buffers in all. Not for decoding:
+// oneDNN's int8 product allocates and frees a buffer just over 1 MB at every decoder step,
+// which then got a fresh mapping, page faults and all, each time, slowing a lone sentence in
+// the server. Both measured: docs/benchmarks.md, Memory.
 void return_large_buffers_to_the_system() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 1 << 20);

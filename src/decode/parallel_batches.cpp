@@ -41,8 +41,8 @@ void run_batches(const std::vector<size_t>& order, size_t batch_size, int thread
   std::exception_ptr error;
   // A lone batch (a single sentence: balanced_batch_size gives every thread a batch otherwise)
   // also keeps the GEMM libraries' own threading off: its products are too small to split, and
-  // forking per product made a lone sentence slower on 2 threads than on 1 (docs/serve.md, one
-  // sentence per call). Its loop runs outside a parallel region, so the setting is the
+  // forking per product made a lone sentence slower on 2 threads than on 1 (docs/benchmarks.md,
+  // Python module overhead; CHANGELOG.md, 7bb17e8). Its loop runs outside a parallel region, so the setting is the
   // caller's, put back after.
   const int outer_threads = omp_get_max_threads();
   if (count <= 1) omp_set_num_threads(1);

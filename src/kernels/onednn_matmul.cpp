@@ -19,13 +19,13 @@ namespace rnnsearch {
 
 namespace {
 
-// One matmul primitive per shape, made once and kept while it is in use: a primitive costs
-// 0.2-0.5 ms to make (its kernels are JIT-compiled for the shape), as much as a product, and
-// training and decoding meet the same shapes again and again (training slices its products
+// One matmul primitive per shape, made once and kept while it is in use: a primitive takes
+// about as long to make (its kernels are JIT-compiled for the shape) as a product takes to run
+// (docs/benchmarks.md, Where training time goes), and training and decoding meet the same shapes again and again (training slices its products
 // so that they do: model/bf16_products.cpp). Primitives run concurrently on the training
 // threads (each passes its own scratchpad), so the threads share them. Some shapes come and
 // go (the number of live hypotheses in decoding); kept for ever, they would pile up
-// primitives and their JIT code (~75 KB each), so the cache keeps the kCachedShapes most
+// primitives and their JIT code, so the cache keeps the kCachedShapes most
 // recently used, and oneDNN's own primitive cache, which would keep the dropped ones alive,
 // is bounded likewise.
 constexpr size_t kCachedShapes = 256;

@@ -171,8 +171,9 @@ std::vector<LineTranslation> TranslationService::translate(const TranslateReques
                                 std::to_string(options_.max_queue) + ")");
   for (size_t k = 0; k < request.sentences.size(); ++k) queue_.push_back({job, k});
   // An idle server decodes the request on the request's own thread: waking a decoding
-  // thread and being woken by it added ~0.2 ms to a lone request, and ran it on whichever
-  // thread woke first, its caches cold (docs/serve.md). The thread takes the turns of an
+  // thread and being woken by it added two thread wake-ups to a lone request, and ran it on
+  // whichever thread woke first, its caches cold (docs/serve.md, Batching; what it saves:
+  // docs/benchmarks.md, Serving). The thread takes the turns of an
   // idle search until its request is done (or times out), admitting other requests'
   // sentences as a decoding thread would; the search's thread goes on with what is left.
   Search* own = nullptr;

@@ -1,9 +1,9 @@
-// serve_bench: the load generator behind docs/serve.md's table (scripts/serve_load.py runs it;
-// it stops by itself). Its clients are C++ threads on cpp-httplib's client, so that on a 2-core
-// machine the load costs the server little CPU (the Python client it replaces, one GIL for
-// all its threads, took a core's share of it), and a request's latency carries little client
-// time (Python's http.client added 0.4-0.6 ms a request; this client ~0.15 ms more than a
-// raw socket).
+// serve_bench: the load generator behind docs/benchmarks.md's serving tables
+// (scripts/serve_load.py runs it; it stops by itself). Its clients are C++ threads on
+// cpp-httplib's client, so that on a 2-core machine the load costs the server little CPU (the
+// Python client it replaces, one GIL for all its threads, took a core's share of it), and a
+// request's latency carries little client time (far less than Python's http.client added;
+// docs/benchmarks.md, Serving, The HTTP layer).
 //
 //   serve_bench --port P --input FILE [--clients C] [--beam-size 5] [--count N] [--translations OUT]
 //     C threads, each with one kept-alive connection, send the first N lines of FILE (all by

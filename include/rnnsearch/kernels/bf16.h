@@ -4,9 +4,8 @@
 // (docs/design.md §5).
 //
 // bf16 keeps fp32's sign and 8-bit exponent and 7 of its 23 mantissa bits: the range of
-// fp32, about 3 significant digits. CPUs with AVX512_BF16 (AMD Zen 4 and 5, Intel Cooper
-// Lake, Sapphire Rapids and later) multiply pairs of bf16 at twice the fp32 rate, summing in
-// fp32; oneDNN's matmul has the kernels. Operands are rounded to bf16 (to nearest, ties to
+// fp32, about 3 significant digits. CPUs with AVX512_BF16 (which ones: docs/design.md §5)
+// multiply pairs of bf16 at twice the fp32 rate, summing in fp32; oneDNN's matmul has the kernels. Operands are rounded to bf16 (to nearest, ties to
 // even) just before a product, results stay fp32, and everything else (the parameters,
 // their updates, the softmax) stays fp32: mixed precision as PyTorch's autocast does it.
 #include <cstdint>

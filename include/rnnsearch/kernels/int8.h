@@ -5,9 +5,8 @@
 // Each row of an operand is quantized on its own, symmetrically: q = round(x / scale) with
 // scale = max_k |x_k| / 127, so that x ≈ scale · q with q in [-127, 127]. A product of two
 // such rows is then scale_a · scale_b · Σ_k q_a,k q_b,k, the sum exact in int32 (|q| ≤ 127,
-// K ≤ 2¹⁷ terms). CPUs with AVX512_VNNI or AVX-VNNI (AMD Zen 4 and 5, Intel Cascade Lake,
-// Alder Lake and later) multiply-add four int8 pairs per 32-bit lane in one instruction, four
-// times fp32's rate; oneDNN's gemm_s8s8s32 has the kernels. Decoding only: the relative
+// K ≤ 2¹⁷ terms). CPUs with AVX512_VNNI or AVX-VNNI (which ones: docs/design.md §5)
+// multiply-add four int8 pairs per 32-bit lane in one instruction, four times fp32's rate; oneDNN's gemm_s8s8s32 has the kernels. Decoding only: the relative
 // error of a rounded value is up to 1/254 of its row's largest, too coarse for gradients.
 //
 // AVX2 without VNNI multiplies unsigned by signed bytes (vpmaddubsw) and adds each pair of

@@ -59,9 +59,9 @@ constexpr int kProductSliceLength = 512;
 
 // The length of the next slice of such a side with `remaining` entries left:
 // kProductSliceLength while that much is left, then the largest power of two that fits.
-// Why powers of two: each product shape costs oneDNN a JIT-compiled kernel (0.2-0.5 ms, as
-// much as the product), and with slices of any length every batch's sentence lengths made new
-// shapes (~35 kernels per update and thread). A side that is a multiple of a shard's 32
+// Why powers of two: each product shape costs oneDNN a JIT-compiled kernel (about as long to
+// make as the product takes), and with slices of any length every batch's sentence lengths
+// made new shapes, dozens per update and thread (docs/benchmarks.md, Where training time goes). A side that is a multiple of a shard's 32
 // sentences now takes at most five lengths (512, 256, 128, 64, 32), made once.
 int product_slice_length(int remaining);
 

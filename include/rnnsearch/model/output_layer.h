@@ -65,8 +65,8 @@ struct OutputCache {
 
 // output_layer_cost works on this many rows at a time: the logits of a whole batch
 // (N × V, N up to thousands of target tokens) would be the largest buffer of training.
-// 192 rather than 256: 5 MB less at the peak of small training on 2 threads, the same speed
-// (docs/benchmarks.md).
+// 192 rather than 256: less memory at the peak of small training on 2 threads, at the same
+// speed (docs/benchmarks.md, Memory).
 constexpr Index kOutputChunkRows = 192;
 // and on a multiple of this many: a last chunk of fewer rows runs padded with zero rows.
 // Each new product shape costs oneDNN (bf16) a JIT-compiled kernel, and the number of target

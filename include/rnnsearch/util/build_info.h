@@ -1,7 +1,7 @@
 #pragma once
 // What this build of rnnsearch contains: its version, and which optional libraries it was
 // built with (CMakeLists.txt finds each one that is installed and says so in its summary line;
-// docs/design.md §8). `rnnsearch --version`, the Python module's `build_info()` and the tests
+// docs/building.md, Optional libraries). `rnnsearch --version`, the Python module's `build_info()` and the tests
 // that need a feature (they skip, naming it, when it is absent) read it here.
 #include <string>
 

@@ -7,9 +7,11 @@
 // user can get the same, reproducible fp32 results on every machine:
 //
 //   RNNSEARCH_CPU=native   everything the CPU has (the default)
-//   RNNSEARCH_CPU=avx512   AVX-512 without AVX512_BF16, VNNI and AMX (Skylake-X class)
-//   RNNSEARCH_CPU=avx2     AVX2 and FMA, no AVX-512, no VNNI (Zen 2/3, Haswell to Coffee Lake)
+//   RNNSEARCH_CPU=avx512   AVX-512 without AVX512_BF16, VNNI and AMX
+//   RNNSEARCH_CPU=avx2     AVX2 and FMA, no AVX-512, no VNNI
 //   RNNSEARCH_CPU=sse41    SSE4.1 only
+//
+// (docs/building.md, Building for another CPU, names CPUs of each class.)
 //
 // The cap also caps oneDNN (as its own ONEDNN_MAX_CPU_ISA does, which is honoured too). It
 // does not change what the compiler generated: a binary built with -march=native on an
