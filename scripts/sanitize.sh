@@ -2,10 +2,13 @@
 # The whole test suite built with AddressSanitizer + UndefinedBehaviorSanitizer (clang), plus
 # a bounded run of every libFuzzer target from its seed corpus (tests/fuzz). Builds in
 # build-sanitize/ at -O1 (compiling Eigen with instrumentation is the slow part). Any
-# sanitizer report fails the test that triggered it.
+# sanitizer report fails the test that triggered it. Then the server's test (test_serve, with
+# the server and serve_bench it runs) under ThreadSanitizer, built in build-tsan/ with only
+# what the server needs (docs/reliability.md), where cpp-httplib is installed.
 #   scripts/sanitize.sh          build and run the tests
 #   scripts/sanitize.sh build    build only (scripts/fuzz.sh uses this)
 #   RUNS=20000                   inputs each fuzz target runs in the tests
+#   TSAN=0                       skip the ThreadSanitizer part
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-20000}
@@ -18,3 +21,22 @@ cd build-sanitize
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 ctest --output-on-failure -j "$(nproc)"
+cd ..
+
+[ "${TSAN:-1}" = 0 ] && exit 0
+CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Tsan -DCMAKE_CXX_FLAGS_TSAN="-O1 -gline-tables-only" \
+  -DRNNSEARCH_TSAN=ON -DRNNSEARCH_ONEDNN=OFF -DRNNSEARCH_OPENBLAS=OFF -DRNNSEARCH_SENTENCEPIECE=OFF \
+  -DRNNSEARCH_MPI=OFF -DRNNSEARCH_PYTHON=OFF >/dev/null
+if ! cmake --build build-tsan --target help | grep ' test_serve$' >/dev/null; then
+  echo "sanitize.sh: no cpp-httplib (libcpp-httplib-dev): the server's test under ThreadSanitizer is skipped" >&2
+  exit 0
+fi
+cmake --build build-tsan -j "$(nproc)" --target test_serve
+# halt_on_error: the first report ends the process (a server's ends its test's requests, and
+# the test fails). tests/tsan.supp: two false positives inside cpp-httplib, each explained
+# there. OMP_NUM_THREADS=1: the server decodes with one OpenMP thread per search anyway, and
+# libomp is not instrumented; OMP_TOOL=disabled keeps libomp from loading Archer, its TSan
+# tool, whose warning on stderr would be one line more than a test of the server's stderr expects.
+cd build-tsan
+OMP_NUM_THREADS=1 OMP_TOOL=disabled TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/tsan.supp" \
+  ./test_serve

@@ -15,7 +15,8 @@
 #              (scripts/test_distro.sh; the other release when this machine runs Debian 13:
 #              bookworm), kept in /var/cache/rnnsearch between runs
 #   sanitize   the suite built with AddressSanitizer + UndefinedBehaviorSanitizer, with a short run
-#              of every fuzz target (scripts/sanitize.sh; SANITIZE=0 skips it)
+#              of every fuzz target, then the server's test under ThreadSanitizer
+#              (scripts/sanitize.sh; SANITIZE=0 skips it, TSAN=0 only the ThreadSanitizer part)
 # Each stage's time is printed as it ends, and all of them at the end (docs/building.md gives
 # typical times on 2 cores).
 set -euo pipefail

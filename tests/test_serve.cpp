@@ -414,6 +414,7 @@ TEST_F(Serve, BadRequestsGetA4xxJsonError) {
       {R"({"q": "a", "beam_size": 2.5})", 400},
       {R"({"q": "a", "beam_size": 0})", 400},
       {R"({"q": "a", "beam_size": 9})", 400},              // above --max-beam-size
+      {R"({"q": "a", "beam_size": 18446744073709551615})", 400},  // above int64 (a uint64 in nlohmann)
       {R"({"q": "a", "beam_size": 2, "n_best": 3})", 400}, // n-best above the beam
       {R"({"q": "a", "normalize": -1})", 400},
       {R"({"q": "a", "alignment": "diagonal"})", 400},
@@ -433,6 +434,9 @@ TEST_F(Serve, BadRequestsGetA4xxJsonError) {
   }
   EXPECT_NE(post(server, "/translate", R"({"q": "a", "beam": 5})").body["error"].get<std::string>().find("'beam'"),
             std::string::npos) << "the error names the field";
+  const std::string huge =
+      post(server, "/translate", R"({"q": "a", "beam_size": 18446744073709551615})").body.value("error", "");
+  EXPECT_NE(huge.find("not 18446744073709551615"), std::string::npos) << huge << " (it said: not -1)";
   EXPECT_EQ(post(server, "/score", R"({"src": ["a"], "tgt": ["u", "v"]})").status, 400);
   EXPECT_EQ(post(server, "/score", R"({"src": "a"})").status, 400);
   const Reply unknown = get(server, "/nowhere");

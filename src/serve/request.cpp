@@ -3,6 +3,7 @@
 #include "rnnsearch/serve/request.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <set>
 
@@ -51,10 +52,14 @@ int integer_field(const json& body, const std::string& field, int fallback, int 
   if (!body.contains(field)) return fallback;
   const json& value = body[field];
   if (!value.is_number_integer()) throw RequestError(400, "'" + field + "' must be an integer");
-  const long long number = value.get<long long>();
+  // An unsigned above LLONG_MAX (nlohmann keeps it as a uint64) is out of range, not a
+  // negative number: get<long long>() wrapped 18446744073709551615 to -1.
+  const bool huge = value.is_number_unsigned() &&
+                    value.get<unsigned long long>() > static_cast<unsigned long long>(LLONG_MAX);
+  const long long number = huge ? LLONG_MAX : value.get<long long>();
   if (number < minimum || number > maximum)
     throw RequestError(400, "'" + field + "' must be in [" + std::to_string(minimum) + ", " + std::to_string(maximum) +
-                                "], not " + std::to_string(number));
+                                "], not " + value.dump());
   return static_cast<int>(number);
 }
 
