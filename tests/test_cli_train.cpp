@@ -19,6 +19,7 @@
 
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/io/npz.h"
+#include "rnnsearch/util/build_info.h"
 #include "support/run_binary.h"
 #include "support/temp_dir.h"
 
@@ -454,8 +455,8 @@ TEST(Train, DivergenceStopsWithAClearMessage) {
   EXPECT_NE(err.find("update skipped"), std::string::npos) << err;
 }
 
-// The corpus preparation of a first run (SentencePiece learning, counting the vocabularies,
-// binarizing) on a generated corpus of 60,000 pairs: with --log-every 0.05 each stage shows
+// The corpus preparation of a first run (SentencePiece learning where the build has it,
+// counting the vocabularies, binarizing) on a generated corpus of 60,000 pairs: with --log-every 0.05 each stage shows
 // its progress while it runs and a "done" line when it ends, a stage of three periods or
 // more at least two lines; --quiet: nothing on stderr, the same in train.log.
 TEST(Train, PreparationShowsEachStageEveryLogPeriod) {
@@ -470,14 +471,17 @@ TEST(Train, PreparationShowsEachStageEveryLogPeriod) {
     }
     dir.write(name, text);
   }
+  const bool subwords = build_info().sentencepiece;
   const std::string command = std::string(RNNSEARCH_BINARY) + " train --train-src " + dir.path("big.src") +
                               " --train-tgt " + dir.path("big.tgt") + " --valid-src " + kTiny + "val.en --valid-tgt " +
-                              kTiny + "val.de --emb 8 --hidden 8 --maxout 4 --max-updates 1 --subwords 500 --threads 1 ";
+                              kTiny + "val.de --emb 8 --hidden 8 --maxout 4 --max-updates 1 --threads 1 " +
+                              (subwords ? "--subwords 500 " : "--min-count 1 ");
   const test::BinaryRun shown = test::run_shell(command + "--model " + dir.path("shown") + " --log-every 0.05", dir);
   ASSERT_EQ(shown.status, 0) << shown.err;
   const std::vector<std::string> lines = test::lines_of(shown.err);
-  for (const std::string stage : {"learning the subword model", "counting the vocabularies",
-                                  "binarizing the training corpus"}) {
+  std::vector<std::string> stages = {"counting the vocabularies", "binarizing the training corpus"};
+  if (subwords) stages.push_back("learning the subword model");
+  for (const std::string& stage : stages) {
     const std::string prefix = "rnnsearch train: " + stage + ": ";
     int periodic = 0;
     double seconds = -1;
