@@ -60,8 +60,7 @@ int score_command(const Args& args) {
   const std::vector<Model> models = load_ensemble(decode.model_dirs);
   Scorer scorer(models.front(), ensemble_weights(models), sopts);
   const OutputPrinter printer(oopts);
-  // In an MPI job rank 0 shows its own share of the batches (the others are quiet).
-  if (!mpi::is_root()) progress_options.quiet = true;
+  // In an MPI job rank 0 shows its own share of the batches.
   ProgressMeter progress("rnnsearch score", progress_options);
   progress.start("scoring", "pairs", src_lines.size());
   const std::vector<ScoredPair> pairs =

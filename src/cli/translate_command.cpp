@@ -137,10 +137,9 @@ int translate_command(const Args& args) {
   }
   const std::string input_name = input == "-" ? "stdin" : input;
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
-  if (!root) progress_options.quiet = true;
   ProgressMeter progress("rnnsearch translate", progress_options);
   // The total (for the ETA) of a file that can be read twice; a pipe's is unknown.
-  progress.start("translating", "lines", progress_options.quiet ? 0 : count_lines_of_file(input));
+  progress.start("translating", "lines", progress_options.quiet || !root ? 0 : count_lines_of_file(input));
   const bool stdout_shares_the_terminal = output == "-" && ::isatty(STDOUT_FILENO) == 1;
 
   const auto start = std::chrono::steady_clock::now();

@@ -124,9 +124,7 @@ class Trainer {
 
 void Trainer::set_up() {
   // Each stage of the preparation shows its progress (rank 0's).
-  ProgressOptions progress_options = o_.progress;
-  if (!mpi::is_root()) progress_options.quiet = true;
-  ProgressMeter preparation("rnnsearch train", progress_options);
+  ProgressMeter preparation("rnnsearch train", o_.progress);
   // Rank 0 creates the model definition (vocabularies, subword models, config.json); the
   // other ranks read it once it is there.
   bool resume = false;

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <iostream>
 
+#include "rnnsearch/util/mpi.h"
+
 namespace rnnsearch {
 namespace {
 
@@ -28,7 +30,7 @@ ProgressMeter::ProgressMeter(std::string prefix, const ProgressOptions& options)
     : ProgressMeter(std::move(prefix), options, std::cerr, ::isatty(STDERR_FILENO) == 1) {}
 
 ProgressMeter::ProgressMeter(std::string prefix, const ProgressOptions& options, std::ostream& out, bool live)
-    : prefix_(std::move(prefix)), options_(options), out_(out), live_(live) {
+    : prefix_(std::move(prefix)), options_{options.every, options.quiet || !mpi::is_root()}, out_(out), live_(live) {
   // Plain lines at every add() need no clock; otherwise one thread wakes for the lines.
   if (!options_.quiet && (live_ || options_.every > 0)) ticker_ = std::thread([this] { tick(); });
 }

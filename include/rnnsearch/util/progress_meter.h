@@ -11,7 +11,7 @@
 // second (`live`) and cleared when the stage ends; otherwise a plain
 // line is written every `every` seconds, and when a stage that took at least that long ends,
 // a last line "STAGE: done, N units in T s". `every` = 0: a line at every add() and at the end of
-// every stage. `quiet`: nothing at all.
+// every stage. `quiet`: nothing at all; in an MPI job only rank 0 shows anything.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
