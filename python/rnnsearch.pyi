@@ -89,7 +89,8 @@ class Translator:
     def translate(self, sentences: Sentences, *, beam_size: int = 5, n_best: int = 1, normalize: float = 1.0,
                   replace_unk: bool = False, batch_size: int = 32, return_attention: bool = False,
                   alignment_units: str = "words", max_length: int = 200, maxi_batch: int = 10,
-                  detokenize: bool = False) -> list[Translation]:
+                  detokenize: bool = False, max_length_factor: float = 0.0, word_penalty: float = 0.0,
+                  length_penalty_alpha: Optional[float] = None, coverage_penalty: float = 0.0) -> list[Translation]:
         """Translates sentences as `rnnsearch translate` does, byte for byte; one Translation per sentence."""
     def score(self, sources: Sentences, targets: Sentences, *, return_attention: bool = False,
               batch_size: int = 32, max_length: int = 200, alignment_units: str = "words") -> list[Score]:

@@ -134,7 +134,8 @@ class PyTranslator {
   std::vector<PyTranslation> translate(const py::object& sentences, int beam_size, int n_best, double normalize,
                                        bool replace_unk, int batch_size, bool return_attention,
                                        const std::string& alignment_units, int max_length, int maxi_batch,
-                                       bool detokenize) {
+                                       bool detokenize, double max_length_factor, double word_penalty,
+                                       std::optional<double> length_penalty_alpha, double coverage_penalty) {
     const std::vector<std::string> lines = text_lines(sentences, "sentences");
     std::vector<PyTranslation> results;
     {
@@ -143,6 +144,13 @@ class PyTranslator {
       options.beam.beam_size = beam_size;
       options.beam.n_best = n_best;
       options.beam.normalize = normalize;
+      options.beam.max_length_factor = max_length_factor;
+      options.beam.word_penalty = word_penalty;
+      if (length_penalty_alpha) {
+        if (!(*length_penalty_alpha >= 0)) check_non_negative("length-penalty-alpha", *length_penalty_alpha);
+        options.beam.length_penalty_alpha = *length_penalty_alpha;
+      }
+      options.beam.coverage_penalty = coverage_penalty;
       options.beam.alignment = return_attention || replace_unk;
       options.batch_size = batch_size;
       options.max_length = max_length;
@@ -379,6 +387,8 @@ PYBIND11_MODULE(rnnsearch, m) {
            py::arg("n_best") = 1, py::arg("normalize") = 1.0, py::arg("replace_unk") = false,
            py::arg("batch_size") = 32, py::arg("return_attention") = false, py::arg("alignment_units") = "words",
            py::arg("max_length") = 200, py::arg("maxi_batch") = 10, py::arg("detokenize") = false,
+           py::arg("max_length_factor") = 0.0, py::arg("word_penalty") = 0.0, py::arg("length_penalty_alpha") = py::none(),
+           py::arg("coverage_penalty") = 0.0,
            "Translates a list of sentences (str or bytes) as `rnnsearch translate` does, byte for byte; one "
            "Translation per sentence, in order. The keywords are translate's options of the same names; "
            "return_attention=True keeps each hypothesis' attention matrix and hard alignment.")

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include <omp.h>
@@ -521,22 +522,126 @@ TYPED_TEST(BeamSearchTyped, SentencesRemovedFromARunningSearchLeaveTheOthersAsAl
   }
 }
 
-// The default limit is the reference's 2·S + 10 (S with </s>): a model that never says </s>
-// is cut there.
-TEST(BeamSearch, DefaultLengthLimitIsTwiceTheSourcePlusTen) {
+// The default limit is the reference's 2·S + 10 (S with </s>), and ⌊F · S⌋ (at least 1)
+// with --max-length-factor F: a model that never says </s> is cut exactly there.
+TEST(BeamSearch, LengthLimitIsTwiceTheSourcePlusTenOrTheFactorTimesTheSource) {
   auto params = tiny_model<float>(OutputKind::maxout, 2);
   params.vec(out_bo)(kEos) = -1e4f;  // </s> never wins
   BeamSearch<float> search(params);
   BeamOptions options;
   options.beam_size = 2;
   options.n_best = 2;
-  for (const auto& source : kSources) {
-    const auto found = search.search({source}, options).at(0);
-    ASSERT_EQ(found.size(), 2u);
-    for (const Hypothesis& h : found) {
-      EXPECT_FALSE(h.finished);
-      EXPECT_EQ(h.tokens.size(), 2 * source.size() + 10);
+  for (double factor : {0.0, 0.5, 1.0, 1.5}) {
+    options.max_length_factor = factor;
+    for (const auto& source : kSources) {
+      const size_t limit = factor > 0 ? std::max<size_t>(1, static_cast<size_t>(std::floor(factor * source.size())))
+                                      : 2 * source.size() + 10;
+      const auto found = search.search({source}, options).at(0);
+      ASSERT_EQ(found.size(), 2u);
+      for (const Hypothesis& h : found) {
+        EXPECT_FALSE(h.finished);
+        EXPECT_EQ(h.tokens.size(), limit) << "factor " << factor << ", source of " << source.size();
+      }
     }
+  }
+}
+
+// The score of every hypothesis is the header's formula: log p / lp + cp − W · length, with
+// lp = length^normalize or GNMT's ((5 + length) / 6)^α, and cp = β Σ_j log min(Σ_i a_ij, 1)
+// computed here from the attention the search returns (its rows of the output tokens).
+template <class T>
+double expected_score(const Hypothesis& h, const BeamOptions& o) {
+  const double n = static_cast<double>(h.tokens.size() + (h.finished ? 1 : 0));
+  const double lp = o.length_penalty_alpha >= 0 ? std::pow((5 + n) / 6, o.length_penalty_alpha) : std::pow(n, o.normalize);
+  double cp = 0;
+  const int rows = h.finished ? h.alignment.rows : h.alignment.rows - 1;  // not the extra row of a cut hypothesis
+  for (int j = 0; j < h.alignment.cols; ++j) {
+    double sum = 0;
+    for (int i = 0; i < rows; ++i) sum += h.alignment.weights[static_cast<size_t>(i * h.alignment.cols + j)];
+    cp += std::log(std::max(1e-30, std::min(sum, 1.0)));
+  }
+  return h.log_prob / lp + o.coverage_penalty * cp - o.word_penalty * n;
+}
+
+TYPED_TEST(BeamSearchTyped, DecodingControlsScoreAsTheFormulaSays) {
+  using T = TypeParam;
+  const auto params = tiny_model<T>(OutputKind::maxout, 21);
+  BeamSearch<T> search(params);
+  BeamOptions base = n_best_with_attention(6);
+  base.max_output_length = 6;
+  std::vector<BeamOptions> variants(5, base);
+  variants[0].word_penalty = 0.7;
+  variants[1].word_penalty = -0.4;
+  variants[2].length_penalty_alpha = 0.6;
+  variants[3].coverage_penalty = 0.5;
+  variants[4].length_penalty_alpha = 1.0, variants[4].coverage_penalty = 0.2, variants[4].word_penalty = 0.1;
+  for (size_t v = 0; v < variants.size(); ++v)
+    for (const auto& source : kSources) {
+      const auto found = search.search({source}, variants[v]).at(0);
+      ASSERT_FALSE(found.empty());
+      for (size_t k = 0; k < found.size(); ++k) {
+        EXPECT_NEAR(found[k].score, expected_score<T>(found[k], variants[v]), 1e-4) << "variant " << v << " rank " << k;
+        if (k > 0) {
+          EXPECT_GE(found[k - 1].score, found[k].score);
+        }
+      }
+    }
+}
+
+// The hypotheses found do not depend on the scoring (candidates are chosen by log-probability),
+// only their order does: a large word penalty W > 0 puts the shortest first, W < 0 the longest,
+// and a coverage penalty a best whose coverage term is at least the unpenalised best's.
+TYPED_TEST(BeamSearchTyped, DecodingControlsMoveTheRankingTheWayTheFormulaSays) {
+  using T = TypeParam;
+  const auto params = tiny_model<T>(OutputKind::maxout, 21);
+  BeamSearch<T> search(params);
+  BeamOptions base = n_best_with_attention(6);
+  base.max_output_length = 6;
+  BeamOptions shorter = base, longer = base, covering = base;
+  shorter.word_penalty = 1e4;
+  longer.word_penalty = -1e4;
+  covering.coverage_penalty = 100;
+  BeamOptions coverage_only = base;
+  coverage_only.coverage_penalty = 1;
+  coverage_only.normalize = 0;
+  const auto length = [](const Hypothesis& h) { return h.tokens.size() + (h.finished ? 1 : 0); };
+  int moved = 0;
+  for (const auto& source : kSources) {
+    const auto plain = search.search({source}, base).at(0);
+    const auto by_short = search.search({source}, shorter).at(0);
+    const auto by_long = search.search({source}, longer).at(0);
+    const auto by_coverage = search.search({source}, covering).at(0);
+    ASSERT_EQ(by_short.size(), plain.size());
+    size_t min_length = 1000, max_length = 0;
+    for (const Hypothesis& h : plain) min_length = std::min(min_length, length(h)), max_length = std::max(max_length, length(h));
+    EXPECT_EQ(length(by_short.front()), min_length);
+    EXPECT_EQ(length(by_long.front()), max_length);
+    // cp alone (β = 1, lp = 1, W = 0): score − log p
+    const auto cp = [&](const Hypothesis& h) { return expected_score<T>(h, coverage_only) - h.log_prob; };
+    EXPECT_GE(cp(by_coverage.front()), cp(plain.front()) - 1e-6);
+    moved += by_short.front().tokens != plain.front().tokens || by_long.front().tokens != plain.front().tokens ||
+             by_coverage.front().tokens != plain.front().tokens;
+  }
+  EXPECT_GT(moved, 0) << "no control changed any ranking: the test shows nothing";
+}
+
+// Each control keeps a sentence's hypotheses independent of the batch it is decoded in.
+TYPED_TEST(BeamSearchTyped, DecodingControlsKeepBatchedEqualToOneAtATime) {
+  using T = TypeParam;
+  const auto params = tiny_model<T>(OutputKind::maxout, 13);
+  BeamOptions base = n_best_with_attention(3);
+  std::vector<BeamOptions> variants(4, base);
+  variants[0].max_length_factor = 1.5;
+  variants[1].word_penalty = 0.5;
+  variants[2].length_penalty_alpha = 0.8;
+  variants[3].coverage_penalty = 0.4;
+  variants[3].alignment = false;  // the attention is then collected for the penalty alone
+  for (size_t v = 0; v < variants.size(); ++v) {
+    BeamSearch<T> batched(params), single(params);
+    const auto together = batched.search(kSources, variants[v]);
+    for (size_t b = 0; b < kSources.size(); ++b)
+      expect_as_alone<T>(together[b], single.search({kSources[b]}, variants[v]).at(0),
+                         "variant " + std::to_string(v) + " sentence " + std::to_string(b));
   }
 }
 
@@ -549,6 +654,15 @@ TEST(BeamSearch, RejectsBadOptions) {
   EXPECT_NO_THROW(check_beam_options(options));
   options.beam_size = 0;
   EXPECT_THROW(check_beam_options(options), Error);
+  options.beam_size = 3;
+  for (auto bad : std::vector<std::function<void(BeamOptions&)>>{
+           [](BeamOptions& o) { o.max_length_factor = -1; }, [](BeamOptions& o) { o.word_penalty = NAN; },
+           [](BeamOptions& o) { o.length_penalty_alpha = NAN; }, [](BeamOptions& o) { o.coverage_penalty = -0.1; },
+           [](BeamOptions& o) { o.coverage_penalty = INFINITY; }}) {
+    BeamOptions o = options;
+    bad(o);
+    EXPECT_THROW(check_beam_options(o), Error);
+  }
 }
 
 // The message ranks exchange (util/mpi.h): hypotheses come back field for field, and a

@@ -557,5 +557,35 @@ TEST_F(Cli, ProgressIsOnStderrAloneAndStdoutIsTheSame) {
   EXPECT_EQ(negative.errors.size(), 1u) << negative.err_text;
 }
 
+// The decoding controls on the command line (their arithmetic: test_beam_search):
+// --max-length-factor caps every output; a large --word-penalty makes the n-best list
+// shortest first; bad values and --length-penalty-alpha beside --normalize are one-line errors.
+TEST_F(Cli, DecodingControlsReachTheSearch) {
+  const std::string input = write("controls.txt", "a b c d e f\nf e d\nc\n");
+  const std::string command = "translate -m " + model() + " -i " + input + " --beam-size 4 ";
+  const Result capped = run(command + "--max-length-factor 0.5");
+  ASSERT_EQ(capped.status, 0) << capped.err_text;
+  ASSERT_EQ(capped.out.size(), 3u);
+  const std::vector<size_t> source_words = {6, 3, 1};
+  for (size_t k = 0; k < 3; ++k)  // ⌊0.5 · (words + 1)⌋ tokens with </s>, at least 1
+    EXPECT_LE(words(capped.out[k]).size(), std::max<size_t>(1, (source_words[k] + 1) / 2)) << capped.out[k];
+  const Result shortest = run(command + "--n-best 4 --word-penalty 10000");
+  ASSERT_EQ(shortest.status, 0) << shortest.err_text;
+  size_t previous = 0, line = 0;
+  for (const std::string& entry : shortest.out) {
+    const std::vector<std::string> fields = split(entry, " ||| ");
+    ASSERT_GE(fields.size(), 3u) << entry;
+    if (std::stoul(fields[0]) != line) line = std::stoul(fields[0]), previous = 0;
+    EXPECT_GE(words(fields[1]).size(), previous) << entry;  // shortest first
+    previous = words(fields[1]).size();
+  }
+  for (const std::string bad : {"--max-length-factor -1", "--word-penalty nan", "--coverage-penalty -0.5",
+                                "--length-penalty-alpha -1", "--length-penalty-alpha 0.6 --normalize 2"}) {
+    const Result refused = run(command + bad);
+    EXPECT_EQ(refused.status, 1) << bad;
+    EXPECT_EQ(refused.errors.size(), 1u) << bad << ": " << refused.err_text;
+  }
+}
+
 }  // namespace
 }  // namespace rnnsearch

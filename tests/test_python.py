@@ -127,6 +127,12 @@ class TranslateMatchesCli(unittest.TestCase):
         self.check_text(["words"], ["--beam-size", 3, "--normalize", 0.3, "--batch-size", 7, "--maxi-batch", 2],
                         threads=2, beam_size=3, normalize=0.3, batch_size=7, maxi_batch=2)
 
+    def test_decoding_controls(self):
+        self.check_text(["words"], ["--beam-size", 4, "--max-length-factor", 0.8, "--word-penalty", 0.3,
+                                    "--length-penalty-alpha", 0.6, "--coverage-penalty", 0.2],
+                        beam_size=4, max_length_factor=0.8, word_penalty=0.3, length_penalty_alpha=0.6,
+                        coverage_penalty=0.2)
+
     def test_replace_unk(self):
         results = self.check_text(["words"], ["--replace-unk"], replace_unk=True)
         self.assertFalse(any("<unk>" in r.tokens for r in results))
@@ -445,6 +451,10 @@ class BadInputs(unittest.TestCase):
             (dict(n_best=6), ["--n-best", 6]),
             (dict(normalize=-1.0), ["--normalize", -1]),
             (dict(normalize=math.nan), ["--normalize", "nan"]),
+            (dict(max_length_factor=-1.0), ["--max-length-factor", -1]),
+            (dict(word_penalty=math.nan), ["--word-penalty", "nan"]),
+            (dict(length_penalty_alpha=-1.0), ["--length-penalty-alpha", -1]),
+            (dict(coverage_penalty=-0.5), ["--coverage-penalty", -0.5]),
             (dict(batch_size=0), ["--batch-size", 0]),
             (dict(max_length=0), ["--max-length", 0]),
             (dict(maxi_batch=0), ["--maxi-batch", 0]),

@@ -366,6 +366,33 @@ TEST_F(Serve, ConcurrentRequestsAreBatchedAndEachGetsItsOwnResults) { concurrent
 // the other's decoding thread takes the requests that come meanwhile.
 TEST_F(Serve, ConcurrentRequestsOnTwoSearches) { concurrent_requests("--threads 2"); }
 
+// The decoding controls in a request give what translate gives with the same options.
+TEST_F(Serve, DecodingControlsGiveTheCliTranslations) {
+  Server server(*dir_, "-m " + model() + " --precision fp32");
+  const std::vector<std::string> records =
+      cli("--beam-size 4 --n-best 3 --format json --precision fp32 --max-length-factor 0.8 --word-penalty 0.3 "
+          "--length-penalty-alpha 0.6 --coverage-penalty 0.2");
+  const Reply reply = post(server, "/translate",
+                           json({{"q", sentences_}, {"beam_size", 4}, {"n_best", 3}, {"max_length_factor", 0.8},
+                                 {"word_penalty", 0.3}, {"length_penalty_alpha", 0.6}, {"coverage_penalty", 0.2}})
+                               .dump());
+  ASSERT_EQ(reply.status, 200) << reply.text;
+  size_t record = 0;
+  for (size_t k = 0; k < sentences_.size(); ++k) {
+    const json& hypotheses = reply.body["translations"][k]["hypotheses"];
+    if (hypotheses.empty()) {  // the CLI prints one empty hypothesis
+      ++record;
+      continue;
+    }
+    for (size_t h = 0; h < hypotheses.size(); ++h, ++record) {
+      const json cli_record = json::parse(records.at(record));
+      EXPECT_EQ(hypotheses[h]["target"], cli_record["target"]) << sentences_[k];
+      EXPECT_NEAR(hypotheses[h]["score"].get<double>(), cli_record["score"].get<double>(), 1e-5);
+    }
+  }
+  EXPECT_EQ(record, records.size());
+}
+
 TEST_F(Serve, ScoreEqualsTheCliJson) {
   Server server(*dir_, "-m " + model());
   const std::vector<std::string> src = {"a b c", "d e f g", "", "h i"};
@@ -417,6 +444,10 @@ TEST_F(Serve, BadRequestsGetA4xxJsonError) {
       {R"({"q": "a", "beam_size": 18446744073709551615})", 400},  // above int64 (a uint64 in nlohmann)
       {R"({"q": "a", "beam_size": 2, "n_best": 3})", 400}, // n-best above the beam
       {R"({"q": "a", "normalize": -1})", 400},
+      {R"({"q": "a", "max_length_factor": -0.5})", 400},
+      {R"({"q": "a", "word_penalty": "much"})", 400},
+      {R"({"q": "a", "length_penalty_alpha": -1})", 400},
+      {R"({"q": "a", "coverage_penalty": null})", 400},
       {R"({"q": "a", "alignment": "diagonal"})", 400},
       {R"({"q": "a", "replace_unk": "yes"})", 400},
       {R"({"q": "a", "beam": 5})", 400},                   // unknown field

@@ -14,6 +14,7 @@
 #include "rnnsearch/error.h"
 #include "rnnsearch/util/cpu.h"
 #include "rnnsearch/text/line_reader.h"
+#include "rnnsearch/util/checks.h"
 #include "rnnsearch/util/mpi.h"
 
 namespace po = boost::program_options;
@@ -73,6 +74,14 @@ int translate_command(const Args& args) {
        "(K <= beam size; 0 = the 1-best only)")
       ("normalize,n", po::value(&topts.beam.normalize)->default_value(1.0)->notifier(non_negative("normalize")),
        "rank by log-probability / length^X (length counts </s>)")
+      ("max-length-factor", po::value(&topts.beam.max_length_factor)->default_value(0)->notifier(non_negative("max-length-factor")),
+       "output at most F × source tokens (both counting </s>); 0 = 2 × source + 10")
+      ("word-penalty", po::value(&topts.beam.word_penalty)->default_value(0),
+       "subtract W × output length from each hypothesis' score (as Marian's; < 0 favours longer output)")
+      ("length-penalty-alpha", po::value<double>(),
+       "rank by log-probability / ((5 + length) / 6)^A (GNMT's length penalty) instead of --normalize")
+      ("coverage-penalty", po::value(&topts.beam.coverage_penalty)->default_value(0)->notifier(non_negative("coverage-penalty")),
+       "add B × Σ_j log min(attention of source word j summed over the output, 1) to the score (GNMT's)")
       ("maxi-batch", po::value(&maxi_batch)->default_value(10)->notifier(at_least("maxi-batch", 1)),
        "batches read, length-sorted and translated before output is written and flushed")
       ("max-length", po::value(&topts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
@@ -103,6 +112,11 @@ int translate_command(const Args& args) {
   topts.batch_size = decode.batch_size;
   topts.piece_alignments = piece_alignments(decode);
   topts.beam.n_best = std::max(n_best, 1);
+  if (vm.count("length-penalty-alpha")) {
+    if (!vm["normalize"].defaulted()) throw Error("--length-penalty-alpha and --normalize both rank by length: give one");
+    topts.beam.length_penalty_alpha = vm["length-penalty-alpha"].as<double>();
+    check_non_negative("length-penalty-alpha", topts.beam.length_penalty_alpha);
+  }
   topts.beam.alignment = oopts.needs_alignment() || vm.count("heatmaps") || topts.replace_unk;
   if (vm.count("unk-dictionary")) {
     if (!topts.replace_unk) throw Error("--unk-dictionary goes with --replace-unk");

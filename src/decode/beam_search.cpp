@@ -18,9 +18,19 @@ void check_beam_options(const BeamOptions& options) {
     throw Error("--n-best must be between 1 and --beam-size (" + std::to_string(options.beam_size) + ")");
   check_non_negative("normalize", options.normalize);
   if (options.max_output_length < 0) throw Error("the maximum output length must not be negative");
+  check_non_negative("max-length-factor", options.max_length_factor);
+  if (!std::isfinite(options.word_penalty))
+    throw Error("--word-penalty must be a finite number, not " + std::to_string(options.word_penalty));
+  if (options.length_penalty_alpha >= 0) check_non_negative("length-penalty-alpha", options.length_penalty_alpha);
+  if (std::isnan(options.length_penalty_alpha)) throw Error("--length-penalty-alpha must be a number >= 0, not nan");
+  check_non_negative("coverage-penalty", options.coverage_penalty);
 }
 
-int max_output_length(int source_length) { return 2 * source_length + 10; }
+int max_output_length(int source_length, double max_length_factor) {
+  if (max_length_factor > 0)
+    return static_cast<int>(std::max(1.0, std::min(std::floor(max_length_factor * source_length), 1e9)));
+  return 2 * source_length + 10;
+}
 
 template <class T>
 BeamSearch<T>::BeamSearch(const std::vector<const Parameters<T>*>& models,
@@ -159,7 +169,8 @@ size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources) {
     Sentence& s = sentences_[b];
     s.id = next_id_++;
     s.source_length = slot_lengths_[b] = lengths_[i];
-    s.max_steps = options_.max_output_length > 0 ? options_.max_output_length : max_output_length(lengths_[i]);
+    s.max_steps = options_.max_output_length > 0 ? options_.max_output_length
+                                                 : max_output_length(lengths_[i], options_.max_length_factor);
     s.steps = 0;
     s.closing = false;
     s.nodes.clear();
@@ -322,18 +333,39 @@ void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t c
 template <class T>
 int BeamSearch<T>::add_node(Sentence& s, int parent, int token, int row) {
   s.nodes.push_back({parent, token});
-  if (options_.alignment) {
+  if (collect_attention()) {
     const auto alpha = alpha_->row(row).head(s.source_length);
     for (Index j = 0; j < alpha.size(); ++j) s.attention.push_back(static_cast<float>(alpha(j)));
   }
   return static_cast<int>(s.nodes.size()) - 1;
 }
 
-// score = log p / length^normalize
+// score = log p / lp + cp − word_penalty · length (the header's formulas)
 template <class T>
 void BeamSearch<T>::finish(Sentence& s, int node, T log_prob, int length, bool finished) {
-  const double lp = static_cast<double>(log_prob);
-  s.finals.push_back({node, lp, lp / std::pow(static_cast<double>(length), options_.normalize), finished});
+  const double log_p = static_cast<double>(log_prob), n = static_cast<double>(length);
+  const double lp = options_.length_penalty_alpha >= 0 ? std::pow((5 + n) / 6, options_.length_penalty_alpha)
+                                                       : std::pow(n, options_.normalize);
+  double score = log_p / lp - options_.word_penalty * n;
+  if (options_.coverage_penalty > 0) score += options_.coverage_penalty * coverage(s, node);
+  s.finals.push_back({node, log_p, score, finished});
+}
+
+// Σ_j log min(Σ_i a_ij, 1) over the attention rows of the node's path's tokens (not the
+// extra row of a hypothesis cut at the length limit, which only alignments show); a position
+// no row attends to at all counts as log 1e-30 rather than −∞ (a weight that underflowed).
+template <class T>
+double BeamSearch<T>::coverage(const Sentence& s, int node) const {
+  std::vector<double>& sums = coverage_sums_;
+  sums.assign(static_cast<size_t>(s.source_length), 0.0);
+  for (; node >= 0; node = s.nodes[node].parent) {
+    if (s.nodes[node].token < 0) continue;
+    const float* row = s.attention.data() + static_cast<long>(node) * s.source_length;
+    for (int j = 0; j < s.source_length; ++j) sums[j] += row[j];
+  }
+  double total = 0;
+  for (double sum : sums) total += std::log(std::max(1e-30, std::min(sum, 1.0)));
+  return total;
 }
 
 template <class T>
@@ -375,7 +407,7 @@ std::vector<Hypothesis> BeamSearch<T>::best_hypotheses(const Sentence& s) const 
     h.score = f.score;
     for (int node : path)
       if (s.nodes[node].token >= 0 && s.nodes[node].token != Vocab::kEos) h.tokens.push_back(s.nodes[node].token);
-    if (options_.alignment) {
+    if (options_.alignment) {  // (attention collected for the coverage penalty alone is not returned)
       h.alignment.rows = static_cast<int>(path.size());
       h.alignment.cols = s.source_length;
       for (int node : path) {

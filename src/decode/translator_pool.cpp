@@ -13,7 +13,9 @@ std::vector<double> key_of(const TranslatorOptions& o) {
           static_cast<double>(o.beam.alignment), static_cast<double>(o.beam.max_output_length),
           static_cast<double>(o.batch_size),     static_cast<double>(o.max_length),
           static_cast<double>(o.threads),        static_cast<double>(o.replace_unk),
-          static_cast<double>(o.piece_alignments), static_cast<double>(o.precision)};
+          static_cast<double>(o.piece_alignments), static_cast<double>(o.precision),
+          o.beam.max_length_factor,              o.beam.word_penalty,
+          o.beam.length_penalty_alpha,           o.beam.coverage_penalty};
 }
 
 }  // namespace

@@ -63,6 +63,15 @@ int integer_field(const json& body, const std::string& field, int fallback, int 
   return static_cast<int>(number);
 }
 
+// A finite number (>= 0 when non_negative), or fallback when absent.
+double number_field(const json& body, const std::string& field, double fallback, bool non_negative) {
+  if (!body.contains(field)) return fallback;
+  const json& value = body[field];
+  if (!value.is_number() || !std::isfinite(value.get<double>()) || (non_negative && value.get<double>() < 0))
+    throw RequestError(400, "'" + field + "' must be a number" + (non_negative ? " >= 0" : ""));
+  return value.get<double>();
+}
+
 bool bool_field(const json& body, const std::string& field) {
   if (!body.contains(field)) return false;
   if (!body[field].is_boolean()) throw RequestError(400, "'" + field + "' must be true or false");
@@ -91,7 +100,8 @@ void max_tokens_check(const std::string& text, const std::string& field, const R
 
 TranslateRequest parse_translate_request(const std::string& body, const RequestLimits& limits) {
   const json value = parse_object(
-      body, {"q", "beam_size", "n_best", "normalize", "alignment", "replace_unk", "detokenize", "heatmap"});
+      body, {"q", "beam_size", "n_best", "normalize", "alignment", "replace_unk", "detokenize", "heatmap",
+             "max_length_factor", "word_penalty", "length_penalty_alpha", "coverage_penalty"});
   TranslateRequest request;
   request.sentences = sentences_of(value, "q", limits.max_sentences, request.list);
   for (size_t k = 0; k < request.sentences.size(); ++k)
@@ -99,12 +109,11 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
   request.beam.beam_size = integer_field(value, "beam_size", 5, 1, limits.max_beam_size);
   request.n_best = integer_field(value, "n_best", 0, 0, request.beam.beam_size);
   request.beam.n_best = std::max(request.n_best, 1);
-  if (value.contains("normalize")) {
-    const json& normalize = value["normalize"];
-    if (!normalize.is_number() || !std::isfinite(normalize.get<double>()) || normalize.get<double>() < 0)
-      throw RequestError(400, "'normalize' must be a number >= 0");
-    request.beam.normalize = normalize.get<double>();
-  }
+  request.beam.normalize = number_field(value, "normalize", request.beam.normalize, true);
+  request.beam.max_length_factor = number_field(value, "max_length_factor", 0, true);
+  request.beam.word_penalty = number_field(value, "word_penalty", 0, false);
+  request.beam.length_penalty_alpha = number_field(value, "length_penalty_alpha", -1, true);
+  request.beam.coverage_penalty = number_field(value, "coverage_penalty", 0, true);
   request.alignment = alignment_field(value);
   request.replace_unk = bool_field(value, "replace_unk");
   request.detokenize = bool_field(value, "detokenize");

@@ -91,8 +91,10 @@ struct TranslationService::Search {
 };
 
 bool TranslationService::DecodeKey::operator<(const DecodeKey& o) const {
-  return std::tie(beam_size, n_best, normalize, attention, replace_unk) <
-         std::tie(o.beam_size, o.n_best, o.normalize, o.attention, o.replace_unk);
+  return std::tie(beam_size, n_best, normalize, attention, replace_unk, max_length_factor, word_penalty,
+                  length_penalty_alpha, coverage_penalty) <
+         std::tie(o.beam_size, o.n_best, o.normalize, o.attention, o.replace_unk, o.max_length_factor, o.word_penalty,
+                  o.length_penalty_alpha, o.coverage_penalty);
 }
 
 TranslationService::TranslationService(const std::vector<Model>& models, const ServiceOptions& options)
@@ -142,6 +144,10 @@ std::shared_ptr<Translator> TranslationService::translator(const DecodeKey& key,
   topts.beam.beam_size = key.beam_size;
   topts.beam.n_best = key.n_best;
   topts.beam.normalize = key.normalize;
+  topts.beam.max_length_factor = key.max_length_factor;
+  topts.beam.word_penalty = key.word_penalty;
+  topts.beam.length_penalty_alpha = key.length_penalty_alpha;
+  topts.beam.coverage_penalty = key.coverage_penalty;
   topts.beam.alignment = key.attention;
   topts.replace_unk = key.replace_unk;
   topts.batch_size = options_.batch_size;
@@ -158,8 +164,9 @@ std::shared_ptr<Translator> TranslationService::translator(const DecodeKey& key,
 std::vector<LineTranslation> TranslationService::translate(const TranslateRequest& request) {
   if (request.sentences.empty()) return {};
   auto job = std::make_shared<Job>();
-  job->key = {request.beam.beam_size, request.beam.n_best, request.beam.normalize, request.beam.alignment,
-              request.replace_unk};
+  job->key = {request.beam.beam_size,     request.beam.n_best,       request.beam.normalize,
+              request.beam.alignment,     request.replace_unk,       request.beam.max_length_factor,
+              request.beam.word_penalty,  request.beam.length_penalty_alpha, request.beam.coverage_penalty};
   job->sentences = request.sentences;
   job->results.resize(request.sentences.size());
   job->remaining = request.sentences.size();

@@ -9,7 +9,14 @@
 //   A sentence stops when its beam is empty, or after its maximum output length, when the
 //   unfinished hypotheses join the finished ones. Hypotheses are ranked by
 //
-//     score = log p / length^normalize      length = tokens, + 1 for </s> when finished
+//     score = log p / lp + cp − word_penalty · length
+//     lp = length^normalize, or ((5 + length) / 6)^α with a length-penalty α (GNMT, Wu et
+//          al. 2016, eq. 14)                       length = tokens, + 1 for </s> when finished
+//     cp = β Σ_j log min(Σ_i a_ij, 1)              the coverage penalty (ibid.), a_ij the
+//          attention of output token i on source position j (</s> included); 0 when β = 0
+//
+//   The maximum output length is 2·S + 10 tokens (S = source tokens with </s>), or
+//   ⌊F · S⌋ (at least 1) with a max-length factor F.
 //
 // Beam size 1 is greedy decoding: the argmax at every step.
 //
@@ -43,13 +50,19 @@ struct BeamOptions {
   double normalize = 1.0;     // length normalisation exponent; 0 ranks by log-probability
   bool alignment = false;     // return each hypothesis' attention matrix
   int max_output_length = 0;  // tokens including </s>; 0 = max_output_length(source length)
+  // Decoding controls (above; all off by default):
+  double max_length_factor = 0;      // F > 0: at most ⌊F · source length⌋ tokens (when max_output_length is 0)
+  double word_penalty = 0;           // subtracted from the score per output token (Marian's --word-penalty)
+  double length_penalty_alpha = -1;  // α ≥ 0: GNMT's lp instead of length^normalize; < 0: off
+  double coverage_penalty = 0;       // β ≥ 0
 };
 
 // Throws rnnsearch::Error naming the offending option (--beam-size, --n-best, ...).
 void check_beam_options(const BeamOptions& options);
 
-// The reference's limit: 2·S + 10 output tokens, S = source length including </s>.
-int max_output_length(int source_length);
+// The reference's limit: 2·S + 10 output tokens, S = source length including </s>; with a
+// max-length factor F > 0, ⌊F · S⌋ (at least 1).
+int max_output_length(int source_length, double max_length_factor = 0);
 
 template <class T>
 class BeamSearch {
@@ -123,6 +136,8 @@ class BeamSearch {
   void select_candidates(const Sentence& sentence, int first_row, size_t count);
   int add_node(Sentence& sentence, int parent, int token, int row);
   void finish(Sentence& sentence, int node, T log_prob, int length, bool finished);
+  double coverage(const Sentence& sentence, int node) const;  // Σ_j log min(Σ_i a_ij, 1)
+  bool collect_attention() const { return options_.alignment || options_.coverage_penalty > 0; }
   void queue_rows(int sentence);
   Index gather_states();
   std::vector<Hypothesis> best_hypotheses(const Sentence& sentence) const;
@@ -152,6 +167,7 @@ class BeamSearch {
   size_t next_id_ = 0;
   std::vector<int> row_sentence_, y_prev_, parent_rows_;  // per row of the next step
   std::vector<Candidate> heap_;
+  mutable std::vector<double> coverage_sums_;  // coverage()'s workspace
 };
 
 }  // namespace rnnsearch

@@ -102,6 +102,7 @@ class TranslationService {
     int beam_size, n_best;
     double normalize;
     bool attention, replace_unk;
+    double max_length_factor = 0, word_penalty = 0, length_penalty_alpha = -1, coverage_penalty = 0;
     bool operator<(const DecodeKey& o) const;
     bool operator==(const DecodeKey& o) const { return !(*this < o) && !(o < *this); }
   };
