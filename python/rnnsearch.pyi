@@ -90,7 +90,8 @@ class Translator:
                   replace_unk: bool = False, batch_size: int = 32, return_attention: bool = False,
                   alignment_units: str = "words", max_length: int = 200, maxi_batch: int = 10,
                   detokenize: bool = False, max_length_factor: float = 0.0, word_penalty: float = 0.0,
-                  length_penalty_alpha: Optional[float] = None, coverage_penalty: float = 0.0) -> list[Translation]:
+                  length_penalty_alpha: Optional[float] = None, coverage_penalty: float = 0.0,
+                  target_prefix: Optional[Sentences] = None) -> list[Translation]:
         """Translates sentences as `rnnsearch translate` does, byte for byte; one Translation per sentence."""
     def score(self, sources: Sentences, targets: Sentences, *, return_attention: bool = False,
               batch_size: int = 32, max_length: int = 200, alignment_units: str = "words") -> list[Score]:

@@ -135,8 +135,16 @@ class PyTranslator {
                                        bool replace_unk, int batch_size, bool return_attention,
                                        const std::string& alignment_units, int max_length, int maxi_batch,
                                        bool detokenize, double max_length_factor, double word_penalty,
-                                       std::optional<double> length_penalty_alpha, double coverage_penalty) {
+                                       std::optional<double> length_penalty_alpha, double coverage_penalty,
+                                       const py::object& target_prefix) {
     const std::vector<std::string> lines = text_lines(sentences, "sentences");
+    std::vector<std::string> prefixes;
+    if (!target_prefix.is_none()) {
+      prefixes = text_lines(target_prefix, "target_prefix");
+      if (prefixes.size() != lines.size())
+        throw Error("sentences and target_prefix differ in length: " + std::to_string(lines.size()) + " and " +
+                    std::to_string(prefixes.size()) + " sentences");
+    }
     std::vector<PyTranslation> results;
     {
       py::gil_scoped_release release;
@@ -165,9 +173,11 @@ class PyTranslator {
       size_t taken = 0;
       translate_chunks(
           *translator, static_cast<size_t>(batch_size) * static_cast<size_t>(maxi_batch),
-          [&](size_t count, std::vector<std::string>& part) {
+          [&](size_t count, std::vector<std::string>& part, std::vector<std::string>& part_prefixes) {
             const size_t end = std::min(lines.size(), taken + count);
             part.assign(lines.begin() + static_cast<long>(taken), lines.begin() + static_cast<long>(end));
+            if (!prefixes.empty())
+              part_prefixes.assign(prefixes.begin() + static_cast<long>(taken), prefixes.begin() + static_cast<long>(end));
             taken = end;
             return !part.empty();
           },
@@ -388,9 +398,10 @@ PYBIND11_MODULE(rnnsearch, m) {
            py::arg("batch_size") = 32, py::arg("return_attention") = false, py::arg("alignment_units") = "words",
            py::arg("max_length") = 200, py::arg("maxi_batch") = 10, py::arg("detokenize") = false,
            py::arg("max_length_factor") = 0.0, py::arg("word_penalty") = 0.0, py::arg("length_penalty_alpha") = py::none(),
-           py::arg("coverage_penalty") = 0.0,
+           py::arg("coverage_penalty") = 0.0, py::arg("target_prefix") = py::none(),
            "Translates a list of sentences (str or bytes) as `rnnsearch translate` does, byte for byte; one "
            "Translation per sentence, in order. The keywords are translate's options of the same names; "
+           "target_prefix is a list of one prefix per sentence ('' = none), the lines of --target-prefix; "
            "return_attention=True keeps each hypothesis' attention matrix and hard alignment.")
       .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"), py::kw_only(),
            py::arg("return_attention") = false, py::arg("batch_size") = 32, py::arg("max_length") = 200,

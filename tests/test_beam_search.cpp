@@ -645,6 +645,136 @@ TYPED_TEST(BeamSearchTyped, DecodingControlsKeepBatchedEqualToOneAtATime) {
   }
 }
 
+// Target prefixes. The oracle: of every sequence the enumeration scores, those that start
+// with the prefix; a beam as wide as the enumeration returns their best, with the same
+// scores (the prefix's log-probabilities count), and its attention rows are the teacher-forced
+// ones.
+TEST(BeamSearch, TargetPrefixIsForcedThenTheBestContinuationsFollow) {
+  const auto params = tiny_model<double>(OutputKind::maxout, 11);
+  BeamSearch<double> search(params);
+  const std::vector<std::vector<int>> prefixes = {{4}, {5, Vocab::kUnk}, {4, 4, 5}};
+  int unlikely = 0;  // prefixes that are not what the search finds without them
+  for (const auto& source : kSources)
+    for (const auto& prefix : prefixes) {
+      SingleRowDecoder<double> decoder(params, source);
+      std::vector<Candidate> all = enumerate_all(decoder, 5, 1.0);
+      const auto free_best = all.front().tokens;
+      all.erase(std::remove_if(all.begin(), all.end(),
+                               [&](const Candidate& c) {
+                                 return c.tokens.size() < prefix.size() ||
+                                        !std::equal(prefix.begin(), prefix.end(), c.tokens.begin());
+                               }),
+                all.end());
+      BeamOptions options;
+      options.beam_size = 400;
+      options.n_best = 4;
+      options.alignment = true;
+      options.max_output_length = 5;
+      const BeamSearch<double>::Prefixes one{prefix};
+      const auto found = search.search({source}, options, nullptr, &one).at(0);
+      ASSERT_EQ(found.size(), 4u);
+      for (size_t k = 0; k < found.size(); ++k) {
+        EXPECT_EQ(found[k].tokens, all[k].tokens) << "rank " << k;
+        EXPECT_EQ(found[k].finished, all[k].finished) << "rank " << k;
+        EXPECT_NEAR(found[k].score, all[k].score, 1e-12) << "rank " << k;
+        const Forced f = forced_decode(decoder, found[k].tokens, found[k].finished);
+        ASSERT_EQ(static_cast<size_t>(found[k].alignment.rows), f.attention.size());
+        for (int i = 0; i < found[k].alignment.rows; ++i)
+          for (int j = 0; j < found[k].alignment.cols; ++j)
+            EXPECT_NEAR(found[k].alignment.at(i, j), f.attention[i][j], 1e-6) << "rank " << k << " row " << i;
+      }
+      unlikely += !std::equal(prefix.begin(), prefix.end(), free_best.begin(),
+                              free_best.begin() + static_cast<long>(std::min(prefix.size(), free_best.size())));
+    }
+  EXPECT_GT(unlikely, 0) << "every prefix was the model's own choice: the test shows nothing";
+}
+
+// The length limit makes room for the prefix and </s>; an empty prefix is no prefix; a
+// prefix holding </s>, <s> or <pad> is refused.
+TEST(BeamSearch, TargetPrefixLongerThanTheLimitIsStillForcedAndFollowedByEos) {
+  const auto params = tiny_model<double>(OutputKind::maxout, 5);
+  BeamSearch<double> search(params);
+  BeamOptions options = n_best_with_attention(3);
+  options.max_output_length = 2;
+  const BeamSearch<double>::Prefixes prefixes = {{4, 5, 4, 4}, {}};
+  const auto found = search.search({kSources[0], kSources[1]}, options, nullptr, &prefixes);
+  for (const Hypothesis& h : found[0]) {
+    ASSERT_GE(h.tokens.size(), 4u);
+    EXPECT_EQ(std::vector<int>(h.tokens.begin(), h.tokens.begin() + 4), prefixes[0]);
+    EXPECT_LE(h.tokens.size() + (h.finished ? 1 : 0), 5u);
+  }
+  const auto without = search.search({kSources[1]}, options).at(0);
+  ASSERT_EQ(found[1].size(), without.size());
+  for (size_t k = 0; k < without.size(); ++k) EXPECT_EQ(found[1][k].tokens, without[k].tokens);
+  for (int special : {Vocab::kEos, Vocab::kBos, Vocab::kPad}) {
+    const BeamSearch<double>::Prefixes bad = {{4, special}};
+    EXPECT_THROW(search.search({kSources[0]}, options, nullptr, &bad), Error);
+  }
+}
+
+// With subword pieces (set_word_pieces), the token right after a prefix begins a word; later
+// ones may continue words.
+TEST(BeamSearch, TargetPrefixIsFollowedByAWordStart) {
+  const auto params = tiny_model<double>(OutputKind::maxout, 11);
+  BeamOptions options = n_best_with_attention(4);
+  options.max_output_length = 6;
+  const std::vector<std::vector<int>> prefix = {{4}};
+  BeamSearch<double> plain(params), pieces(params);
+  std::vector<char> continues(6, 0);
+  continues[5] = 1;  // token 5 is a piece that continues a word
+  pieces.set_word_pieces(continues);
+  int before = 0, later = 0;
+  for (const auto& source : kSources) {
+    const auto free = plain.search({source}, options, nullptr, &prefix);
+    for (const Hypothesis& h : free.at(0)) before += h.tokens.size() > 1 && h.tokens[1] == 5;
+    const auto barred = pieces.search({source}, options, nullptr, &prefix);
+    for (const Hypothesis& h : barred.at(0)) {
+      ASSERT_EQ(h.tokens.at(0), 4);
+      EXPECT_TRUE(h.tokens.size() < 2 || h.tokens[1] != 5);
+      later += std::count(h.tokens.begin() + 1, h.tokens.end(), 5) > 0;
+    }
+  }
+  EXPECT_GT(before, 0) << "token 5 never follows the prefix anyway: the test shows nothing";
+  EXPECT_GT(later, 0) << "token 5 is barred everywhere, not only right after the prefix";
+}
+
+// Per-sentence prefixes keep a sentence's hypotheses independent of its batch, in one search
+// and in a running one that sentences join at different steps, and over a shortlist that holds
+// the prefixes' words.
+TYPED_TEST(BeamSearchTyped, TargetPrefixesKeepBatchedEqualToOneAtATime) {
+  using T = TypeParam;
+  const auto params = tiny_model<T>(OutputKind::maxout, 13);
+  const std::vector<std::vector<int>> prefixes = {{5}, {}, {4, Vocab::kUnk}, {5, 5, 5}, {4}};
+  const std::vector<int> shortlist = {Vocab::kUnk, kEos, 4, 5};
+  for (const std::vector<int>* words : {static_cast<const std::vector<int>*>(nullptr), &shortlist}) {
+    const BeamOptions options = n_best_with_attention(3);
+    BeamSearch<T> batched(params), single(params), continuous(params);
+    const auto together = batched.search(kSources, options, words, &prefixes);
+    std::vector<std::vector<Hypothesis>> joined(kSources.size());
+    continuous.start(options, words);
+    for (size_t b = 0, steps = 0; b < kSources.size() || continuous.sentences() > 0; ++steps) {
+      if (b < kSources.size() && steps % 2 == 0) {
+        const std::vector<std::vector<int>> one = {prefixes[b]};
+        continuous.add({kSources[b]}, &one);
+        ++b;
+      }
+      for (auto& f : continuous.step()) joined[f.id] = std::move(f.hypotheses);
+      ASSERT_LT(steps, 1000u);
+    }
+    for (size_t b = 0; b < kSources.size(); ++b) {
+      const std::vector<std::vector<int>> one = {prefixes[b]};
+      const auto alone = single.search({kSources[b]}, options, words, &one).at(0);
+      const std::string where = std::string(words ? "shortlist" : "full") + " sentence " + std::to_string(b);
+      expect_as_alone<T>(together[b], alone, where + " batched");
+      expect_as_alone<T>(joined[b], alone, where + " joined");
+      for (const Hypothesis& h : alone) {
+        ASSERT_GE(h.tokens.size(), prefixes[b].size()) << where;
+        EXPECT_TRUE(std::equal(prefixes[b].begin(), prefixes[b].end(), h.tokens.begin())) << where;
+      }
+    }
+  }
+}
+
 TEST(BeamSearch, RejectsBadOptions) {
   BeamOptions options;
   options.beam_size = 3;

@@ -153,6 +153,30 @@ TEST_F(RawModel, NBestListsAndHeatmapsShowTheWords) {
     EXPECT_NE(svgs.find(word), std::string::npos) << word << " labels a column";
 }
 
+// A target prefix in raw text goes through the subword model: the translation starts with
+// its words as typed (cased, punctuation attached; the next piece begins a new word, where
+// this barely trained model would rather go on with "Männer" + "ch..."), one alignment row
+// per word.
+TEST_F(RawModel, TargetPrefixGoesThroughTheSubwords) {
+  const std::string input = dir_->write("prefix.en", "A man sleeps on a sofa.\nTwo dogs play.\n");
+  const std::string prefixes = dir_->write("prefix.de", "Ein Hund,\nZwei Männer\n");
+  const test::BinaryRun json = run_binary("translate -m " + model() + " -i " + input + " --target-prefix " + prefixes +
+                                              " --beam-size 3 --n-best 2 --format json",
+                                          *dir_);
+  ASSERT_EQ(json.status, 0) << json.err;
+  const std::vector<std::string> records = lines_of(json.out);
+  ASSERT_EQ(records.size(), 4u);
+  const std::vector<Words> expected = {{"Ein", "Hund,"}, {"Zwei", "Männer"}};
+  for (size_t k = 0; k < records.size(); ++k) {
+    const auto record = nlohmann::json::parse(records[k]);
+    const Words target = record["target"].get<Words>();
+    const Words& prefix = expected[k / 2];
+    ASSERT_GE(target.size(), prefix.size()) << records[k];
+    EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), target.begin())) << records[k];
+    EXPECT_EQ(record["alignment"].size(), target.size() + 1) << records[k];
+  }
+}
+
 // An <unk> the model writes is a word of its own, and --replace-unk puts a source word, as
 // the input has it (cased, punctuation attached), in its place.
 TEST_F(RawModel, ReplaceUnkPutsInTheSourcesWords) {

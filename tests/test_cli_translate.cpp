@@ -587,5 +587,43 @@ TEST_F(Cli, DecodingControlsReachTheSearch) {
   }
 }
 
+// --target-prefix FILE: line k's words start every hypothesis of input line k (an empty line:
+// as without the option), with an alignment row for each; a prefix file of another length is
+// a one-line error naming both files.
+TEST_F(Cli, TargetPrefixStartsEveryHypothesisOfItsLine) {
+  const std::string input = write("prefixed.txt", "a b c\nd e\nf\n");
+  const std::string prefixes = write("prefixes.txt", "z z w\n\nv\n");
+  const std::string command = "translate -m " + model() + " -i " + input + " --beam-size 3 --n-best 3 ";
+  const Result forced = run(command + "--target-prefix " + prefixes + " --format json");
+  ASSERT_EQ(forced.status, 0) << forced.err_text;
+  const Result plain = run(command + "--format json");
+  ASSERT_EQ(plain.status, 0) << plain.err_text;
+  ASSERT_EQ(forced.out.size(), 9u);
+  ASSERT_EQ(plain.out.size(), 9u);
+  const std::vector<std::vector<std::string>> expected = {{"z", "z", "w"}, {}, {"v"}};
+  int differs = 0;
+  for (size_t k = 0; k < forced.out.size(); ++k) {
+    const auto record = nlohmann::json::parse(forced.out[k]);
+    const auto target = record["target"].get<std::vector<std::string>>();
+    const auto& prefix = expected[k / 3];
+    ASSERT_GE(target.size(), prefix.size()) << forced.out[k];
+    EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), target.begin())) << forced.out[k];
+    EXPECT_EQ(record["alignment"].size(), target.size() + 1) << forced.out[k];
+    if (prefix.empty()) {
+      EXPECT_EQ(forced.out[k], plain.out[k]);
+    } else {
+      differs += forced.out[k] != plain.out[k];
+    }
+  }
+  EXPECT_GT(differs, 0) << "the prefixes were the model's own choices: the test shows nothing";
+  for (const std::string& other : {write("short.txt", "z\nz\n"), write("long.txt", "z\nz\nz\nz\n")}) {
+    const Result refused = run(command + "--target-prefix " + other);
+    EXPECT_EQ(refused.status, 1) << other;
+    ASSERT_EQ(refused.errors.size(), 1u) << refused.err_text;
+    EXPECT_NE(refused.errors[0].find(input), std::string::npos) << refused.errors[0];
+    EXPECT_NE(refused.errors[0].find(other), std::string::npos) << refused.errors[0];
+  }
+}
+
 }  // namespace
 }  // namespace rnnsearch

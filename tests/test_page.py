@@ -215,6 +215,35 @@ class Page(unittest.TestCase):
         self.assertIn(self.url + "translate", requested)
         self.assertEqual([url for url in requested if not url.startswith(self.url)], [])
 
+    def test_typing_a_prefix_shows_its_completion_and_heatmap(self):
+        """A target prefix typed for the chosen sentence: the translation, the n-best list and the
+        heatmap's rows become the API's for that prefix; cleared, the page shows the plain translation
+        again."""
+        prefix = "Ein Hund"
+        request = urllib.request.Request(
+            self.url + "translate", json.dumps(dict(OPTIONS, q=[SENTENCE], target_prefix=[prefix])).encode(),
+            {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as response:
+            completed = json.load(response)["translations"][0]
+        self.assertNotEqual(completed["translation"], self.expected["translation"])
+        field = self.driver.find_element(By.ID, "prefix")
+        field.send_keys(prefix)
+        self.addCleanup(self.wait_for_translation, self.expected["translation"])
+        self.addCleanup(lambda: self.driver.execute_script(
+            "const f = document.getElementById('prefix'); f.value = ''; f.dispatchEvent(new Event('input'))"))
+        self.assertEqual([w.lower() for w in completed["hypotheses"][0]["target"][:2]], ["ein", "hund"])
+        self.wait_for_translation(completed["translation"])
+        self.assert_listed("#nbest > li", [(h["translation"], h["score"]) for h in completed["hypotheses"]])
+        best = completed["hypotheses"][0]
+        self.assertEqual(self.texts(TARGET_LABELS), best["target"] + ["</s>"])
+        self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, CELLS)),
+                         len(best["alignment"]) * len(best["alignment"][0]))
+
+    def wait_for_translation(self, translation):
+        WebDriverWait(self.driver, WAIT_SECONDS, poll_frequency=0.05).until(
+            lambda _: [text for text, _ in self.listed("#translations > li")] == [translation or "(empty)"],
+            "the page does not show %r" % translation)
+
     def test_screenshot(self):
         """A PNG of the page with a target word in the middle clicked and its strongest cell hovered."""
         row = len(self.best["target"]) // 2

@@ -133,6 +133,32 @@ class TranslateMatchesCli(unittest.TestCase):
                         beam_size=4, max_length_factor=0.8, word_penalty=0.3, length_penalty_alpha=0.6,
                         coverage_penalty=0.2)
 
+    def test_target_prefix(self):
+        # the references' first words without punctuation (none for every third line), as
+        # --target-prefix FILE has them
+        with open(os.path.join(TINY, "val.de"), encoding="utf-8") as f:
+            references = f.read().split("\n")[:-1]
+        prefixes = [" ".join([w for w in r.split() if w.isalpha()][:1 + k % 2]).encode() if k % 3 else b""
+                    for k, r in enumerate(references)]
+        prefixes += [b"ein"] * (len(input_lines()) - len(prefixes))
+        prefix_path = write("prefixes.txt", b"\n".join(prefixes) + b"\n")
+        for name in ["words", "subwords"]:
+            with self.subTest(model=name):
+                results = self.check_text([name], ["--n-best", 0, "--target-prefix", prefix_path],
+                                          target_prefix=[p.decode("utf-8") for p in prefixes])
+                forced = 0
+                for r, prefix in zip(results, prefixes):
+                    if r.hypotheses and prefix:
+                        # both models lowercase; the word model has <unk> for the words it does not know
+                        words = prefix.decode("utf-8").lower().split()
+                        tokens = r.hypotheses[0].tokens[:len(words)]
+                        self.assertEqual(len(tokens), len(words))
+                        self.assertTrue(all(t == w or t == "<unk>" for t, w in zip(tokens, words)), (tokens, words))
+                        forced += tokens == words
+                self.assertGreater(forced, 10)
+        with self.assertRaises(rnnsearch.Error):
+            self.translator("words").translate(["a dog", "a cat"], target_prefix=["ein"])
+
     def test_replace_unk(self):
         results = self.check_text(["words"], ["--replace-unk"], replace_unk=True)
         self.assertFalse(any("<unk>" in r.tokens for r in results))

@@ -393,6 +393,47 @@ TEST_F(Serve, DecodingControlsGiveTheCliTranslations) {
   EXPECT_EQ(record, records.size());
 }
 
+// "target_prefix" (one per sentence, as --target-prefix's lines) gives what the CLI gives;
+// its shape must be q's.
+TEST_F(Serve, TargetPrefixesGiveTheCliTranslations) {
+  Server server(*dir_, "-m " + model() + " --precision fp32");
+  const std::vector<std::string> words = {"u v", "", "w", "x y z", "q"};
+  std::vector<std::string> prefixes;
+  std::string file;
+  for (size_t k = 0; k < sentences_.size(); ++k) {
+    prefixes.push_back(words[k % words.size()]);
+    file += prefixes.back() + "\n";
+  }
+  const std::vector<std::string> records =
+      cli("--beam-size 3 --format json --precision fp32 --target-prefix " + dir_->write("prefixes.txt", file));
+  ASSERT_EQ(records.size(), sentences_.size());
+  const Reply reply =
+      post(server, "/translate", json({{"q", sentences_}, {"beam_size", 3}, {"target_prefix", prefixes}}).dump());
+  ASSERT_EQ(reply.status, 200) << reply.text;
+  for (size_t k = 0; k < sentences_.size(); ++k) {
+    const json& hypotheses = reply.body["translations"][k]["hypotheses"];
+    const json cli_record = json::parse(records[k]);
+    if (hypotheses.empty()) {
+      EXPECT_TRUE(cli_record["target"].empty()) << sentences_[k];
+      continue;
+    }
+    EXPECT_EQ(hypotheses[0]["target"], cli_record["target"]) << sentences_[k];
+    const std::vector<std::string> prefix = test::words(prefixes[k]);
+    const auto target = hypotheses[0]["target"].get<std::vector<std::string>>();
+    ASSERT_GE(target.size(), prefix.size());
+    EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), target.begin())) << reply.body["translations"][k].dump();
+  }
+  const Reply one = post(server, "/translate", R"({"q": "a b c", "target_prefix": "z z"})");
+  ASSERT_EQ(one.status, 200) << one.text;
+  EXPECT_EQ(one.body["translations"][0]["hypotheses"][0]["target"][0], "z");
+  for (const char* bad : {R"({"q": "a b", "target_prefix": ["u"]})", R"({"q": ["a b"], "target_prefix": "u"})",
+                          R"({"q": ["a", "b"], "target_prefix": ["u"]})", R"({"q": "a", "target_prefix": 3})"}) {
+    const Reply refused = post(server, "/translate", bad);
+    EXPECT_EQ(refused.status, 400) << bad;
+    EXPECT_NE(refused.text.find("target_prefix"), std::string::npos) << refused.text;
+  }
+}
+
 TEST_F(Serve, ScoreEqualsTheCliJson) {
   Server server(*dir_, "-m " + model());
   const std::vector<std::string> src = {"a b c", "d e f g", "", "h i"};

@@ -22,14 +22,29 @@ namespace po = boost::program_options;
 namespace rnnsearch::cli {
 namespace {
 
-// Rank 0 reads the next chunk (input is null on the other ranks); in an MPI job every rank
-// receives it and translates its share of the chunk's batches.
-bool read_chunk(LineReader* input, size_t count, std::vector<std::string>& lines) {
+// Rank 0 reads the next chunk (input is null on the other ranks), and the same lines of the
+// --target-prefix file if there is one; in an MPI job every rank receives them and translates
+// its share of the chunk's batches.
+bool read_chunk(LineReader* input, LineReader* prefix_file, bool with_prefixes, size_t count,
+                std::vector<std::string>& lines, std::vector<std::string>& prefixes) {
   lines.clear();
+  prefixes.clear();
   std::string line;
-  if (input)
-    while (lines.size() < count && input->next(line)) lines.push_back(line);
+  if (input) {
+    while (lines.size() < count && input->next(line)) {
+      lines.push_back(line);
+      if (!prefix_file) continue;
+      if (!prefix_file->next(line))
+        throw Error(input->path() + " and " + prefix_file->path() + " (--target-prefix) differ in length: " +
+                    prefix_file->path() + " has fewer lines (" + std::to_string(prefix_file->line_number()) + ")");
+      prefixes.push_back(line);
+    }
+    if (prefix_file && lines.size() < count && prefix_file->next(line))
+      throw Error(input->path() + " and " + prefix_file->path() + " (--target-prefix) differ in length: " +
+                  prefix_file->path() + " has more lines (line " + std::to_string(prefix_file->line_number()) + ")");
+  }
   mpi::broadcast(lines);
+  if (with_prefixes) mpi::broadcast(prefixes);
   return !lines.empty();
 }
 
@@ -55,7 +70,7 @@ std::pair<int, int> parse_shortlist_sizes(const std::vector<std::string>& values
 
 int translate_command(const Args& args) {
   DecodeArgs decode;
-  std::string input, output;
+  std::string input, output, target_prefix;
   TranslatorOptions topts;
   int n_best = 0, maxi_batch = 10;
   bool detokenize = false;
@@ -67,6 +82,9 @@ int translate_command(const Args& args) {
       ("input,i", po::value(&input)->default_value("-"),
        "sentences to translate, one per line (a FILE may be gzipped; - = stdin, plain text)")
       ("output,o", po::value(&output)->default_value("-"), "where to write translations (- = stdout)")
+      ("target-prefix", po::value(&target_prefix),
+       "FILE with one line per input line: the words each translation must start with, forced before the "
+       "search goes on (an empty line: none)")
       ("beam-size,b", po::value(&topts.beam.beam_size)->default_value(5)->notifier(at_least("beam-size", 1)),
        "beam size; 1 = greedy decoding")
       ("n-best", po::value(&n_best)->default_value(0)->notifier(at_least("n-best", 0)),
@@ -129,6 +147,7 @@ int translate_command(const Args& args) {
     throw Error("--precision " + precision + " and --shortlist do not combine (a shortlist's projection is fp32): give one");
   const Precision requested = precision_option(precision, PrecisionUse::decoding);
   topts.precision = shortlist.empty() ? requested : Precision::fp32;
+  if (target_prefix == "-" && input == "-") throw Error("--target-prefix and --input cannot both be stdin");
   check_beam_options(topts.beam);  // before loading a model
   const std::pair<int, int> shortlist_sizes = parse_shortlist_sizes(shortlist);
 
@@ -143,11 +162,12 @@ int translate_command(const Args& args) {
   const OutputPrinter printer(oopts);
   // Rank 0 alone reads the input and writes the output (and the heatmaps).
   const bool root = mpi::is_root();
-  std::optional<LineReader> reader;
+  std::optional<LineReader> reader, prefix_reader;
   std::optional<OutputFile> out;
   if (root) {
     reader.emplace(input);
-    out.emplace(output, std::vector<std::string>{input});
+    if (!target_prefix.empty()) prefix_reader.emplace(target_prefix);
+    out.emplace(output, std::vector<std::string>{input, target_prefix});
   }
   const std::string input_name = input == "-" ? "stdin" : input;
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
@@ -160,7 +180,10 @@ int translate_command(const Args& args) {
   size_t lines_done = 0;
   translate_chunks(
       translator, static_cast<size_t>(topts.batch_size) * maxi_batch,
-      [&](size_t count, std::vector<std::string>& lines) { return read_chunk(reader ? &*reader : nullptr, count, lines); },
+      [&](size_t count, std::vector<std::string>& lines, std::vector<std::string>& prefixes) {
+        return read_chunk(reader ? &*reader : nullptr, prefix_reader ? &*prefix_reader : nullptr,
+                          !target_prefix.empty(), count, lines, prefixes);
+      },
       [&](std::vector<LineTranslation>& translations) {
         lines_done += translations.size();
         if (!root) return;

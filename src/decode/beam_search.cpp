@@ -73,10 +73,11 @@ void BeamSearch<T>::run_models(Index rows) {
 template <class T>
 std::vector<std::vector<Hypothesis>> BeamSearch<T>::search(const std::vector<std::vector<int>>& sources,
                                                            const BeamOptions& options,
-                                                           const std::vector<int>* shortlist) {
+                                                           const std::vector<int>* shortlist,
+                                                           const Prefixes* prefixes) {
   start(options, shortlist);
   std::vector<std::vector<Hypothesis>> results(sources.size());
-  add(sources);
+  add(sources, prefixes);
   while (sentences() > 0)
     for (Finished& f : step()) results[f.id] = std::move(f.hypotheses);
   return results;
@@ -135,9 +136,16 @@ void BeamSearch<T>::reserve_memory(Index slots, Index stride) {
 // Each source gets a free slot and one hypothesis, <s> with log-probability 0, from its s_0:
 // a row of the next step, after the rows of the sentences already in the search.
 template <class T>
-size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources) {
+size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const Prefixes* prefixes) {
   const size_t first_id = next_id_;
   if (sources.empty()) return first_id;
+  if (prefixes) {
+    if (prefixes->size() != sources.size()) throw std::logic_error("beam search: one target prefix per source");
+    for (const std::vector<int>& prefix : *prefixes)
+      for (int w : prefix)
+        if (w == Vocab::kEos || w == Vocab::kBos || w == Vocab::kPad)
+          throw Error("beam search: a target prefix holds </s>, <s> or <pad>");
+  }
   encode(sources);
   const Index B = static_cast<Index>(sources.size()), S = members_.front().encoder.max_len;
   std::vector<int> slots;
@@ -171,6 +179,11 @@ size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources) {
     s.source_length = slot_lengths_[b] = lengths_[i];
     s.max_steps = options_.max_output_length > 0 ? options_.max_output_length
                                                  : max_output_length(lengths_[i], options_.max_length_factor);
+    if (prefixes)
+      s.prefix = (*prefixes)[i];
+    else
+      s.prefix.clear();
+    s.max_steps = std::max(s.max_steps, static_cast<int>(s.prefix.size()) + 1);
     s.steps = 0;
     s.closing = false;
     s.nodes.clear();
@@ -249,8 +262,12 @@ void BeamSearch<T>::extend(int b, int first_row) {
     close(s, first_row);
     return;
   }
+  if (static_cast<size_t>(s.steps) < s.prefix.size())
+    force_candidate(s, first_row, s.prefix[s.steps]);
+  else
+    select_candidates(s, first_row, static_cast<size_t>(options_.beam_size) - s.finals.size(),
+                      !s.prefix.empty() && static_cast<size_t>(s.steps) == s.prefix.size() && !continues_word_.empty());
   ++s.steps;
-  select_candidates(s, first_row, static_cast<size_t>(options_.beam_size) - s.finals.size());
   s.next.clear();
   for (const Candidate& c : heap_) {
     const int node = add_node(s, s.live[c.row - first_row].node, c.word, c.row);
@@ -288,9 +305,9 @@ void BeamSearch<T>::close(Sentence& s, int first_row) {
 // columns is first tested as a whole (a loop the compiler vectorises, with the same float
 // sums and comparison as the scalar test, so the same candidates pass) and only a block
 // holding one that passes is walked column by column. Column k is word k, or the
-// shortlist's k-th word.
+// shortlist's k-th word. word_start: only tokens that begin a word (set_word_pieces).
 template <class T>
-void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t count) {
+void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t count, bool word_start) {
   constexpr int kBlock = 32;
   const auto worse = [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; };
   const int columns = static_cast<int>(log_probs_->cols());
@@ -312,7 +329,7 @@ void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t c
         const int w = words ? words[k] : k;
         const T candidate = base + log_p[k];
         // strict: on a tie the candidate found first stays
-        if (candidate <= threshold || w == Vocab::kPad || w == Vocab::kBos) continue;
+        if (candidate <= threshold || w == Vocab::kPad || w == Vocab::kBos || (word_start && continues_word_[w])) continue;
         if (heap_.size() == count) {  // the new candidate replaces the heap's minimum
           std::pop_heap(heap_.begin(), heap_.end(), worse);
           heap_.pop_back();
@@ -327,6 +344,20 @@ void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t c
     if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
     return a.row != b.row ? a.row < b.row : a.word < b.word;
   });
+}
+
+// Within the target prefix the sentence has one hypothesis (row first_row), extended by the
+// prefix's next word alone.
+template <class T>
+void BeamSearch<T>::force_candidate(const Sentence& s, int first_row, int word) {
+  int column = word;
+  if (shortlist_) {
+    const auto found = std::lower_bound(shortlist_->begin(), shortlist_->end(), word);
+    if (found == shortlist_->end() || *found != word)
+      throw std::logic_error("beam search: a target prefix's token is not in the shortlist");
+    column = static_cast<int>(found - shortlist_->begin());
+  }
+  heap_.assign(1, {s.live.front().log_prob + (*log_probs_)(first_row, column), first_row, word});
 }
 
 // A node's attention row is that of the decoder row it was chosen from.

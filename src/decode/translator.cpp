@@ -33,17 +33,26 @@ Translator::Translator(const ModelDefinition& model, const std::vector<const Par
   }
   const int threads = std::max(1, options.threads);
   searches_.reserve(threads);
-  for (int t = 0; t < threads; ++t) searches_.emplace_back(models, low_precision);
+  std::vector<char> continues;  // which target tokens continue a word: none of a word-level model's
+  if (model.uses_subwords())
+    for (size_t w = 0; w < model.tgt_vocab.size(); ++w)
+      continues.push_back(continues_word(model.tgt_vocab.token(static_cast<int>(w)), model.tgt_subwords.identity()));
+  for (int t = 0; t < threads; ++t) {
+    searches_.emplace_back(models, low_precision);
+    searches_.back().set_word_pieces(continues);
+  }
   decoding_.resize(static_cast<size_t>(threads));
 }
 
-// Tokens and ids (</s> appended; unknown words become <unk>) of one line. Lines without
-// tokens get no ids and are not decoded.
-LineTranslation Translator::prepare(const std::string& text, size_t line, std::vector<int>& ids) const {
+// Tokens and ids (</s> appended; unknown words become <unk>) of one line, and the target ids
+// of its prefix (no </s>; the special tokens' names, typed as words, become <unk> too).
+// Lines without tokens get no ids and are not decoded.
+LineTranslation Translator::prepare(const std::string& text, const std::string& prefix, size_t line,
+                                    std::vector<int>& ids, std::vector<int>& prefix_ids) const {
   LineTranslation result;
   result.line = line;
-  if (!is_valid_utf8(text)) {
-    result.warning = "invalid UTF-8; its output line is empty";
+  if (!is_valid_utf8(text) || !is_valid_utf8(prefix)) {
+    result.warning = std::string(is_valid_utf8(text) ? "its target prefix is " : "") + "invalid UTF-8; its output line is empty";
     return result;
   }
   result.source = tokenize(text, model_.tokenizer);
@@ -57,6 +66,13 @@ LineTranslation Translator::prepare(const std::string& text, size_t line, std::v
   std::vector<std::string> pieces = model_.src_subwords.encode(result.source, &result.source_word_of_piece);
   ids = model_.src_vocab.encode(pieces);
   if (options_.piece_alignments) result.source_pieces = std::move(pieces);
+  prefix_ids.clear();
+  if (!prefix.empty()) {
+    prefix_ids = model_.tgt_vocab.encode(model_.tgt_subwords.encode(tokenize(prefix, model_.tokenizer)));
+    prefix_ids.pop_back();  // </s>
+    for (int& id : prefix_ids)
+      if (id == Vocab::kEos || id == Vocab::kBos || id == Vocab::kPad) id = Vocab::kUnk;
+  }
   return result;
 }
 
@@ -79,12 +95,16 @@ void Translator::finish(LineTranslation& result, std::vector<Hypothesis> hypothe
   }
 }
 
-std::vector<LineTranslation> Translator::translate(const std::vector<std::string>& lines, size_t first_line) {
+std::vector<LineTranslation> Translator::translate(const std::vector<std::string>& lines, size_t first_line,
+                                                   const std::vector<std::string>& prefixes) {
+  if (!prefixes.empty() && prefixes.size() != lines.size())
+    throw std::logic_error("Translator::translate: one target prefix per line");
+  const bool with_prefixes = !prefixes.empty();
   std::vector<LineTranslation> results;
-  std::vector<std::vector<int>> ids(lines.size());
+  std::vector<std::vector<int>> ids(lines.size()), prefix_ids(lines.size());
   std::vector<size_t> order;  // the lines to decode, longest first
   for (size_t k = 0; k < lines.size(); ++k) {
-    results.push_back(prepare(lines[k], first_line + k, ids[k]));
+    results.push_back(prepare(lines[k], with_prefixes ? prefixes[k] : std::string(), first_line + k, ids[k], prefix_ids[k]));
     if (!ids[k].empty()) order.push_back(k);
   }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a].size() > ids[b].size(); });
@@ -92,12 +112,20 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
       balanced_batch_size(order.size(), static_cast<size_t>(options_.batch_size), static_cast<int>(searches_.size()));
   run_batches(order, batch_size, static_cast<int>(searches_.size()),
               [&](const std::vector<size_t>& members, int thread) {
-                std::vector<std::vector<int>> sources;
-                for (size_t k : members) sources.push_back(ids[k]);
+                std::vector<std::vector<int>> sources, batch_prefixes;
+                for (size_t k : members) {
+                  sources.push_back(ids[k]);
+                  batch_prefixes.push_back(prefix_ids[k]);
+                }
                 std::vector<int> words;
-                if (options_.shortlist) words = options_.shortlist->words(sources);
-                auto hypotheses =
-                    searches_[thread].search(sources, options_.beam, options_.shortlist ? &words : nullptr);
+                if (options_.shortlist) {  // with the prefixes' words, which the search must be able to force
+                  words = options_.shortlist->words(sources);
+                  for (const std::vector<int>& prefix : batch_prefixes) words.insert(words.end(), prefix.begin(), prefix.end());
+                  std::sort(words.begin(), words.end());
+                  words.erase(std::unique(words.begin(), words.end()), words.end());
+                }
+                auto hypotheses = searches_[thread].search(sources, options_.beam, options_.shortlist ? &words : nullptr,
+                                                           with_prefixes ? &batch_prefixes : nullptr);
                 for (size_t i = 0; i < members.size(); ++i) finish(results[members[i]], std::move(hypotheses[i]));
               });
   share_batch_results(
@@ -108,27 +136,30 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
 }
 
 void Translator::add(int thread, const std::vector<std::string>& lines, const std::vector<size_t>& tags,
-                     std::vector<Finished>& done) {
+                     std::vector<Finished>& done, const std::vector<std::string>& prefixes) {
+  if (!prefixes.empty() && prefixes.size() != lines.size())
+    throw std::logic_error("Translator::add: one target prefix per line");
   if (options_.shortlist) throw std::logic_error("Translator::add: continuous translation has no shortlist");
   BeamSearch<float>& search = searches_[thread];
   if (search.sentences() == 0) {
     search.start(options_.beam);
     decoding_[thread].clear();
   }
-  std::vector<std::vector<int>> sources;
+  std::vector<std::vector<int>> sources, source_prefixes;
   std::vector<Finished> prepared;
   for (size_t k = 0; k < lines.size(); ++k) {
     Finished line{tags[k], {}};
-    std::vector<int> ids;
-    line.translation = prepare(lines[k], 0, ids);
+    std::vector<int> ids, prefix_ids;
+    line.translation = prepare(lines[k], prefixes.empty() ? std::string() : prefixes[k], 0, ids, prefix_ids);
     if (ids.empty()) {
       done.push_back(std::move(line));
     } else {
       sources.push_back(std::move(ids));
+      source_prefixes.push_back(std::move(prefix_ids));
       prepared.push_back(std::move(line));
     }
   }
-  size_t id = search.add(sources);
+  size_t id = search.add(sources, prefixes.empty() ? nullptr : &source_prefixes);
   for (Finished& line : prepared) decoding_[thread].emplace(id++, std::move(line));
 }
 
@@ -161,11 +192,12 @@ void Translator::clear(int thread) {
 }
 
 void translate_chunks(Translator& translator, size_t chunk_lines,
-                      const std::function<bool(size_t chunk_lines, std::vector<std::string>& lines)>& next,
+                      const std::function<bool(size_t chunk_lines, std::vector<std::string>& lines,
+                                               std::vector<std::string>& prefixes)>& next,
                       const std::function<void(std::vector<LineTranslation>& translations)>& done) {
-  std::vector<std::string> lines;
-  for (size_t first = 0; next(chunk_lines, lines); first += lines.size()) {
-    std::vector<LineTranslation> translations = translator.translate(lines, first);
+  std::vector<std::string> lines, prefixes;
+  for (size_t first = 0; next(chunk_lines, lines, prefixes); first += lines.size()) {
+    std::vector<LineTranslation> translations = translator.translate(lines, first, prefixes);
     done(translations);
   }
 }

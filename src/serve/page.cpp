@@ -4,8 +4,9 @@ namespace rnnsearch::serve {
 
 namespace {
 
-// Element ids the browser test reads: #source, #status, #translations, #nbest, #heatmap,
-// #tooltip. Each line of the text area is one sentence (one entry of "q").
+// Element ids the browser test reads: #source, #prefix, #status, #translations, #nbest,
+// #heatmap, #tooltip. Each line of the text area is one sentence (one entry of "q"); #prefix
+// is the target prefix of the chosen sentence (its entry of "target_prefix").
 constexpr const char* kPage = R"PAGE(<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -21,6 +22,8 @@ h2 { font-size: 1.05em; margin: 0 0 .6em; }
 textarea { width: 100%; box-sizing: border-box; min-height: 6em; font: inherit; padding: .5em; }
 label { margin-right: 1.2em; color: #555; }
 input[type=number] { width: 4em; }
+#prefix { width: 100%; box-sizing: border-box; font: inherit; padding: .4em .5em; margin: .6em 0; }
+details { margin-top: .4em; color: #555; }
 #status { color: #666; font-size: .9em; margin-left: .5em; }
 #status.error { color: #b00020; }
 ol { margin: 0; padding-left: 1.6em; }
@@ -45,6 +48,13 @@ li.selected { background: #e8eefc; }
 <label>normalize <input id="normalize" type="number" min="0" step="0.1" value="1"></label>
 <span id="status"></span>
 </div>
+<details><summary>decoding controls</summary>
+<label title="at most F × source length; 0 = 2 × source + 10">max length factor <input id="max-length-factor" type="number" min="0" step="0.1" value="0"></label>
+<label title="subtracted from the score per output word">word penalty <input id="word-penalty" type="number" step="0.1" value="0"></label>
+<label title="GNMT's length penalty instead of normalize; empty = off">length penalty α <input id="length-penalty-alpha" type="number" min="0" step="0.1" value=""></label>
+<label title="GNMT's coverage penalty">coverage penalty <input id="coverage-penalty" type="number" min="0" step="0.1" value="0"></label>
+</details>
+<input id="prefix" type="text" placeholder="Start of the chosen sentence's translation (target prefix): the model completes it">
 </section>
 <section><h2>Translation</h2><ol id="translations"></ol></section>
 <section><h2>n-best of the chosen sentence</h2><ol id="nbest"></ol></section>
@@ -62,6 +72,12 @@ function number(id, fallback) {
   return Number.isFinite(value) && value >= 0 ? value : fallback;
 }
 
+// A number field's value, or undefined when it is empty, not a number, or below minimum.
+function optional(id, minimum) {
+  const text = $(id).value.trim(), value = Number(text);
+  return text !== "" && Number.isFinite(value) && value >= minimum ? value : undefined;
+}
+
 function schedule() {
   clearTimeout(timer);
   timer = setTimeout(translate, 300);  // debounced: translate once typing pauses
@@ -74,6 +90,14 @@ async function translate() {
   const beam = Math.max(1, Math.round(number("beam", 5)));
   const body = { q: lines, beam_size: beam, n_best: Math.min(beam, Math.max(1, Math.round(number("nbest-size", 5)))),
                  normalize: number("normalize", 1), alignment: "soft", heatmap: true };
+  // the decoding controls and the prefix go with the request only when set
+  const controls = { max_length_factor: optional("max-length-factor", 0), word_penalty: optional("word-penalty", -Infinity),
+                     length_penalty_alpha: optional("length-penalty-alpha", 0), coverage_penalty: optional("coverage-penalty", 0) };
+  for (const [name, value] of Object.entries(controls)) if (value !== undefined && (value !== 0 || name === "length_penalty_alpha")) body[name] = value;
+  if (body.length_penalty_alpha !== undefined) delete body.normalize;
+  if (chosenLine >= lines.length) chosenLine = 0;
+  const prefix = $("prefix").value.trim();
+  if (prefix !== "") body.target_prefix = lines.map((_, k) => (k === chosenLine ? prefix : ""));
   $("status").className = "";
   $("status").textContent = "translating…";
   try {
@@ -113,7 +137,13 @@ function render() {
   heatmap.replaceChildren();
   if (!result) return;
   result.forEach((entry, k) => translations.appendChild(
-      item(entry.translation, entry.score, k === chosenLine, () => { chosenLine = k; chosenHypothesis = 0; render(); })));
+      item(entry.translation, entry.score, k === chosenLine, () => {
+        const moved = k !== chosenLine;
+        chosenLine = k;
+        chosenHypothesis = 0;
+        render();
+        if (moved && $("prefix").value.trim() !== "") schedule();  // the prefix now belongs to this sentence
+      })));
   const entry = result[chosenLine];
   if (!entry) return;
   entry.hypotheses.forEach((h, k) => nbest.appendChild(
@@ -167,7 +197,9 @@ function wire(svg, hypothesis) {
 }
 
 $("source").addEventListener("input", schedule);
-for (const id of ["beam", "nbest-size", "normalize"]) $(id).addEventListener("input", schedule);
+for (const id of ["beam", "nbest-size", "normalize", "prefix", "max-length-factor", "word-penalty",
+                  "length-penalty-alpha", "coverage-penalty"])
+  $(id).addEventListener("input", schedule);
 </script>
 </body>
 </html>

@@ -101,11 +101,20 @@ void max_tokens_check(const std::string& text, const std::string& field, const R
 TranslateRequest parse_translate_request(const std::string& body, const RequestLimits& limits) {
   const json value = parse_object(
       body, {"q", "beam_size", "n_best", "normalize", "alignment", "replace_unk", "detokenize", "heatmap",
-             "max_length_factor", "word_penalty", "length_penalty_alpha", "coverage_penalty"});
+             "max_length_factor", "word_penalty", "length_penalty_alpha", "coverage_penalty", "target_prefix"});
   TranslateRequest request;
   request.sentences = sentences_of(value, "q", limits.max_sentences, request.list);
   for (size_t k = 0; k < request.sentences.size(); ++k)
     max_tokens_check(request.sentences[k], request.list ? "q[" + std::to_string(k) + "]" : "q", limits);
+  if (value.contains("target_prefix")) {  // shaped as "q": a string, or a list of the same length
+    bool list = false;
+    request.target_prefixes = sentences_of(value, "target_prefix", limits.max_sentences, list);
+    if (list != request.list || request.target_prefixes.size() != request.sentences.size())
+      throw RequestError(400, "'q' and 'target_prefix' must both be strings or lists of the same length");
+    for (size_t k = 0; k < request.target_prefixes.size(); ++k)
+      max_tokens_check(request.target_prefixes[k], list ? "target_prefix[" + std::to_string(k) + "]" : "target_prefix",
+                       limits);
+  }
   request.beam.beam_size = integer_field(value, "beam_size", 5, 1, limits.max_beam_size);
   request.n_best = integer_field(value, "n_best", 0, 0, request.beam.beam_size);
   request.beam.n_best = std::max(request.n_best, 1);

@@ -28,6 +28,7 @@ void check_at_least_one(int value, const char* option) {
 struct TranslationService::Job {
   DecodeKey key;
   std::vector<std::string> sentences;  // a copy: a request that times out returns at once
+  std::vector<std::string> prefixes;   // their target prefixes: empty, or one per sentence
   std::vector<LineTranslation> results;
   Clock::time_point arrived = Clock::now();
   // Timed out or failed: set with its sentences taken out of the queue (cancel()); those in a
@@ -84,7 +85,7 @@ struct TranslationService::Search {
   size_t next_tag = 0;
   // a turn's workspace
   std::vector<Item> admitted, leaving;
-  std::vector<std::string> lines;
+  std::vector<std::string> lines, prefixes;
   std::vector<size_t> tags;
   std::vector<Translator::Finished> done;
   std::vector<const Job*> requests;
@@ -168,6 +169,7 @@ std::vector<LineTranslation> TranslationService::translate(const TranslateReques
               request.beam.alignment,     request.replace_unk,       request.beam.max_length_factor,
               request.beam.word_penalty,  request.beam.length_penalty_alpha, request.beam.coverage_penalty};
   job->sentences = request.sentences;
+  job->prefixes = request.target_prefixes;
   job->results.resize(request.sentences.size());
   job->remaining = request.sentences.size();
   std::future<void> done = job->done.get_future();
@@ -335,9 +337,11 @@ TranslationService::Start TranslationService::start_search(Search& search, std::
 // lock (the search is its caller's while search.running is set).
 void TranslationService::step_search(Search& search) {
   search.lines.clear();
+  search.prefixes.clear();
   search.tags.clear();
   for (Item& item : search.admitted) {
     search.lines.push_back(item.job->sentences[item.index]);
+    search.prefixes.push_back(item.job->prefixes.empty() ? std::string() : item.job->prefixes[item.index]);
     search.tags.push_back(search.next_tag);
     search.decoding.emplace(search.next_tag++, std::move(item));
   }
@@ -349,7 +353,7 @@ void TranslationService::step_search(Search& search) {
                                               search.requests.begin());
   std::vector<Translator::Finished>& done = search.done;
   try {
-    if (!search.lines.empty()) search.translator->add(search.index, search.lines, search.tags, done);
+    if (!search.lines.empty()) search.translator->add(search.index, search.lines, search.tags, done, search.prefixes);
     search.translator->step(search.index, done);
     // Metrics and the count before the results: a client may ask /metrics next.
     metrics_.step(sentences, distinct, done.size());

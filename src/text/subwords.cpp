@@ -199,6 +199,10 @@ std::vector<std::string> PieceCache::encode(const std::vector<std::string>& word
   return pieces;
 }
 
+bool continues_word(const std::string& token, bool identity) {
+  return !identity && !starts_word(token) && token != "<unk>" && token != "<s>" && token != "</s>" && token != "<pad>";
+}
+
 std::vector<std::string> join_pieces(const std::vector<std::string>& pieces, bool identity,
                                      std::vector<int>* word_of_piece) {
   std::vector<std::string> words;

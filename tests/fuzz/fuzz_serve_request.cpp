@@ -59,6 +59,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       check(request.sentences.size() <= static_cast<size_t>(limits.max_sentences));
       check(request.list || request.sentences.size() == 1);
       for (const std::string& sentence : request.sentences) check_sentence(sentence, limits);
+      check(request.target_prefixes.empty() || request.target_prefixes.size() == request.sentences.size());
+      for (const std::string& prefix : request.target_prefixes) check_sentence(prefix, limits);
       check(request.beam.beam_size >= 1 && request.beam.beam_size <= limits.max_beam_size);
       check(request.n_best >= 0 && request.n_best <= request.beam.beam_size);
       check(request.beam.n_best == std::max(request.n_best, 1));

@@ -18,6 +18,13 @@
 //   The maximum output length is 2·S + 10 tokens (S = source tokens with </s>), or
 //   ⌊F · S⌋ (at least 1) with a max-length factor F.
 //
+// Target prefix (per sentence, optional): while steps < prefix length, the one hypothesis
+// is extended by the prefix's next token alone, whatever the model prefers (its log p
+// counts, its attention row is kept); then the search goes on as above. The length limit
+// is at least the prefix length + 1, so a prefix can always be followed by </s>. With
+// subword pieces, the first token after the prefix begins a new word (set_word_pieces), so
+// that the prefix's last word stays as typed.
+//
 // Beam size 1 is greedy decoding: the argmax at every step.
 //
 // Ensembles: with several models (same vocabularies, any sizes), every step runs each
@@ -76,15 +83,24 @@ class BeamSearch {
 
   // sources: token ids, each ending in </s>. Returns for each source its best
   // min(n_best, found) hypotheses, best first (ties: the one found first). shortlist: the
-  // target ids the output layer is restricted to, increasing (nullptr: all of them).
+  // target ids the output layer is restricted to, increasing (nullptr: all of them); it must
+  // hold the prefixes' tokens. prefixes: nullptr, or one target prefix per source (target
+  // ids without </s>, <s> or <pad>; empty: none).
+  using Prefixes = std::vector<std::vector<int>>;
   std::vector<std::vector<Hypothesis>> search(const std::vector<std::vector<int>>& sources,
                                               const BeamOptions& options,
-                                              const std::vector<int>* shortlist = nullptr);
+                                              const std::vector<int>* shortlist = nullptr,
+                                              const Prefixes* prefixes = nullptr);
+
+  // Subword models: continues[w] = 1 when target token w continues the word before it (a
+  // piece without "▁"); such tokens are not proposed right after a target prefix. Empty
+  // (the default): every token may follow a prefix.
+  void set_word_pieces(std::vector<char> continues) { continues_word_ = std::move(continues); }
 
   // Continuous batching. start: an empty search with these options (and shortlist, which
-  // must outlive it); any sentence still in the search is dropped. add: the sources join
-  // the search at its next step; returns the id of the first (the others follow; ids count
-  // from 0 after start). step: one decoder step; returns the sentences that finished.
+  // must outlive it); any sentence still in the search is dropped. add: the sources (with
+  // their target prefixes, as search() takes them) join the search at its next step; returns
+  // the id of the first (the others follow; ids count from 0 after start). step: one decoder step; returns the sentences that finished.
   // remove: the sentences of these ids leave the search before the next step, without a
   // result (their slots are free again; the others go on as they would have); returns how
   // many were in it.
@@ -93,7 +109,7 @@ class BeamSearch {
     std::vector<Hypothesis> hypotheses;  // as search() returns them
   };
   void start(const BeamOptions& options, const std::vector<int>* shortlist = nullptr);
-  size_t add(const std::vector<std::vector<int>>& sources);
+  size_t add(const std::vector<std::vector<int>>& sources, const Prefixes* prefixes = nullptr);
   std::vector<Finished> step();
   size_t remove(const std::vector<size_t>& ids);
   size_t sentences() const { return order_.size(); }  // in the search, not yet finished
@@ -119,6 +135,7 @@ class BeamSearch {
     size_t id = 0;
     int source_length = 0, max_steps = 0, steps = 0;
     bool closing = false;     // one more step, only for the attention row of cut hypotheses
+    std::vector<int> prefix;  // target tokens forced first
     std::vector<Node> nodes;
     std::vector<float> attention;  // one row of source_length weights per node (if collected)
     std::vector<Live> live, next;
@@ -133,7 +150,8 @@ class BeamSearch {
   void reserve_memory(Index slots, Index stride);
   void extend(int sentence, int first_row);
   void close(Sentence& sentence, int first_row);
-  void select_candidates(const Sentence& sentence, int first_row, size_t count);
+  void select_candidates(const Sentence& sentence, int first_row, size_t count, bool word_start);
+  void force_candidate(const Sentence& sentence, int first_row, int word);
   int add_node(Sentence& sentence, int parent, int token, int row);
   void finish(Sentence& sentence, int node, T log_prob, int length, bool finished);
   double coverage(const Sentence& sentence, int node) const;  // Σ_j log min(Σ_i a_ij, 1)
@@ -167,6 +185,7 @@ class BeamSearch {
   size_t next_id_ = 0;
   std::vector<int> row_sentence_, y_prev_, parent_rows_;  // per row of the next step
   std::vector<Candidate> heap_;
+  std::vector<char> continues_word_;  // by target id (set_word_pieces)
   mutable std::vector<double> coverage_sums_;  // coverage()'s workspace
 };
 

@@ -1,7 +1,8 @@
 #pragma once
 // Translation of a stream of lines, chunk by chunk (what `rnnsearch translate` runs):
 //
-//   each line: UTF-8 check, tokenize, cut at max_length tokens, map to ids (+ </s>)
+//   each line: UTF-8 check, tokenize, cut at max_length tokens, map to ids (+ </s>); its
+//   target prefix, if any, tokenized and mapped to target ids the same way (no </s>)
 //   the chunk's sentences sorted by length and cut into batches of batch_size (smaller, if
 //   that leaves a thread without a batch), so a batch holds sentences of similar length
 //   (little padding, beams that end together)
@@ -60,7 +61,10 @@ class Translator {
              const TranslatorOptions& options);
 
   // lines[k] is input line first_line + k; returns one result per line, in order.
-  std::vector<LineTranslation> translate(const std::vector<std::string>& lines, size_t first_line);
+  // prefixes: empty, or lines.size() target prefixes ("" = none), forced at the start of
+  // each line's hypotheses (whole words; BeamSearch's target prefix).
+  std::vector<LineTranslation> translate(const std::vector<std::string>& lines, size_t first_line,
+                                         const std::vector<std::string>& prefixes = {});
 
   // Continuous translation on search `thread` (0 .. threads-1; one caller per thread; not
   // with a shortlist). add: the lines join the search at its next step, tagged by the
@@ -73,14 +77,16 @@ class Translator {
     LineTranslation translation;  // .line = 0
   };
   void add(int thread, const std::vector<std::string>& lines, const std::vector<size_t>& tags,
-           std::vector<Finished>& done);
+           std::vector<Finished>& done, const std::vector<std::string>& prefixes = {});
   void step(int thread, std::vector<Finished>& done);
   size_t remove(int thread, const std::vector<size_t>& tags);
   void clear(int thread);
   size_t decoding(int thread) const { return searches_[thread].sentences(); }
 
  private:
-  LineTranslation prepare(const std::string& text, size_t line, std::vector<int>& ids) const;
+  // The line's source ids and its prefix's target ids (none when the line has no tokens).
+  LineTranslation prepare(const std::string& text, const std::string& prefix, size_t line, std::vector<int>& ids,
+                          std::vector<int>& prefix_ids) const;
   // The line's hypotheses as words, with --replace-unk applied.
   void finish(LineTranslation& result, std::vector<Hypothesis> hypotheses) const;
   // Fills h.words from h.tokens and turns a subword model's alignment into word alignment.
@@ -99,11 +105,13 @@ class Translator {
 // Translates lines as `rnnsearch translate` reads its input: chunk_lines at a time
 // (--batch-size × --maxi-batch), each chunk's sentences sorted by length and batched within
 // it, so that whatever translates this way gives translate's output byte for byte (the Python
-// module's contract). next(count, lines) fills the next chunk with up to count lines and returns
-// false when there are none; done receives each chunk's translations, in input order, their
+// module's contract). next(count, lines, prefixes) fills the next chunk with up to count lines
+// (and their target prefixes, or leaves prefixes empty) and returns false when there are none;
+// done receives each chunk's translations, in input order, their
 // .line counted from the first line of the first chunk.
 void translate_chunks(Translator& translator, size_t chunk_lines,
-                      const std::function<bool(size_t chunk_lines, std::vector<std::string>& lines)>& next,
+                      const std::function<bool(size_t chunk_lines, std::vector<std::string>& lines,
+                                               std::vector<std::string>& prefixes)>& next,
                       const std::function<void(std::vector<LineTranslation>& translations)>& done);
 
 }  // namespace rnnsearch

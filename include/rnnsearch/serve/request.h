@@ -22,6 +22,7 @@ struct RequestError : std::runtime_error {
 struct TranslateRequest {
   std::vector<std::string> sentences;
   bool list = false;        // "q" was a list (else one string)
+  std::vector<std::string> target_prefixes;  // "target_prefix": empty, or one per sentence ("" = none)
   BeamOptions beam;         // beam_size, n_best (≥ 1 here), normalize, alignment (= attention kept)
   int n_best = 0;           // as `translate --n-best`: 0 = the 1-best only
   AlignmentFormat alignment = AlignmentFormat::none;

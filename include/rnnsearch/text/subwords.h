@@ -78,4 +78,8 @@ class PieceCache {
 std::vector<std::string> join_pieces(const std::vector<std::string>& pieces, bool identity,
                                      std::vector<int>* word_of_piece = nullptr);
 
+// Does join_pieces add this vocabulary token to the word before it? (A piece without "▁";
+// never a word-level model's token, nor <unk>, <s>, </s>, <pad>.)
+bool continues_word(const std::string& token, bool identity);
+
 }  // namespace rnnsearch
