@@ -367,6 +367,20 @@ TEST(Train, WritesTheModelDirectory) {
   EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("out_Wo").shape, (std::vector<long>{6, target_vocab}));
 }
 
+// --profile writes the time of each phase into train.log at the end of a training run and
+// at the end of a benchmark (--bench-seconds), where the phases are looked at most.
+TEST(Train, ProfileReportsThePhasesOfTrainingAndOfABenchmark) {
+  test::TempDir dir;
+  for (const std::string extra : {"--max-updates 5", "--bench-seconds 0.3 --bench-warmup 2"}) {
+    const std::string model = dir.path(extra.substr(2, 5));
+    const auto [status, err] = run(train_command(model, extra + " --profile"), dir);
+    ASSERT_EQ(status, 0) << err;
+    const std::string log = read_file(model + "/train.log");
+    EXPECT_NE(log.find("time by phase"), std::string::npos) << extra << ":\n" << log;
+    EXPECT_NE(log.find("output layer fwd+bwd"), std::string::npos) << extra << ":\n" << log;
+  }
+}
+
 TEST(Train, InitFromStartsFromThoseWeightsAndRefusesOtherShapes) {
   test::TempDir dir;
   ASSERT_EQ(run(train_command(dir.path("base"), "--max-updates 5"), dir).first, 0);

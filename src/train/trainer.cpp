@@ -335,6 +335,7 @@ bool Trainer::after_update(bool finite, const Batches& update) {
   if (o_.bench_seconds > 0) {
     const std::string result = bench_->after_update(progress_.update, update, train_);
     if (!result.empty() && mpi::is_root()) std::cout << result << std::endl;
+    if (!result.empty() && profile::enabled()) log_.line(profile::report(progress_.update));  // warm-up included
     return result.empty();
   }
   log_.progress(progress_line(progress_, window_, o_.max_minutes * 60, o_.max_updates), progress_.update, o_.log_freq);
