@@ -10,7 +10,7 @@ Run by ctest (serve_page) with Debian's python3, RNNSEARCH_BINARY and RNNSEARCH_
 RNNSEARCH_PAGE_SCREENSHOT: where the screenshot goes (default serve-page.png, in the current
 directory); RNNSEARCH_PAGE_MODEL: serve this model instead of training a tiny one. The README's
 picture is the screenshot of the quickstart's model:
-  RNNSEARCH_PAGE_MODEL=models/en-de-small RNNSEARCH_PAGE_SCREENSHOT=docs/images/serve-page.png \\
+  RNNSEARCH_PAGE_MODEL=models/en-de-small-raw RNNSEARCH_PAGE_SCREENSHOT=docs/images/serve-page.png \\
     /usr/bin/python3 tests/test_page.py
 """
 import json
