@@ -566,6 +566,36 @@ TEST_F(Serve, SlowAndVanishingClientsNeitherBlockNorCrashTheServer) {
   EXPECT_EQ(get(server, "/health").status, 200);
 }
 
+// --keep-alive-timeout: a connection that sends nothing, fresh or after a request, is closed
+// after that long (not before), freeing the HTTP thread that another client is waiting for.
+TEST_F(Serve, IdleConnectionsAreClosedAfterTheKeepAliveTimeout) {
+  Server server(*dir_, "-m " + model() + " --keep-alive-timeout 1 --http-threads 1");
+  const auto seconds_until_closed = [](int fd) {
+    const auto start = Clock::now();
+    char buffer[4096];
+    while (recv(fd, buffer, sizeof buffer, 0) > 0) {  // a response first, if a request was sent
+    }
+    close(fd);
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  const int fresh = connect_to(server.port());
+  ASSERT_GE(fresh, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the server's one thread takes it
+  std::thread other([&] { EXPECT_EQ(post(server, "/translate", R"({"q": "a b c"})").status, 200); });
+  const double fresh_idle = seconds_until_closed(fresh);
+  other.join();
+  EXPECT_GT(fresh_idle, 0.8);
+  EXPECT_LT(fresh_idle, 4.0) << "the default is 5 s: the flag did not reach the server";
+
+  const int kept = connect_to(server.port());
+  const std::string request = "GET /health HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ(send(kept, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+  const double kept_idle = seconds_until_closed(kept);
+  EXPECT_GT(kept_idle, 0.8);
+  EXPECT_LT(kept_idle, 4.0);
+  EXPECT_EQ(get(server, "/health").status, 200);
+}
+
 // A request past --timeout-ms gets 503 at once, also when its own thread was decoding it (an
 // idle server decodes a request on the request's thread): its sentences still queued and
 // those in the search are dropped untranslated, and the server goes on.

@@ -48,6 +48,8 @@ int serve_command(const Args& args) {
        "seconds a client may stay silent while sending a request")
       ("write-timeout", po::value(&hopts.write_timeout_s)->default_value(5)->notifier(at_least("write-timeout", 1)),
        "seconds a client may take to accept more of a response")
+      ("keep-alive-timeout", po::value(&hopts.keep_alive_s)->default_value(5)->notifier(at_least("keep-alive-timeout", 1)),
+       "seconds a connection may stay idle before a request (the first one too) while holding an HTTP thread")
       ("precision", po::value(&precision)->default_value("auto"),
        "of the vocabulary projection, as translate --precision: auto, fp32, bf16 or int8");
   options.add(model_option_group(decode, "sentences"));

@@ -22,7 +22,7 @@ struct HttpOptions {
   int http_threads = 256;          // --http-threads: connections served at once
   int read_timeout_s = 5;          // --read-timeout: a client silent this long is dropped
   int write_timeout_s = 5;         // --write-timeout: a client that reads nothing this long too
-  int keep_alive_s = 5;            // an idle kept-alive connection is closed after this long
+  int keep_alive_s = 5;            // --keep-alive-timeout: a connection idle this long before a request is closed
 };
 
 // Blocks SIGINT and SIGTERM in the calling thread and the threads it starts later (call it
