@@ -106,7 +106,10 @@ echo "test_mpi: resumed 2-rank run equals the uninterrupted one"
 input="$root/corpora/tiny/val.en"
 # Through -o: Debian 13's Open MPI 5 mpirun may put some of rank 0's stderr into its stdout
 # (docs/scaling.md); standard output is compared once, on Open MPI 4, below.
-for options in "" "--n-best 3 --alignment hard" "--format json --alignment soft" "--beam-size 1"; do
+# target prefixes (the references' first words, none on every third line) reach every rank
+awk '{ print (NR % 3 ? $1 : "") }' "$root/corpora/tiny/val.de" > "$work/prefix.de"
+for options in "" "--n-best 3 --alignment hard" "--format json --alignment soft" "--beam-size 1" \
+  "--target-prefix $work/prefix.de --n-best 2"; do
   # shellcheck disable=SC2086
   "$bin" translate --model "$work/one" --input "$input" --batch-size 3 $options -o "$work/one.txt" 2> "$work/err" ||
     fail "translate $options failed: $(cat "$work/err")"
@@ -131,7 +134,7 @@ fi
 mpi2 "$bin" score --model "$work/one" --src "$input" --tgt "$root/corpora/tiny/val.de" --batch-size 3 \
   --alignment soft -o "$work/two.txt" 2> "$work/err" || fail "score on 2 ranks failed: $(cat "$work/err")"
 cmp -s "$work/one.txt" "$work/two.txt" || fail "score: 2 ranks differ from 1 process"
-echo "test_mpi: translate and score on 2 ranks are byte-identical to 1 process"
+echo "test_mpi: translate (target prefixes too) and score on 2 ranks are byte-identical to 1 process"
 
 # 4. One rank's corpus is missing (as on a machine without the file): the job ends, non-zero,
 # within seconds, and rank 1 says which file.
