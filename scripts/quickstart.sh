@@ -94,4 +94,4 @@ fi
 echo "== BLEU as Multi30k papers report it (tokenized, lowercased, as multi-bleu.perl)"
 $bin bleu --tokenize multi30k --ref $ref --hyp "$hyp"
 
-echo "== attention heatmaps: $(pwd)/$MODEL/heatmaps/index.html"
+echo "== attention heatmaps: $(realpath "$MODEL")/heatmaps/index.html"
