@@ -155,7 +155,7 @@ class PyTranslator {
       options.beam.max_length_factor = max_length_factor;
       options.beam.word_penalty = word_penalty;
       if (length_penalty_alpha) {
-        if (!(*length_penalty_alpha >= 0)) check_non_negative("length-penalty-alpha", *length_penalty_alpha);
+        check_non_negative("length-penalty-alpha", *length_penalty_alpha);  // (a negative α would mean "off")
         options.beam.length_penalty_alpha = *length_penalty_alpha;
       }
       options.beam.coverage_penalty = coverage_penalty;

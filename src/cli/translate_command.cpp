@@ -30,18 +30,19 @@ bool read_chunk(LineReader* input, LineReader* prefix_file, bool with_prefixes, 
   lines.clear();
   prefixes.clear();
   std::string line;
+  const auto mismatch = [&](const std::string& detail) {
+    return Error(input->path() + " and " + prefix_file->path() + " (--target-prefix) differ in length: " +
+                 prefix_file->path() + " has " + detail);
+  };
   if (input) {
     while (lines.size() < count && input->next(line)) {
       lines.push_back(line);
       if (!prefix_file) continue;
-      if (!prefix_file->next(line))
-        throw Error(input->path() + " and " + prefix_file->path() + " (--target-prefix) differ in length: " +
-                    prefix_file->path() + " has fewer lines (" + std::to_string(prefix_file->line_number()) + ")");
+      if (!prefix_file->next(line)) throw mismatch("fewer lines (" + std::to_string(prefix_file->line_number()) + ")");
       prefixes.push_back(line);
     }
     if (prefix_file && lines.size() < count && prefix_file->next(line))
-      throw Error(input->path() + " and " + prefix_file->path() + " (--target-prefix) differ in length: " +
-                  prefix_file->path() + " has more lines (line " + std::to_string(prefix_file->line_number()) + ")");
+      throw mismatch("more lines (line " + std::to_string(prefix_file->line_number()) + ")");
   }
   mpi::broadcast(lines);
   if (with_prefixes) mpi::broadcast(prefixes);

@@ -21,8 +21,8 @@ void check_beam_options(const BeamOptions& options) {
   check_non_negative("max-length-factor", options.max_length_factor);
   if (!std::isfinite(options.word_penalty))
     throw Error("--word-penalty must be a finite number, not " + std::to_string(options.word_penalty));
-  if (options.length_penalty_alpha >= 0) check_non_negative("length-penalty-alpha", options.length_penalty_alpha);
-  if (std::isnan(options.length_penalty_alpha)) throw Error("--length-penalty-alpha must be a number >= 0, not nan");
+  if (!(options.length_penalty_alpha < 0))  // < 0 is off; NaN and ∞ are refused
+    check_non_negative("length-penalty-alpha", options.length_penalty_alpha);
   check_non_negative("coverage-penalty", options.coverage_penalty);
 }
 

@@ -51,8 +51,12 @@ LineTranslation Translator::prepare(const std::string& text, const std::string& 
                                     std::vector<int>& ids, std::vector<int>& prefix_ids) const {
   LineTranslation result;
   result.line = line;
-  if (!is_valid_utf8(text) || !is_valid_utf8(prefix)) {
-    result.warning = std::string(is_valid_utf8(text) ? "its target prefix is " : "") + "invalid UTF-8; its output line is empty";
+  if (!is_valid_utf8(text)) {
+    result.warning = "invalid UTF-8; its output line is empty";
+    return result;
+  }
+  if (!is_valid_utf8(prefix)) {
+    result.warning = "its target prefix is invalid UTF-8; its output line is empty";
     return result;
   }
   result.source = tokenize(text, model_.tokenizer);

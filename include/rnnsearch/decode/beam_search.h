@@ -100,7 +100,8 @@ class BeamSearch {
   // Continuous batching. start: an empty search with these options (and shortlist, which
   // must outlive it); any sentence still in the search is dropped. add: the sources (with
   // their target prefixes, as search() takes them) join the search at its next step; returns
-  // the id of the first (the others follow; ids count from 0 after start). step: one decoder step; returns the sentences that finished.
+  // the id of the first (the others follow; ids count from 0 after start). step: one decoder
+  // step; returns the sentences that finished.
   // remove: the sentences of these ids leave the search before the next step, without a
   // result (their slots are free again; the others go on as they would have); returns how
   // many were in it.
