@@ -616,6 +616,20 @@ TEST_F(Cli, TargetPrefixStartsEveryHypothesisOfItsLine) {
     }
   }
   EXPECT_GT(differs, 0) << "the prefixes were the model's own choices: the test shows nothing";
+  // a prefix that is not UTF-8: that line's output is empty, with a warning naming it
+  const Result bad_prefix = run(command + "--target-prefix " + write("bad.txt", "z\n\xff\xfe\nv\n"));
+  ASSERT_EQ(bad_prefix.status, 0) << bad_prefix.err_text;
+  EXPECT_NE(bad_prefix.err_text.find(input + ":2: warning: its target prefix is invalid UTF-8"), std::string::npos)
+      << bad_prefix.err_text;
+  // the prefix file is an input: never the output, and not stdin with the input on stdin too
+  const std::string before = file_text(prefixes);
+  const Result overwrite = run(command + "--target-prefix " + prefixes + " -o " + prefixes);
+  EXPECT_EQ(overwrite.status, 1);
+  EXPECT_EQ(overwrite.errors.size(), 1u) << overwrite.err_text;
+  EXPECT_EQ(file_text(prefixes), before);
+  const Result both_stdin = run("translate -m " + model() + " --target-prefix -", input);
+  EXPECT_EQ(both_stdin.status, 1);
+  EXPECT_EQ(both_stdin.errors.size(), 1u) << both_stdin.err_text;
   for (const std::string& other : {write("short.txt", "z\nz\n"), write("long.txt", "z\nz\nz\nz\n")}) {
     const Result refused = run(command + "--target-prefix " + other);
     EXPECT_EQ(refused.status, 1) << other;
