@@ -320,7 +320,9 @@ TEST(Bf16Products, TrainingGradientsAgreeWithFp32) {
     EXPECT_NE(cost16, cost32) << name;
     const auto all32 = ConstMatMap<float>(grads32.values().data(), 1, static_cast<Index>(grads32.values().size()));
     const auto all16 = ConstMatMap<float>(grads16.values().data(), 1, static_cast<Index>(grads16.values().size()));
-    EXPECT_LT(test::relative_difference(all16, all32), 3e-2) << name;
+    // Layer normalization divides each product by its rows' spread and its backward subtracts
+    // two means: the roundings weigh more (3.5% here, every tensor 3–6%, against 0.3–12%).
+    EXPECT_LT(test::relative_difference(all16, all32), config.layer_norm ? 5e-2 : 3e-2) << name;
     // Per tensor the gradient can be a sum of nearly cancelling terms (the attention's, with
     // weights this small, is nearly uniform), which the roundings move by up to ~12% here; a
     // wrong operand would move it by ~100%.

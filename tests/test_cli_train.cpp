@@ -61,7 +61,8 @@ TEST_P(ResumedRun, EqualsUninterruptedRun) {
 INSTANTIATE_TEST_SUITE_P(Features, ResumedRun,
                          ::testing::Values("", "--exponential-smoothing 0.05 --label-smoothing 0.1 "
                                                "--dropout-embeddings 0.1 --dropout-output 0.3",
-                                           "--accumulate 3", "--lr-warmup 10 --lr-decay-inv-sqrt 15 --save-freq 5"));
+                                           "--accumulate 3", "--lr-warmup 10 --lr-decay-inv-sqrt 15 --save-freq 5",
+                                           "--layer-normalization --exponential-smoothing 0.05"));
 
 // The first update of a 4-update warm-up takes a quarter of the rate: the same weights as a
 // run with --lr a quarter of the default (Adam's first step is proportional to the rate).
@@ -365,6 +366,23 @@ TEST(Train, WritesTheModelDirectory) {
   const std::string vocab = read_file(dir.path("m/vocab.tgt"));
   const long target_vocab = std::count(vocab.begin(), vocab.end(), '\n');
   EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("out_Wo").shape, (std::vector<long>{6, target_vocab}));
+}
+
+// A layer-normalized model: config.json says so, model.npz has the gains and biases, the log
+// names it, and it translates (its decoder step normalises as training did).
+TEST(Train, LayerNormalizedModelTrainsAndTranslates) {
+  test::TempDir dir;
+  const auto [status, err] = run(train_command(dir.path("m"), "--max-updates 10 --layer-normalization"), dir);
+  ASSERT_EQ(status, 0) << err;
+  EXPECT_NE(err.find("layer-normalized"), std::string::npos) << err;
+  EXPECT_NE(read_file(dir.path("m/config.json")).find("\"layer_normalization\": true"), std::string::npos);
+  EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("dec_U_lns").shape, (std::vector<long>{36}));
+  const test::BinaryRun translated = test::run_shell(std::string(RNNSEARCH_BINARY) + " translate --model " +
+                                                         dir.path("m") + " --input " + kTiny + "val.en",
+                                                     dir);
+  ASSERT_EQ(translated.status, 0) << translated.err;
+  const std::string source = read_file(std::string(kTiny) + "val.en");
+  EXPECT_EQ(test::lines_of(translated.out).size(), test::lines_of(source).size());
 }
 
 // --profile writes the time of each phase into train.log at the end of a training run and

@@ -11,6 +11,7 @@
 #include "rnnsearch/model/attention.h"
 #include "rnnsearch/model/decoder_step.h"
 #include "rnnsearch/model/gru.h"
+#include "rnnsearch/model/layer_norm.h"
 #include "rnnsearch/model/rnnsearch.h"
 
 namespace rnnsearch {
@@ -54,6 +55,7 @@ struct Case {
   bool padded;
   double embedding_dropout, output_dropout, label_smoothing;
   bool tied_embeddings = false;
+  bool layer_norm = false;
 };
 
 // The three output layers: maxout, linear, maxout with tied embeddings.
@@ -65,7 +67,23 @@ const Case kOutputLayers[] = {{OutputKind::maxout, false, 0, 0, 0, false},
 ModelConfig config_of(const Case& c) {
   ModelConfig config = test::tiny_config(11, 11, c.output, 4, 5, c.tied_embeddings ? 4 : 3);
   config.tied_embeddings = c.tied_embeddings;
+  config.layer_norm = c.layer_norm;
   return config;
+}
+
+// Uniform weights as in the checks below; the layer norms' gains and biases (which start at
+// 1 and 0) drawn too, around 1 and 0, so that a γ or β used in the wrong place shows.
+template <class T>
+void init_for_check(Parameters<T>& params, double scale, uint64_t seed) {
+  params.init_uniform(scale, seed);
+  std::mt19937_64 rng(seed + 1000);
+  std::uniform_real_distribution<double> around(-0.5, 0.5);
+  for (int p = 0; p < kNumParams; ++p) {
+    const ParamSpec& spec = params.spec(static_cast<Param>(p));
+    if (std::isnan(spec.initial_value)) continue;
+    for (size_t k = spec.offset; k < spec.offset + spec.size(); ++k)
+      params.values()[k] = static_cast<T>(spec.initial_value + around(rng));
+  }
 }
 
 class ModelGradient : public ::testing::TestWithParam<Case> {};
@@ -75,7 +93,7 @@ class ModelGradient : public ::testing::TestWithParam<Case> {};
 TEST_P(ModelGradient, MatchesCentralDifferences) {
   const Case c = GetParam();
   Parameters<double> params(config_of(c));
-  params.init_uniform(0.5, 7);  // larger than the default 0.1 so that every path matters
+  init_for_check(params, 0.5, 7);  // larger than the default 0.1 so that every path matters
   const Batch batch = tiny_batch(c.padded);
   // a fixed seed gives the same masks every call
   const Regularization regularization{c.embedding_dropout, c.output_dropout, c.label_smoothing, 99};
@@ -109,7 +127,12 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                            Case{OutputKind::maxout, true, 0.2, 0.4, 0}, Case{OutputKind::maxout, true, 0, 0, 0.1},
                                            Case{OutputKind::linear, true, 0.3, 0.1, 0.2},
                                            Case{OutputKind::maxout, true, 0, 0, 0, true},
-                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true}));
+                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true},
+                                           // --layer-normalization: every gain and bias, and every tensor through them
+                                           Case{OutputKind::maxout, false, 0, 0, 0, false, true},
+                                           Case{OutputKind::maxout, true, 0, 0, 0, false, true},
+                                           Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, true},
+                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true}));
 
 // Layer-level checks: a loss L = Σ w ∘ output with fixed random weights w, differentiated
 // with respect to every input and parameter of the layer by central differences.
@@ -129,25 +152,63 @@ void expect_gradient(Mat<double>& m, const Mat<double>& analytic, Loss loss, con
   EXPECT_LT(worst, kMaxRelativeError) << name;
 }
 
+// Without and with layer normalization of the recurrent products (its gain and bias then
+// get checked as well).
 TEST(GruStepGradient, InputsStateAndWeights) {
-  std::mt19937_64 rng(1);
-  const Index B = 3, n = 4;
-  Mat<double> g = random_matrix(B, 3 * n, rng), h_prev = random_matrix(B, n, rng),
-              U = random_matrix(n, 3 * n, rng), w = random_matrix(B, n, rng);
-  const double moving[B] = {1, 0, 1};  // the middle row is padding
-  Mat<double> gates(B, 3 * n), r_h(B, n), h(B, n), scratch(B, 3 * n);
-  auto loss = [&] {
-    gates = g;  // the forward writes the gates over g
-    gru_step_forward<double>(h_prev, U, moving, {gates, r_h}, scratch, h);
-    return h.cwiseProduct(w).sum();
-  };
-  loss();
-  Mat<double> dg = gates, dh_prev = Mat<double>::Zero(B, n), dU = Mat<double>::Zero(n, 3 * n);
-  gru_step_backward<double>(w, h_prev, U, moving, dg, scratch, dh_prev);
-  gru_accumulate_dU<double>(h_prev, r_h, dg, dU);
-  expect_gradient(g, dg, loss, "g");
-  expect_gradient(h_prev, dh_prev, loss, "h_prev");
-  expect_gradient(U, dU, loss, "U");
+  for (bool layer_norm : {false, true}) {
+    std::mt19937_64 rng(1);
+    const Index B = 3, n = 4;
+    Mat<double> g = random_matrix(B, 3 * n, rng), h_prev = random_matrix(B, n, rng),
+                U = random_matrix(n, 3 * n, rng), w = random_matrix(B, n, rng);
+    Mat<double> gain = random_matrix(1, 3 * n, rng).array() + 1.0, bias = random_matrix(1, 3 * n, rng);
+    const double moving[B] = {1, 0, 1};  // the middle row is padding
+    Mat<double> gates(B, 3 * n), r_h(B, n), h(B, n), scratch(B, 3 * n), hat(B, 3 * n), inv_std(B, 2);
+    Mat<double> dgain = Mat<double>::Zero(1, 3 * n), dbias = Mat<double>::Zero(1, 3 * n);
+    auto norm = [&]() -> std::optional<NormedProduct<double>> {
+      if (!layer_norm) return std::nullopt;
+      return NormedProduct<double>{gain.data(), bias.data(), dgain.data(), dbias.data(), hat, inv_std};
+    };
+    auto loss = [&] {
+      gates = g;  // the forward writes the gates over g
+      gru_step_forward<double>(h_prev, U, moving, {gates, r_h, norm()}, scratch, h);
+      return h.cwiseProduct(w).sum();
+    };
+    loss();
+    Mat<double> dg = gates, dh_prev = Mat<double>::Zero(B, n), dU = Mat<double>::Zero(n, 3 * n);
+    gru_step_backward<double>(w, h_prev, U, moving, dg, scratch, dh_prev, norm());
+    gru_accumulate_dU<double>(h_prev, r_h, layer_norm ? hat : dg, dU);
+    SCOPED_TRACE(layer_norm ? "layer normalization" : "plain");
+    expect_gradient(g, dg, loss, "g");
+    expect_gradient(h_prev, dh_prev, loss, "h_prev");
+    expect_gradient(U, dU, loss, "U");
+    if (layer_norm) {
+      expect_gradient(gain, dgain, loss, "gain");
+      expect_gradient(bias, dbias, loss, "bias");
+    }
+  }
+}
+
+// The normalisation itself: each block of each row has mean 0 and variance 1/(1 + ε/var)
+// before γ and β, and γ ∘ x̂ + β is what layer_norm_output gives.
+TEST(LayerNorm, NormalisesEachBlockOfEachRow) {
+  std::mt19937_64 rng(4);
+  const Index R = 3, n = 4;
+  const Mat<double> P = random_matrix(R, 3 * n, rng, 3.0), gain = random_matrix(1, 3 * n, rng),
+                    bias = random_matrix(1, 3 * n, rng);
+  Mat<double> hat(R, 3 * n), inv_std(R, 2);
+  const NormedProduct<double> norm{gain.data(), bias.data(), nullptr, nullptr, hat, inv_std};
+  layer_norm_forward<double>(P, norm);
+  const Mat<double> y = layer_norm_output(norm, 0, 3 * n).matrix();
+  for (Index r = 0; r < R; ++r)
+    for (const auto& [begin, width] : {std::pair<Index, Index>{0, 2 * n}, {2 * n, n}}) {
+      const Eigen::RowVectorXd v = P.row(r).segment(begin, width);
+      const double mean = v.mean(), var = (v.array() - mean).square().mean();
+      for (Index k = 0; k < width; ++k) {
+        const double expected = (v(k) - mean) / std::sqrt(var + kLayerNormEpsilon);
+        EXPECT_NEAR(hat(r, begin + k), expected, 1e-12);
+        EXPECT_NEAR(y(r, begin + k), gain(0, begin + k) * expected + bias(0, begin + k), 1e-12);
+      }
+    }
 }
 
 TEST(AttentionGradient, QueryKeysAnnotationsAndV) {
@@ -179,10 +240,14 @@ TEST(AttentionGradient, QueryKeysAnnotationsAndV) {
 // One decoder step's recurrence (q, attention, g, GRU) on beam-like rows: two rows share
 // sentence 1 and one row is padding. L = Σ w_s ∘ s + Σ w_c ∘ c, since the output layer
 // reads both.
-TEST(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
+class DecoderRecurrenceGradient : public ::testing::TestWithParam<bool> {};  // layer normalization
+
+TEST_P(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
   std::mt19937_64 rng(5);
-  Parameters<double> params(test::tiny_config(11, 11, OutputKind::maxout));
-  params.init_uniform(0.5, 5);
+  ModelConfig config = test::tiny_config(11, 11, OutputKind::maxout);
+  config.layer_norm = GetParam();
+  Parameters<double> params(config);
+  init_for_check(params, 0.5, 5);
   const Index Bs = 2, S = 4, R = 3, n = params.config().hidden;
   Mat<double> s_prev = random_matrix(R, n, rng), g_E = random_matrix(R, 3 * n, rng),
               keys = random_matrix(Bs * S, n, rng), annotations = random_matrix(Bs * S, 2 * n, rng),
@@ -193,26 +258,34 @@ TEST(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
   const AttentionMemory<double> memory{&annotations, &keys, S, lengths};
   Mat<double> queries(R, n), alpha(R, S), context(R, 2 * n), gates(R, 3 * n), r_h(R, n), s(R, n), gru_scratch,
       scratch;
-  const DecoderRecurrenceOutputs<double> out{queries, alpha, context, {gates, r_h}, s};
+  Mat<double> C_hat(R, 3 * n), U_hat(R, 3 * n), C_inv_std(R, 2), U_inv_std(R, 2);
+  Parameters<double> grads(params.config());
+  grads.set_zero();
+  auto outputs = [&](Parameters<double>* norm_grads) -> DecoderRecurrenceOutputs<double> {
+    return {queries, alpha, context,
+            {gates, r_h, layer_norm_of<double>(params, dec_U, U_hat, U_inv_std, 0, R, norm_grads)},
+            s, layer_norm_of<double>(params, dec_C, C_hat, C_inv_std, 0, R, norm_grads)};
+  };
   auto loss = [&] {
     gates = g_E;  // the step writes g, then the gates, over g_E
-    decoder_recurrence<double>(params, memory, row_sentence, moving, s_prev, gru_scratch, scratch, out);
+    decoder_recurrence<double>(params, memory, row_sentence, moving, s_prev, gru_scratch, scratch, outputs(nullptr));
     return s.cwiseProduct(w_s).sum() + context.cwiseProduct(w_c).sum();
   };
   loss();
   Mat<double> dcontext = w_c, dqueries(R, n), ds_prev = Mat<double>::Zero(R, n);
   Mat<double> dkeys = Mat<double>::Zero(Bs * S, n), dannotations = Mat<double>::Zero(Bs * S, 2 * n);
-  Parameters<double> grads(params.config());
-  grads.set_zero();
-  decoder_recurrence_backward<double>(params, memory, row_sentence, moving, s_prev, out, w_s,
+  decoder_recurrence_backward<double>(params, memory, row_sentence, moving, s_prev, outputs(&grads), w_s,
                                       {dcontext, dqueries, ds_prev}, dkeys, dannotations, grads, gru_scratch, scratch);
-  const Mat<double> dg = gates;  // the backward wrote d g over the gates
-  decoder_recurrence_weight_grads<double>(s_prev, r_h, context, dg, dqueries, grads);
+  const Mat<double> dg = gates;  // the backward wrote d g over the gates (and each dP over its x̂)
+  decoder_recurrence_weight_grads<double>(s_prev, r_h, context, GetParam() ? U_hat : dg, GetParam() ? C_hat : dg,
+                                          dqueries, grads);
   expect_gradient(s_prev, ds_prev, loss, "s_prev");
   expect_gradient(g_E, dg, loss, "g_E");
   expect_gradient(keys, dkeys, loss, "keys");
   expect_gradient(annotations, dannotations, loss, "annotations");
-  for (Param p : {att_W, att_v, dec_C, dec_U}) {
+  std::vector<Param> checked = {att_W, att_v, dec_C, dec_U};
+  if (GetParam()) checked.insert(checked.end(), {dec_C_lns, dec_C_lnb, dec_U_lns, dec_U_lnb});
+  for (Param p : checked) {
     const ParamSpec& spec = params.spec(p);
     double worst = 0;
     for (size_t k = spec.offset; k < spec.offset + spec.size(); ++k)
@@ -220,6 +293,8 @@ TEST(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
     EXPECT_LT(worst, kMaxRelativeError) << spec.name;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(WithoutAndWithLayerNorm, DecoderRecurrenceGradient, ::testing::Bool());
 
 TEST(OutputLayerGradient, InputsOfAllKindsWithAndWithoutLabelSmoothing) {
   for (const Case& model : kOutputLayers)
@@ -328,26 +403,31 @@ TEST(OutputLayerCost, ChunkedEqualsAllRowsAtOnce) {
 
 // The float model (what training uses) computes the same cost and gradient as the double one.
 TEST(FloatPrecision, AgreesWithDouble) {
-  Parameters<double> pd(test::tiny_config(11, 11, OutputKind::maxout));
-  pd.init_uniform(0.5, 11);
-  Parameters<float> pf(pd.config());
-  for (size_t k = 0; k < pd.values().size(); ++k) pf.values()[k] = static_cast<float>(pd.values()[k]);
-  const Batch batch = tiny_batch(true);
-  ModelWorkspace<double> wd;
-  ModelWorkspace<float> wf;
-  Parameters<double> gd(pd.config());
-  Parameters<float> gf(pf.config());
-  gd.set_zero();
-  gf.set_zero();
-  const double cost_d = rnnsearch_forward_backward<double>(pd, batch, {}, 1.0, wd, gd);
-  const float cost_f = rnnsearch_forward_backward<float>(pf, batch, {}, 1.0f, wf, gf);
-  EXPECT_NEAR(cost_f, cost_d, 1e-5 * std::abs(cost_d));
-  double max_diff = 0, max_grad = 0;
-  for (size_t k = 0; k < gd.values().size(); ++k) {
-    max_diff = std::max(max_diff, std::abs(gd.values()[k] - gf.values()[k]));
-    max_grad = std::max(max_grad, std::abs(gd.values()[k]));
+  for (bool layer_norm : {false, true}) {
+    SCOPED_TRACE(layer_norm ? "layer normalization" : "plain");
+    ModelConfig config = test::tiny_config(11, 11, OutputKind::maxout);
+    config.layer_norm = layer_norm;
+    Parameters<double> pd(config);
+    init_for_check(pd, 0.5, 11);
+    Parameters<float> pf(pd.config());
+    for (size_t k = 0; k < pd.values().size(); ++k) pf.values()[k] = static_cast<float>(pd.values()[k]);
+    const Batch batch = tiny_batch(true);
+    ModelWorkspace<double> wd;
+    ModelWorkspace<float> wf;
+    Parameters<double> gd(pd.config());
+    Parameters<float> gf(pf.config());
+    gd.set_zero();
+    gf.set_zero();
+    const double cost_d = rnnsearch_forward_backward<double>(pd, batch, {}, 1.0, wd, gd);
+    const float cost_f = rnnsearch_forward_backward<float>(pf, batch, {}, 1.0f, wf, gf);
+    EXPECT_NEAR(cost_f, cost_d, 1e-5 * std::abs(cost_d));
+    double max_diff = 0, max_grad = 0;
+    for (size_t k = 0; k < gd.values().size(); ++k) {
+      max_diff = std::max(max_diff, std::abs(gd.values()[k] - gf.values()[k]));
+      max_grad = std::max(max_grad, std::abs(gd.values()[k]));
+    }
+    EXPECT_LT(max_diff, 1e-5 * max_grad);
   }
-  EXPECT_LT(max_diff, 1e-5 * max_grad);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -365,16 +445,32 @@ Vec row_times(const Vec& x, const ConstMatMap<double>& W) {  // x W for a row ve
 Vec vec_of(const ConstRowVecMap<double>& b) { return b.transpose(); }
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 
-// h = GRU(a, h_prev) where a = x W + b (+ c C) are the input-side pre-activations.
-Vec gru_reference(const Vec& a, const Vec& h, const ConstMatMap<double>& U) {
+// The product P = x M as it enters the gates: LN_M(P) with layer normalization (§1.2), else P.
+Vec normed(const Vec& P, const Parameters<double>& p, Param M) {
+  if (!p.config().layer_norm) return P;
+  const NormParams norm = norm_params(M);
+  const Index n = P.size() / 3;
+  Vec y(P.size());
+  for (const auto& [begin, width] : {std::pair<Index, Index>{0, 2 * n}, {2 * n, n}}) {
+    double mean = 0, var = 0;
+    for (Index k = begin; k < begin + width; ++k) mean += P(k) / double(width);
+    for (Index k = begin; k < begin + width; ++k) var += (P(k) - mean) * (P(k) - mean) / double(width);
+    for (Index k = begin; k < begin + width; ++k)
+      y(k) = p.vec(norm.gain)(k) * (P(k) - mean) / std::sqrt(var + 1e-5) + p.vec(norm.bias)(k);
+  }
+  return y;
+}
+
+// h = GRU(a, h_prev; U) where a = x W + b (+ c C) are the input-side pre-activations.
+Vec gru_reference(const Vec& a, const Vec& h, const Parameters<double>& p, Param U) {
   const Index n = h.size();
-  Vec hU = row_times(h, U), h_new(n);
+  Vec hU = normed(row_times(h, p.mat(U)), p, U), h_new(n);
   Vec r(n), z(n);
   for (Index k = 0; k < n; ++k) {
     r(k) = sigmoid(a(k) + hU(k));
     z(k) = sigmoid(a(n + k) + hU(n + k));
   }
-  Vec rh = r.cwiseProduct(h), rhU = row_times(rh, U);
+  Vec rh = r.cwiseProduct(h), rhU = normed(row_times(rh, p.mat(U)), p, U);
   for (Index k = 0; k < n; ++k) {
     const double cand = std::tanh(a(2 * n + k) + rhU(2 * n + k));
     h_new(k) = (1 - z(k)) * h(k) + z(k) * cand;
@@ -390,12 +486,14 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
   std::vector<Vec> fw(S), bw(S), ann(S);
   Vec h = Vec::Zero(n);
   for (Index j = 0; j < S; ++j)
-    fw[j] = h = gru_reference(row_times(emb(src_emb, src[j]), p.mat(enc_fw_W)) + vec_of(p.vec(enc_fw_b)), h,
-                              p.mat(enc_fw_U));
+    fw[j] = h = gru_reference(normed(row_times(emb(src_emb, src[j]), p.mat(enc_fw_W)), p, enc_fw_W) +
+                                  vec_of(p.vec(enc_fw_b)),
+                              h, p, enc_fw_U);
   h = Vec::Zero(n);
   for (Index j = S - 1; j >= 0; --j)
-    bw[j] = h = gru_reference(row_times(emb(src_emb, src[j]), p.mat(enc_bw_W)) + vec_of(p.vec(enc_bw_b)), h,
-                              p.mat(enc_bw_U));
+    bw[j] = h = gru_reference(normed(row_times(emb(src_emb, src[j]), p.mat(enc_bw_W)), p, enc_bw_W) +
+                                  vec_of(p.vec(enc_bw_b)),
+                              h, p, enc_bw_U);
   Vec mean = Vec::Zero(2 * n);
   for (Index j = 0; j < S; ++j) {
     ann[j].resize(2 * n);
@@ -418,8 +516,9 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
     for (double& sc : score) total += sc = std::exp(sc - max_score);
     Vec ctx = Vec::Zero(2 * n);
     for (Index j = 0; j < S; ++j) ctx += score[j] / total * ann[j];
-    const Vec g = row_times(E, p.mat(dec_W)) + vec_of(p.vec(dec_b)) + row_times(ctx, p.mat(dec_C));
-    const Vec s_new = gru_reference(g, s, p.mat(dec_U));
+    const Vec g = normed(row_times(E, p.mat(dec_W)), p, dec_W) + vec_of(p.vec(dec_b)) +
+                  normed(row_times(ctx, p.mat(dec_C)), p, dec_C);
+    const Vec s_new = gru_reference(g, s, p, dec_U);
     Vec X(c.output_input());
     X << (c.output == OutputKind::maxout ? s : s_new), E, ctx;
     Vec logits;
@@ -441,9 +540,12 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
 }
 
 TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
-  for (const Case& model : kOutputLayers) {
+  for (Case model : kOutputLayers)
+  for (bool layer_norm : {false, true}) {
+    model.layer_norm = layer_norm;
+    SCOPED_TRACE(layer_norm ? "layer normalization" : "plain");
     Parameters<double> params(config_of(model));
-    params.init_uniform(0.5, 5);
+    init_for_check(params, 0.5, 5);
     const std::vector<std::vector<int>> src = {{4, 5, 6, 7, 3}, {8, 3}, {9, 10, 4, 3}};
     const std::vector<std::vector<int>> tgt = {{5, 6, 3}, {7, 8, 9, 10, 4, 3}, {6, 3}};
     double expected = 0;

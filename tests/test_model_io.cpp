@@ -74,6 +74,48 @@ TEST(Weights, TiedEmbeddingsStoreNoOutputProjection) {
   EXPECT_NE(test::error_of([&] { linear.get<ModelConfig>(); }).find("tied"), std::string::npos);
 }
 
+// A layer-normalized model stores a gain (_lns, starting at 1) and a bias (_lnb, at 0) of 3n
+// for each of the seven products after the other arrays; config.json says so, a model
+// without the key (every model from before the option) has none, and the two kinds of
+// weights do not load into each other.
+TEST(Weights, LayerNormalizationAddsAGainAndABiasPerProduct) {
+  test::TempDir dir;
+  ModelConfig config = small_config();
+  nlohmann::json plain_json = nlohmann::json(config);
+  EXPECT_EQ(plain_json.count("layer_normalization"), 0u);
+  const size_t plain_count = parameter_count(config);
+  config.layer_norm = true;
+  EXPECT_EQ(parameter_count(config), plain_count + 14 * 12);
+  Parameters<float> params(config);
+  params.init_uniform(0.1, 2);
+  save_weights(dir.path("model.npz"), params);
+  const auto arrays = load_npz(dir.path("model.npz"));
+  EXPECT_EQ(arrays.size(), 22u + 14u);
+  for (const char* product : {"enc_fw_W", "enc_fw_U", "enc_bw_W", "enc_bw_U", "dec_W", "dec_C", "dec_U"}) {
+    const auto& gain = arrays.at(std::string(product) + "_lns");
+    const auto& bias = arrays.at(std::string(product) + "_lnb");
+    EXPECT_EQ(gain.shape, (std::vector<long>{12})) << product;
+    EXPECT_EQ(gain.data, std::vector<float>(12, 1.0f)) << product;
+    EXPECT_EQ(bias.data, std::vector<float>(12, 0.0f)) << product;
+  }
+  // The uniform draw of the other tensors is the plain model's: the norms come last.
+  Parameters<float> plain(small_config());
+  plain.init_uniform(0.1, 2);
+  EXPECT_TRUE(std::equal(plain.values().begin(), plain.values().end(), params.values().begin()));
+
+  const ModelConfig read_back = nlohmann::json(config).get<ModelConfig>();
+  EXPECT_TRUE(read_back.layer_norm);
+  EXPECT_FALSE(plain_json.get<ModelConfig>().layer_norm);
+  Parameters<float> loaded(read_back);
+  load_weights(dir.path("model.npz"), loaded);
+  EXPECT_EQ(loaded.values(), params.values());
+  const std::string extra = test::error_of([&] { load_weights(dir.path("model.npz"), plain); });
+  EXPECT_NE(extra.find("_ln"), std::string::npos) << extra;
+  save_weights(dir.path("plain.npz"), plain);
+  EXPECT_NE(test::error_of([&] { load_weights(dir.path("plain.npz"), loaded); }).find("enc_fw_W_lns' is missing"),
+            std::string::npos);
+}
+
 // rnnsearch average: the element-wise mean of checkpoints, refused across different models.
 TEST(Weights, AverageIsTheElementwiseMean) {
   test::TempDir dir;
@@ -111,7 +153,7 @@ TEST(Weights, MismatchedShapesMissingAndExtraArraysAreRefused) {
   const float value = 1;
   std::vector<NpyArrayView> arrays;
   for (int p = 0; p < kNumParams; ++p)
-    if (p != att_v)
+    if (p != att_v && params.spec(Param(p)).present)
       arrays.push_back({params.spec(Param(p)).name,
                         params.spec(Param(p)).is_vector ? std::vector<long>{params.spec(Param(p)).cols}
                                                         : std::vector<long>{params.spec(Param(p)).rows, params.spec(Param(p)).cols},

@@ -64,6 +64,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("output-layer", po::value(&output_layer)->default_value("maxout"), "maxout (the paper's deep output) or linear")
       ("tied-embeddings", po::bool_switch(&o.model.tied_embeddings),
        "use the target embeddings as the output projection (tgt_embᵀ for out_Wo; needs --maxout = --emb)")
+      ("layer-normalization", po::bool_switch(&o.model.layer_norm),
+       "normalise every product into a GRU's gates, each with its own gain and bias (as Nematus)")
       ("batch-size", po::value(&batch)->notifier(at_least("batch-size", 1)), "sentences per batch (overrides the preset)")
       ("optimizer", po::value(&optimizer)->default_value("adam"), "adam or sgd")
       ("lr", po::value(&o.optimizer.lr)->default_value(1e-3)->notifier(non_negative("lr")), "learning rate")

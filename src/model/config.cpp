@@ -1,5 +1,7 @@
 #include "rnnsearch/model/config.h"
 
+#include <stdexcept>
+
 #include <nlohmann/json.hpp>
 
 #include "rnnsearch/error.h"
@@ -18,7 +20,9 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
   j = nlohmann::json{{"src_vocab", c.src_vocab}, {"tgt_vocab", c.tgt_vocab}, {"emb", c.emb},
                      {"hidden", c.hidden},       {"maxout", c.maxout},
                      {"output_layer", output_kind_name(c.output)}};
-  if (c.tied_embeddings) j["tied_embeddings"] = true;  // absent in models from before the option
+  // absent in models from before each option, and when off
+  if (c.tied_embeddings) j["tied_embeddings"] = true;
+  if (c.layer_norm) j["layer_normalization"] = true;
 }
 
 void check_tied_embeddings(const ModelConfig& c) {
@@ -56,6 +60,7 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
     c.maxout = size_field(j, "maxout", 1);
     c.output = parse_output_kind(j.at("output_layer").get<std::string>());
     c.tied_embeddings = j.value("tied_embeddings", false);
+    c.layer_norm = j.value("layer_normalization", false);
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("model config: ") + e.what());
   }
@@ -85,12 +90,31 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
       {"out_b", 1, c.output_width(), true, true, 0},
       {"out_Wo", c.maxout, Vt, false, maxout && !c.tied_embeddings, 0},  {"out_bo", 1, Vt, true, maxout, 0},
   };
+  // --layer-normalization: the gain and bias of each product, 3n each, in the Param order
+  static constexpr const char* kNormNames[] = {
+      "enc_fw_W_lns", "enc_fw_W_lnb", "enc_fw_U_lns", "enc_fw_U_lnb", "enc_bw_W_lns", "enc_bw_W_lnb",
+      "enc_bw_U_lns", "enc_bw_U_lnb", "dec_W_lns",    "dec_W_lnb",    "dec_C_lns",    "dec_C_lnb",
+      "dec_U_lns",    "dec_U_lnb"};
+  for (int k = 0; k < 14; ++k) specs.push_back({kNormNames[k], 1, 3 * n, true, c.layer_norm, 0, k % 2 == 0 ? 1.0 : 0.0});
   size_t offset = 0;
   for (ParamSpec& s : specs) {
     s.offset = offset;
     offset += s.size();
   }
   return specs;
+}
+
+NormParams norm_params(Param product) {
+  switch (product) {
+    case enc_fw_W: return {enc_fw_W_lns, enc_fw_W_lnb};
+    case enc_fw_U: return {enc_fw_U_lns, enc_fw_U_lnb};
+    case enc_bw_W: return {enc_bw_W_lns, enc_bw_W_lnb};
+    case enc_bw_U: return {enc_bw_U_lns, enc_bw_U_lnb};
+    case dec_W: return {dec_W_lns, dec_W_lnb};
+    case dec_C: return {dec_C_lns, dec_C_lnb};
+    case dec_U: return {dec_U_lns, dec_U_lnb};
+    default: throw std::logic_error("norm_params: no layer normalization of this product");
+  }
 }
 
 size_t parameter_count(const ModelConfig& config) {

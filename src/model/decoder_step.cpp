@@ -16,8 +16,15 @@ void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& m
                          attention_scratch);
   }
   profile::ScopedPhase phase(profile::Phase::decoder_gru_forward);
-  // g = g_E + c dec_C;  s = GRU(g, s_prev)
-  out.cache.gates.noalias() += out.context * params.mat(dec_C);
+  // g = g_E + c dec_C, or g_E + LN_C(c dec_C);  s = GRU(g, s_prev)
+  if (out.context_norm) {
+    auto product = rows_of(gru_scratch, s_prev.rows(), out.cache.gates.cols());  // (the GRU's scratch after)
+    product.noalias() = out.context * params.mat(dec_C);
+    layer_norm_forward<T>(product, *out.context_norm);
+    out.cache.gates += layer_norm_output(*out.context_norm, 0, out.cache.gates.cols()).matrix();
+  } else {
+    out.cache.gates.noalias() += out.context * params.mat(dec_C);
+  }
   gru_step_forward<T>(s_prev, params.mat(dec_U), moving, out.cache,
                       rows_of(gru_scratch, s_prev.rows(), out.cache.gates.cols()), out.state);
 }
@@ -33,9 +40,14 @@ void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMem
     // s = GRU(g, s_prev)
     auto dg = forward.cache.gates;
     gru_step_backward<T>(ds, s_prev, params.mat(dec_U), moving, dg, rows_of(gru_scratch, s_prev.rows(), dg.cols()),
-                         grad.s_prev);
-    // g = g_E + c dec_C
-    grad.context.noalias() += dg * params.mat(dec_C).transpose();
+                         grad.s_prev, forward.cache.norm);
+    // g = g_E + c dec_C, or g_E + LN_C(c dec_C): the product's gradient is dg, or LN_C's backward of it
+    if (forward.context_norm) {
+      layer_norm_backward<T>(dg, *forward.context_norm);
+      grad.context.noalias() += forward.context_norm->hat * params.mat(dec_C).transpose();
+    } else {
+      grad.context.noalias() += dg * params.mat(dec_C).transpose();
+    }
   }
   profile::ScopedPhase phase(profile::Phase::attention_backward);
   // α, c = attention(q)
@@ -46,15 +58,13 @@ void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMem
 }
 
 template <class T>
-void decoder_recurrence_weight_grads(const MatCRef<T>& s_prev_all,
-                                     const MatCRef<T>& r_h_all,
-                                     const MatCRef<T>& contexts_all,
-                                     const MatCRef<T>& dg_all,
-                                     const MatCRef<T>& dqueries_all, Parameters<T>& grads) {
+void decoder_recurrence_weight_grads(const MatCRef<T>& s_prev_all, const MatCRef<T>& r_h_all,
+                                     const MatCRef<T>& contexts_all, const MatCRef<T>& dPU_all,
+                                     const MatCRef<T>& dPC_all, const MatCRef<T>& dqueries_all, Parameters<T>& grads) {
   profile::ScopedPhase phase(profile::Phase::decoder_weight_grads);
-  gru_accumulate_dU<T>(s_prev_all, r_h_all, dg_all, grads.mat(dec_U));
+  gru_accumulate_dU<T>(s_prev_all, r_h_all, dPU_all, grads.mat(dec_U));
   grads.mat(att_W).noalias() += s_prev_all.transpose() * dqueries_all;  // q = s_prev att_W
-  grads.mat(dec_C).noalias() += contexts_all.transpose() * dg_all;      // g = ... + c dec_C
+  grads.mat(dec_C).noalias() += contexts_all.transpose() * dPC_all;     // g = ... + c dec_C
 }
 
 template <class T>
@@ -68,6 +78,13 @@ void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory,
   for (Index r = 0; r < R; ++r) E.row(r) = params.mat(tgt_emb).row(y_prev[r]);
   auto g_E = rows_of(ws.gates, R, 3 * n);
   g_E.noalias() = E * params.mat(dec_W);
+  if (cfg.layer_norm) {  // g_E = LN_W(E dec_W) + dec_b
+    for (Mat<T>* hat : {&ws.W_hat, &ws.C_hat, &ws.U_hat}) rows_of(*hat, R, 3 * n);
+    for (Mat<T>* inv_std : {&ws.W_inv_std, &ws.C_inv_std, &ws.U_inv_std}) rows_of(*inv_std, R, 2);
+    const NormedProduct<T> norm = *layer_norm_of<T>(params, dec_W, ws.W_hat, ws.W_inv_std, 0, R, nullptr);
+    layer_norm_forward<T>(g_E, norm);
+    g_E = layer_norm_output(norm, 0, 3 * n).matrix();
+  }
   g_E.rowwise() += params.vec(dec_b);
   ws.moving.assign(R, T(1));
   auto X = rows_of(ws.X, R, cfg.output_input());  // [s, E, c]: c is written in place
@@ -75,7 +92,8 @@ void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory,
   decoder_recurrence<T>(params, memory, row_sentence, ws.moving.data(), s_prev, ws.gru_scratch,
                         ws.attention_scratch,
                         {rows_of(ws.queries, R, n), rows_of(ws.alpha, R, memory.max_len), X.rightCols(2 * n),
-                         {g_E, rows_of(ws.r_h, R, n)}, states});
+                         {g_E, rows_of(ws.r_h, R, n), layer_norm_of<T>(params, dec_U, ws.U_hat, ws.U_inv_std, 0, R, nullptr)},
+                         states, layer_norm_of<T>(params, dec_C, ws.C_hat, ws.C_inv_std, 0, R, nullptr)});
   // log p(y | ...) from [s_prev (maxout) or s (linear), E, c]
   if (cfg.output == OutputKind::maxout)
     X.leftCols(n) = s_prev;
@@ -96,8 +114,8 @@ void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory,
       DecoderRecurrenceOutputs<T>, const MatCRef<T>&, DecoderRecurrenceGradients<T>, Mat<T>&, Mat<T>&,         \
       Parameters<T>&, Mat<T>&, Mat<T>&);                                                                       \
   template void decoder_recurrence_weight_grads<T>(                                                            \
-      const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&,        \
-      const MatCRef<T>&, const MatCRef<T>&, Parameters<T>&);
+      const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&,          \
+      const MatCRef<T>&, Parameters<T>&);
 RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(float)
 RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(double)
 template void decoder_step<float>(const Parameters<float>&, const AttentionMemory<float>&, const int*,

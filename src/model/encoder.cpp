@@ -1,7 +1,10 @@
 #include "rnnsearch/model/encoder.h"
 
+#include <optional>
+
 #include "rnnsearch/model/dropout.h"
 #include "rnnsearch/model/gru.h"
+#include "rnnsearch/model/layer_norm.h"
 
 namespace rnnsearch {
 namespace {
@@ -21,9 +24,16 @@ template <class T>
 void direction_forward(const Parameters<T>& params, const DirectionParams& p, EncoderWorkspace<T>& ws,
                        EncoderDirection<T>& d) {
   const Index B = ws.batch, S = ws.max_len, n = params.config().hidden;
-  // [a_r | a_z | a_h] = x_j W + b for every position at once
+  // [a_r | a_z | a_h] = x_j W + b, or LN_W(x_j W) + b, for every position at once
   auto gates = rows_of(d.gates, S * B, 3 * n);
   gates.noalias() = ws.x.topRows(S * B) * params.mat(p.W);
+  if (params.config().layer_norm) {
+    for (Mat<T>* hat : {&d.w_hat, &d.u_hat}) rows_of(*hat, S * B, 3 * n);
+    for (Mat<T>* inv_std : {&d.w_inv_std, &d.u_inv_std}) rows_of(*inv_std, S * B, 2);
+    const NormedProduct<T> norm = *layer_norm_of<T>(params, p.W, d.w_hat, d.w_inv_std, 0, S * B, nullptr);
+    layer_norm_forward<T>(gates, norm);
+    gates = layer_norm_output(norm, 0, 3 * n).matrix();
+  }
   gates.rowwise() += params.vec(p.b);
   auto states = rows_of(d.states, (S + 1) * B, n);
   auto r_h = rows_of(d.r_h, S * B, n);
@@ -32,7 +42,8 @@ void direction_forward(const Parameters<T>& params, const DirectionParams& p, En
   for (Index k = 0; k < S; ++k) {
     const Index j = p.reverse ? S - 1 - k : k;
     gru_step_forward<T>(step_rows(states, prev_block(p, j), B), params.mat(p.U), &ws.moving[j * B],
-                        {step_rows(gates, j, B), step_rows(r_h, j, B)}, scratch, step_rows(states, out_block(p, j), B));
+                        {step_rows(gates, j, B), step_rows(r_h, j, B), layer_norm_of<T>(params, p.U, d.u_hat, d.u_inv_std, j * B, B, nullptr)},
+                        scratch, step_rows(states, out_block(p, j), B));
   }
 }
 
@@ -48,15 +59,18 @@ void direction_backward(const Parameters<T>& params, const DirectionParams& p, E
     const Index j = p.reverse ? S - 1 - k : k;
     gru_step_backward<T>(step_rows(dstates, out_block(p, j), B), step_rows(states, prev_block(p, j), B),
                          params.mat(p.U), &ws.moving[j * B], step_rows(dg, j, B), scratch,
-                         step_rows(dstates, prev_block(p, j), B));
+                         step_rows(dstates, prev_block(p, j), B), layer_norm_of<T>(params, p.U, d.u_hat, d.u_inv_std, j * B, B, &grads));
   }
+  const bool layer_norm = params.config().layer_norm;
   // Row j*B+b of h_prev_all is the state the step at position j started from.
   const auto h_prev_all = p.reverse ? states.bottomRows(S * B) : states.topRows(S * B);
-  gru_accumulate_dU<T>(h_prev_all, d.r_h.topRows(S * B), dg, grads.mat(p.U));
-  // a = x W + b
-  grads.mat(p.W).noalias() += ws.x.topRows(S * B).transpose() * dg;
+  gru_accumulate_dU<T>(h_prev_all, d.r_h.topRows(S * B), layer_norm ? d.u_hat.topRows(S * B) : dg, grads.mat(p.U));
+  // a = x W + b, or LN_W(x W) + b: the product's gradient dP is dg, or LN_W's backward of it
   grads.vec(p.b) += dg.colwise().sum();
-  ws.dx.topRows(S * B).noalias() += dg * params.mat(p.W).transpose();
+  if (layer_norm) layer_norm_backward<T>(dg, *layer_norm_of<T>(params, p.W, d.w_hat, d.w_inv_std, 0, S * B, &grads));
+  const auto dP = layer_norm ? d.w_hat.topRows(S * B) : dg;
+  grads.mat(p.W).noalias() += ws.x.topRows(S * B).transpose() * dP;
+  ws.dx.topRows(S * B).noalias() += dP * params.mat(p.W).transpose();
 }
 
 }  // namespace

@@ -13,13 +13,23 @@ void gru_step_forward(const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* mo
   auto z = cache.gates.middleCols(n, n);
   auto h_cand = cache.gates.rightCols(n);
 
-  // [r | z] = σ(g_rz + h_prev U_rz)
+  // [r | z] = σ(g_rz + h_prev U_rz), or σ(g_rz + LN_U(h_prev U_rz))
   scratch.leftCols(2 * n).noalias() = h_prev * U.leftCols(2 * n);
-  cache.gates.leftCols(2 * n) = (scratch.leftCols(2 * n) + g.leftCols(2 * n)).array().logistic().matrix();
-  // h̃ = tanh(g_h + (r ∘ h_prev) U_h)
+  if (cache.norm) {
+    layer_norm_forward<T>(scratch.leftCols(2 * n), *cache.norm, 0, 2 * n, 0);
+    cache.gates.leftCols(2 * n) = (g.leftCols(2 * n).array() + layer_norm_output(*cache.norm, 0, 2 * n)).logistic().matrix();
+  } else {
+    cache.gates.leftCols(2 * n) = (scratch.leftCols(2 * n) + g.leftCols(2 * n)).array().logistic().matrix();
+  }
+  // h̃ = tanh(g_h + (r ∘ h_prev) U_h), or tanh(g_h + LN_U((r ∘ h_prev) U_h))
   cache.r_h = r.cwiseProduct(h_prev);
   scratch.rightCols(n).noalias() = cache.r_h * U.rightCols(n);
-  h_cand = (scratch.rightCols(n) + g.rightCols(n)).array().tanh().matrix();
+  if (cache.norm) {
+    layer_norm_forward<T>(scratch.rightCols(n), *cache.norm, 2 * n, n, 1);
+    h_cand = (g.rightCols(n).array() + layer_norm_output(*cache.norm, 2 * n, n)).tanh().matrix();
+  } else {
+    h_cand = (scratch.rightCols(n) + g.rightCols(n)).array().tanh().matrix();
+  }
   // h = h_prev + m z ∘ (h̃ - h_prev)   (= (1-z) h_prev + z h̃ for moving rows)
   for (Index b = 0; b < B; ++b)
     h.row(b) = h_prev.row(b) + moving[b] * z.row(b).cwiseProduct(h_cand.row(b) - h_prev.row(b));
@@ -27,7 +37,8 @@ void gru_step_forward(const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* mo
 
 template <class T>
 void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* moving,
-                       MatRef<T> gates_dg, MatRef<T> scratch, MatRef<T> dh_prev) {
+                       MatRef<T> gates_dg, MatRef<T> scratch, MatRef<T> dh_prev,
+                       const std::optional<NormedProduct<T>>& norm) {
   const Index B = h_prev.rows(), n = h_prev.cols();
   // dg is written over the gates, which are read to the end: work from a copy
   scratch = gates_dg;
@@ -47,30 +58,37 @@ void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev, const Mat
     // direct path: ∂h/∂h_prev = 1 - m z
     dh_prev.row(b) += (dh.row(b).array() * (1 - moving[b] * z.row(b))).matrix();
   }
-  // d(r ∘ h_prev) = dh̃_pre U_h^T, held in the dr_pre slot until dr_pre replaces it;
+  // The candidate's recurrent product P_h = (r ∘ h_prev) U_h has gradient dh̃_pre, or, through
+  // LN_U, the dP_h that replaces its x̂.
+  if (norm) layer_norm_backward<T>(dg.rightCols(n), *norm, 2 * n, n, 1);
+  const MatCRef<T> dP_h = norm ? MatCRef<T>(norm->hat.rightCols(n)) : MatCRef<T>(dg.rightCols(n));
+  // d(r ∘ h_prev) = dP_h U_h^T, held in the dr_pre slot until dr_pre replaces it;
   // h_prev receives its r ∘ part, r its h_prev ∘ part.
   auto d_rh = dg.leftCols(n);
-  d_rh.noalias() = dg.rightCols(n) * U.rightCols(n).transpose();
+  d_rh.noalias() = dP_h * U.rightCols(n).transpose();
   dh_prev += d_rh.cwiseProduct(gates.leftCols(n));
   // dr_pre = d_rh ∘ h_prev ∘ r (1 - r)
   d_rh = (d_rh.array() * h_prev.array() * r * (1 - r)).matrix();
-  // through the recurrent gate GEMM: dh_prev += [dr_pre | dz_pre] U_rz^T
-  dh_prev.noalias() += dg.leftCols(2 * n) * U.leftCols(2 * n).transpose();
+  // through the recurrent gate GEMM: dh_prev += dP_rz U_rz^T, dP_rz = [dr_pre | dz_pre] (through LN_U)
+  if (norm) layer_norm_backward<T>(dg.leftCols(2 * n), *norm, 0, 2 * n, 0);
+  const MatCRef<T> dP_rz = norm ? MatCRef<T>(norm->hat.leftCols(2 * n)) : MatCRef<T>(dg.leftCols(2 * n));
+  dh_prev.noalias() += dP_rz * U.leftCols(2 * n).transpose();
 }
 
 template <class T>
 void gru_accumulate_dU(const MatCRef<T>& h_prev_all, const MatCRef<T>& r_h_all,
-                       const MatCRef<T>& dg_all, MatRef<T> dU) {
+                       const MatCRef<T>& dP_all, MatRef<T> dU) {
   const Index n = h_prev_all.cols();
-  dU.leftCols(2 * n).noalias() += h_prev_all.transpose() * dg_all.leftCols(2 * n);
-  dU.rightCols(n).noalias() += r_h_all.transpose() * dg_all.rightCols(n);
+  dU.leftCols(2 * n).noalias() += h_prev_all.transpose() * dP_all.leftCols(2 * n);
+  dU.rightCols(n).noalias() += r_h_all.transpose() * dP_all.rightCols(n);
 }
 
 #define RNNSEARCH_INSTANTIATE_GRU(T)                                                              \
-  template void gru_step_forward<T>(const MatCRef<T>&, const MatCRef<T>&, const T*, GruStepCache<T>,     \
+  template void gru_step_forward<T>(const MatCRef<T>&, const MatCRef<T>&, const T*, GruStepCache<T>,         \
                                     MatRef<T>, MatRef<T>);                                              \
   template void gru_step_backward<T>(const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&, const T*,   \
-                                     MatRef<T>, MatRef<T>, MatRef<T>);                                  \
+                                     MatRef<T>, MatRef<T>, MatRef<T>,                                   \
+                                     const std::optional<NormedProduct<T>>&);                           \
   template void gru_accumulate_dU<T>(const MatCRef<T>&, const MatCRef<T>&, \
                                      const MatCRef<T>&, MatRef<T>);
 RNNSEARCH_INSTANTIATE_GRU(float)

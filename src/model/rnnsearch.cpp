@@ -21,6 +21,21 @@ const int* identity_rows(Index B) {
   return rows.data();
 }
 
+// Where decoder step i writes (rows i*B … of the workspace); grads: where the layer norms'
+// dγ and dβ go in the backward.
+template <class T>
+DecoderRecurrenceOutputs<T> step_outputs(const Parameters<T>& params, ModelWorkspace<T>& ws, Index i,
+                                         Parameters<T>* grads) {
+  const Index B = ws.batch;
+  return {step_rows(ws.queries, i, B),
+          step_rows(ws.alpha, i, B),
+          step_rows(ws.contexts, i, B),
+          {step_rows(ws.gates, i, B), step_rows(ws.r_h, i, B),
+           layer_norm_of<T>(params, dec_U, ws.U_hat, ws.U_inv_std, i * B, B, grads)},
+          step_rows(ws.states, i + 1, B),
+          layer_norm_of<T>(params, dec_C, ws.C_hat, ws.C_inv_std, i * B, B, grads)};
+}
+
 // The encoder and the decoder loop, up to the output layer's input X = [s, E, c] of the N
 // non-padding target positions (ws.X, ws.out_rows, ws.targets).
 template <class T>
@@ -60,20 +75,25 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   }
   auto gates = rows_of(ws.gates, Tn * B, 3 * n);
   gates.noalias() = E * params.mat(dec_W);
+  if (cfg.layer_norm) {  // LN_W(E dec_W) + dec_b
+    for (Mat<T>* hat : {&ws.W_hat, &ws.C_hat, &ws.U_hat}) rows_of(*hat, Tn * B, 3 * n);
+    for (Mat<T>* inv_std : {&ws.W_inv_std, &ws.C_inv_std, &ws.U_inv_std}) rows_of(*inv_std, Tn * B, 2);
+    const NormedProduct<T> norm = *layer_norm_of<T>(params, dec_W, ws.W_hat, ws.W_inv_std, 0, Tn * B, nullptr);
+    layer_norm_forward<T>(gates, norm);
+    gates = layer_norm_output(norm, 0, 3 * n).matrix();
+  }
   gates.rowwise() += params.vec(dec_b);
 
   auto states = rows_of(ws.states, (Tn + 1) * B, n);
-  auto queries = rows_of(ws.queries, Tn * B, n);
-  auto alpha = rows_of(ws.alpha, Tn * B, S);
-  auto contexts = rows_of(ws.contexts, Tn * B, 2 * n);
-  auto r_h = rows_of(ws.r_h, Tn * B, n);
+  rows_of(ws.queries, Tn * B, n);  // (step_outputs takes each step's rows)
+  rows_of(ws.alpha, Tn * B, S);
+  rows_of(ws.contexts, Tn * B, 2 * n);
+  rows_of(ws.r_h, Tn * B, n);
   step_rows(states, 0, B) = ws.encoder.s0.topRows(B);
   const AttentionMemory<T> memory = attention_memory(ws.encoder);
   for (Index i = 0; i < Tn; ++i)
     decoder_recurrence<T>(params, memory, identity_rows(B), &ws.moving[i * B], step_rows(states, i, B),
-                          ws.gru_scratch, ws.attention_scratch,
-                          {step_rows(queries, i, B), step_rows(alpha, i, B), step_rows(contexts, i, B),
-                           {step_rows(gates, i, B), step_rows(r_h, i, B)}, step_rows(states, i + 1, B)});
+                          ws.gru_scratch, ws.attention_scratch, step_outputs<T>(params, ws, i, nullptr));
 
   // The output layer runs once on the N non-padding positions: X = [s, E, c], where E is
   // the embedding itself: the output layer's input has its own dropout mask, not E_mask too.
@@ -91,7 +111,7 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
     const Index i = ws.out_rows[k] / B, b = ws.out_rows[k] % B;
     X.row(k).head(n) = states.row(output_state_block(cfg.output, i) * B + b);
     X.row(k).segment(n, e) = tgt_embeddings.row(ws.inputs[ws.out_rows[k]]);
-    X.row(k).tail(2 * n) = contexts.row(ws.out_rows[k]);
+    X.row(k).tail(2 * n) = ws.contexts.row(ws.out_rows[k]);
   }
   if (ws.output_dropout) {
     auto mask = rows_of(ws.X_mask, N, din);
@@ -132,22 +152,25 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   rows_of(ws.dkeys, B * S, n).setZero();
   const AttentionMemory<T> memory = attention_memory(ws.encoder);
   for (Index i = Tn - 1; i >= 0; --i)
-    decoder_recurrence_backward<T>(
-        params, memory, identity_rows(B), &ws.moving[i * B], step_rows(states, i, B),
-        {step_rows(ws.queries, i, B), step_rows(ws.alpha, i, B), step_rows(ws.contexts, i, B),
-         {step_rows(ws.gates, i, B), step_rows(ws.r_h, i, B)}, step_rows(states, i + 1, B)},
-        step_rows(dstates, i + 1, B),
-        {step_rows(dcontexts, i, B), step_rows(dqueries, i, B), step_rows(dstates, i, B)}, ws.dkeys,
-        ws.dannotations, grads, ws.gru_scratch, ws.attention_scratch);
+    decoder_recurrence_backward<T>(params, memory, identity_rows(B), &ws.moving[i * B], step_rows(states, i, B),
+                                   step_outputs<T>(params, ws, i, &grads), step_rows(dstates, i + 1, B),
+                                   {step_rows(dcontexts, i, B), step_rows(dqueries, i, B), step_rows(dstates, i, B)},
+                                   ws.dkeys, ws.dannotations, grads, ws.gru_scratch, ws.attention_scratch);
+  // The products' gradients: dg, or with layer normalization the dP that replaced each x̂
+  const bool layer_norm = cfg.layer_norm;
   decoder_recurrence_weight_grads<T>(states.topRows(Tn * B), ws.r_h.topRows(Tn * B), ws.contexts.topRows(Tn * B),
-                                     dg, dqueries, grads);
+                                     layer_norm ? ws.U_hat.topRows(Tn * B) : dg,
+                                     layer_norm ? ws.C_hat.topRows(Tn * B) : dg, dqueries, grads);
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::decoder_weight_grads);
-  // g = E dec_W + dec_b + ...
-  const auto E = ws.E.topRows(Tn * B);
-  grads.mat(dec_W).noalias() += E.transpose() * dg;
+  // g = E dec_W + dec_b + ..., or LN_W(E dec_W) + dec_b + ...
   grads.vec(dec_b) += dg.colwise().sum();
+  if (layer_norm)
+    layer_norm_backward<T>(dg, *layer_norm_of<T>(params, dec_W, ws.W_hat, ws.W_inv_std, 0, Tn * B, &grads));
+  const auto dP = layer_norm ? ws.W_hat.topRows(Tn * B) : dg;
+  const auto E = ws.E.topRows(Tn * B);
+  grads.mat(dec_W).noalias() += E.transpose() * dP;
   auto dE = rows_of(ws.dE, Tn * B, e);
-  dE.noalias() = dg * params.mat(dec_W).transpose();
+  dE.noalias() = dP * params.mat(dec_W).transpose();
   // E_i = tgt_emb[y_{i-1}] (∘ mask)
   if (ws.embedding_dropout) dE.array() *= ws.E_mask.topRows(Tn * B).array();
   for (Index r = 0; r < Tn * B; ++r)

@@ -43,8 +43,8 @@ std::string model_line(const ModelConfig& config, size_t parameters, int batch_s
                        Precision precision) {
   return "model: e=" + std::to_string(config.emb) + " n=" + std::to_string(config.hidden) +
          " l=" + std::to_string(config.maxout) + " output=" + output_kind_name(config.output) +
-         (config.tied_embeddings ? " tied" : "") + ", " + std::to_string(parameters) + " parameters; batch " +
-         std::to_string(batch_size) + ", " +
+         (config.tied_embeddings ? " tied" : "") + (config.layer_norm ? " layer-normalized" : "") + ", " +
+         std::to_string(parameters) + " parameters; batch " + std::to_string(batch_size) + ", " +
          (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks × " : "") + std::to_string(threads) +
          " thread(s), GEMM " + kGemmBackend + (precision == Precision::bf16 ? ", matrix products in bf16" : "") +
          ", CPU " + describe(cpu_features());

@@ -23,10 +23,11 @@ inline double relative_difference(const MatCRef<float>& got, const MatCRef<float
 // 300 target words), each with its name.
 inline std::vector<std::pair<std::string, ModelConfig>> output_layer_variants() {
   std::vector<std::pair<std::string, ModelConfig>> variants;
-  for (const char* name : {"maxout", "maxout tied", "linear"}) {
+  for (const char* name : {"maxout", "maxout tied", "linear", "maxout layer-normalized"}) {
     const std::string kind = name;
     ModelConfig config = tiny_config(50, 300, kind == "linear" ? OutputKind::linear : OutputKind::maxout, 32, 24, 32);
     config.tied_embeddings = kind == "maxout tied";
+    config.layer_norm = kind == "maxout layer-normalized";
     variants.emplace_back(kind, config);
   }
   return variants;

@@ -3,6 +3,7 @@
 // every tensor. All parameters live in one contiguous buffer (see parameters.h), in the
 // order of the Param enum, so the optimizer, clipping and checkpoints see one flat vector.
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct ModelConfig {
   // instead of a separate out_Wo, as in Press & Wolf (2017). Fewer parameters, and each
   // target word's row learns from both its uses.
   bool tied_embeddings = false;
+  // Layer normalization of every product into a GRU's gates (docs/design.md §1.2), each with a
+  // gain and a bias of its own (the *_lns / *_lnb tensors), as in Nematus.
+  bool layer_norm = false;
 
   // Width of the output layer's input [s, E, c]: n + e + 2n.
   int output_input() const { return hidden + emb + 2 * hidden; }
@@ -45,15 +49,30 @@ enum Param : int {
   att_U, att_b, att_W, att_v,
   dec_W, dec_b, dec_C, dec_U,
   out_W, out_b, out_Wo, out_bo,
+  // --layer-normalization only: a gain (lns) and a bias (lnb) of 3n for each product
+  enc_fw_W_lns, enc_fw_W_lnb, enc_fw_U_lns, enc_fw_U_lnb,
+  enc_bw_W_lns, enc_bw_W_lnb, enc_bw_U_lns, enc_bw_U_lnb,
+  dec_W_lns, dec_W_lnb, dec_C_lns, dec_C_lnb, dec_U_lns, dec_U_lnb,
   kNumParams
 };
+
+// The gain and bias that normalise the product of a matrix with --layer-normalization.
+struct NormParams {
+  Param gain, bias;
+};
+// product: enc_fw_W, enc_fw_U, enc_bw_W, enc_bw_U, dec_W, dec_C or dec_U.
+NormParams norm_params(Param product);
 
 struct ParamSpec {
   const char* name;   // the .npz array name
   long rows, cols;    // a vector (bias) has rows = 1 and is stored as a 1-D array
   bool is_vector;
-  bool present;       // out_Wo / out_bo exist only for the maxout output, out_Wo only untied
+  bool present;       // out_Wo / out_bo exist only for the maxout output, out_Wo only untied,
+                      // the *_lns / *_lnb tensors only with layer normalization
   size_t offset;      // into the flat buffer
+  // The value every entry starts from instead of a uniform draw: 1 for the layer-norm gains,
+  // 0 for their biases, NaN (a uniform draw) for everything else.
+  double initial_value = std::numeric_limits<double>::quiet_NaN();
   size_t size() const { return present ? static_cast<size_t>(rows * cols) : 0; }
 };
 

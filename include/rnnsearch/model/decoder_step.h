@@ -5,10 +5,14 @@
 //   E = tgt_emb[y_prev]                     q = s_prev att_W
 //   α, c = attention(q, K, a)               g = E dec_W + dec_b + c dec_C
 //   s = GRU(g, s_prev; dec_U)               log p = log_softmax(output([s_prev or s, E, c]))
+//   (each product layer-normalised with --layer-normalization, §1.2)
 //
 // The encoder output (annotations, keys, s_0) comes from encoder_forward, run once per batch.
+#include <optional>
+
 #include "rnnsearch/model/encoder.h"
 #include "rnnsearch/model/gru.h"
+#include "rnnsearch/model/layer_norm.h"
 #include "rnnsearch/model/output_layer.h"
 
 namespace rnnsearch {
@@ -21,6 +25,7 @@ struct DecoderRecurrenceOutputs {
   MatRef<T> context;  // R×2n  c
   GruStepCache<T> cache;  // for the GRU's backward; cache.gates: in g_E (R×3n), out the gates
   MatRef<T> state;    // R×n   s
+  std::optional<NormedProduct<T>> context_norm;  // LN_C of c dec_C (none: no layer normalization)
 };
 
 // The recurrence of one decoder step, shared by training (all rows of a batch, step after
@@ -30,7 +35,9 @@ struct DecoderRecurrenceOutputs {
 //
 // g_E = E dec_W + dec_b is given in out.cache.gates (training computes it for all steps in
 // one GEMM); g and then the GRU's gates are written over it. Rows with moving = 0 keep
-// s = s_prev. gru_scratch: R×3n.
+// s = s_prev. gru_scratch: R×3n. With layer normalization g_E = LN_W(E dec_W) + dec_b,
+// g = g_E + LN_C(c dec_C) (out.context_norm) and the GRU normalises its recurrent products
+// (out.cache.norm), §1.2.
 template <class T>
 void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
                         const T* moving, const MatCRef<T>& s_prev, Mat<T>& gru_scratch, Mat<T>& attention_scratch,
@@ -52,7 +59,9 @@ struct DecoderRecurrenceGradients {
 //
 // Accumulates d att_v and the gradients of the attention memory (dkeys, dannotations:
 // Bs*S rows). The weight gradients of att_W, dec_C and dec_U are left to
-// decoder_recurrence_weight_grads, one GEMM each over all steps.
+// decoder_recurrence_weight_grads, one GEMM each over all steps. With layer normalization
+// forward.cache.norm and forward.context_norm must carry dγ and dβ: the norms' gradients
+// are added here, and each x̂ is replaced by its product's gradient dP.
 template <class T>
 void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMemory<T>& memory,
                                  const int* row_sentence, const T* moving, const MatCRef<T>& s_prev,
@@ -61,18 +70,19 @@ void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMem
                                  Parameters<T>& grads, Mat<T>& gru_scratch, Mat<T>& attention_scratch);
 
 // d dec_U, d att_W and d dec_C of every step at once; rows are (step, row) pairs:
-// s_prev_all, r_h_all, contexts_all, dg_all and dqueries_all as the forward and backward
-// of the steps left them.
+// s_prev_all, r_h_all, contexts_all and dqueries_all as the forward and backward of the
+// steps left them; dPU_all and dPC_all the gradients of the products s_prev dec_U (with
+// r ∘ s_prev for h̃) and c dec_C: dg without layer normalization, the cache.norm and
+// context_norm hats (dP) with it.
 template <class T>
-void decoder_recurrence_weight_grads(const MatCRef<T>& s_prev_all,
-                                     const MatCRef<T>& r_h_all,
-                                     const MatCRef<T>& contexts_all,
-                                     const MatCRef<T>& dg_all,
-                                     const MatCRef<T>& dqueries_all, Parameters<T>& grads);
+void decoder_recurrence_weight_grads(const MatCRef<T>& s_prev_all, const MatCRef<T>& r_h_all,
+                                     const MatCRef<T>& contexts_all, const MatCRef<T>& dPU_all,
+                                     const MatCRef<T>& dPC_all, const MatCRef<T>& dqueries_all, Parameters<T>& grads);
 
 template <class T>
 struct DecoderStepWorkspace {
   Mat<T> E, gates, queries, r_h, X, gru_scratch, attention_scratch;  // gates: g_E, g, then [r | z | h̃]
+  Mat<T> W_hat, C_hat, U_hat, W_inv_std, C_inv_std, U_inv_std;  // layer normalization: x̂ and s of each product
   OutputCache<T> output;
   std::vector<T> moving;  // all ones: every row takes the step
   // results of the last step, R rows each

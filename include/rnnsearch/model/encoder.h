@@ -3,6 +3,7 @@
 //
 //   x_j  = src_emb[w_j]                                  (dropout on x, when training)
 //   h→_j = GRU_fw(x_j, h→_{j-1}),  h←_j = GRU_bw(x_j, h←_{j+1})   h→_0 = h←_{len+1} = 0
+//          (input side x W + b, or LN_W(x W) + b with layer normalization, §1.2)
 //   a_j  = [h→_j ; h←_j]                                  annotations, 1×2n
 //   s_0  = tanh(mean_{j<len} a_j init_W + init_b)         decoder start state
 //   K_j  = a_j att_U + att_b                              attention keys
@@ -27,6 +28,9 @@ struct EncoderDirection {
                        //              bw: block j = h←_j, block S = h_0
   Mat<T> r_h;          // S*B × n    r ∘ h_prev
   Mat<T> dstates;      // (S+1)*B × n (backward)
+  // layer normalization only: x̂ (S*B × 3n) and s (S*B × 2) of x W and of each step's
+  // recurrent products; the backward replaces each x̂ by its product's gradient dP
+  Mat<T> w_hat, w_inv_std, u_hat, u_inv_std;
 };
 
 template <class T>

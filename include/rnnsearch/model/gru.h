@@ -16,7 +16,15 @@
 // One B×3n block per step goes through three lives: g (in), the gates (after the forward),
 // dg (after the backward). g is spent once the gates exist and the gates once dg does, so a
 // sequence keeps one S·B×3n buffer instead of three; each function takes a B×3n scratch.
+//
+// With layer normalization (§1.2) the recurrent products are normalised before they are
+// added: r, z = σ(g_rz + LN_U(h_prev U_rz)), h̃ = tanh(g_h + LN_U((r ∘ h_prev) U_h)). The
+// backward then writes the products' gradient dP over x̂ (cache.norm->hat), and dU needs dP
+// where it needs dg without normalization.
+#include <optional>
+
 #include "rnnsearch/kernels/tensor.h"
+#include "rnnsearch/model/layer_norm.h"
 
 namespace rnnsearch {
 
@@ -25,6 +33,7 @@ template <class T>
 struct GruStepCache {
   MatRef<T> gates;   // [r | z | h̃]   B×3n  (in the forward: g, which the gates replace)
   MatRef<T> r_h;     // r ∘ h_prev    B×n
+  std::optional<NormedProduct<T>> norm;  // LN_U of the recurrent products (none: no layer normalization)
 };
 
 // cache.gates: in g (B×3n), out the gates. h_prev: B×n, U: n×3n, moving: B (1 = this row
@@ -35,15 +44,18 @@ void gru_step_forward(const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* mo
 
 // dh: B×n, the total gradient of the loss with respect to h. gates_dg: in the forward's
 // gates, out dg (B×3n, the pre-activation gradient). Adds the gradient of h_prev to dh_prev
-// (B×n), which may already hold h_prev's gradient from other uses. scratch: B×3n.
+// (B×n), which may already hold h_prev's gradient from other uses. scratch: B×3n. norm: the
+// forward's cache.norm (with dgain and dbias set), or none.
 template <class T>
 void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* moving,
-                       MatRef<T> gates_dg, MatRef<T> scratch, MatRef<T> dh_prev);
+                       MatRef<T> gates_dg, MatRef<T> scratch, MatRef<T> dh_prev,
+                       const std::optional<NormedProduct<T>>& norm = std::nullopt);
 
-// dU[:, 0:2n] += H_prev^T dg[:, 0:2n];  dU[:, 2n:3n] += (R∘H_prev)^T dg[:, 2n:3n]
-// over all steps at once (rows = steps × batch).
+// dU[:, 0:2n] += H_prev^T dP[:, 0:2n];  dU[:, 2n:3n] += (R∘H_prev)^T dP[:, 2n:3n]
+// over all steps at once (rows = steps × batch); dP = dg without layer normalization, the
+// backward's cache.norm->hat with it.
 template <class T>
 void gru_accumulate_dU(const MatCRef<T>& h_prev_all, const MatCRef<T>& r_h_all,
-                       const MatCRef<T>& dg_all, MatRef<T> dU);
+                       const MatCRef<T>& dP_all, MatRef<T> dU);
 
 }  // namespace rnnsearch

@@ -2,6 +2,8 @@
 // All parameters (or all gradients, or an optimizer moment) of one model in a single
 // contiguous buffer, with named matrix views into it. Templated over the scalar type:
 // float for training and translation, double for the finite-difference gradient checks.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -36,11 +38,15 @@ class Parameters {
 
   void set_zero() { std::fill(values_.begin(), values_.end(), T(0)); }
 
-  // docs/design.md §1: every parameter uniform in [-scale, scale].
+  // docs/design.md §1.6: every parameter uniform in [-scale, scale], then the layer-norm
+  // gains 1 and their biases 0.
   void init_uniform(double scale, uint64_t seed) {
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<double> uniform(-scale, scale);
     for (T& v : values_) v = static_cast<T>(uniform(rng));
+    for (const ParamSpec& spec : layout_)
+      if (!std::isnan(spec.initial_value))
+        std::fill(values_.begin() + spec.offset, values_.begin() + spec.offset + spec.size(), T(spec.initial_value));
   }
 
  private:

@@ -16,6 +16,7 @@
 // Decoder step i = 0..T-1 (0-based; the equations' step i+1), time-major rows i*B + b:
 //   E_i = tgt_emb[y_{i-1}] (y_{-1} = <s>)     q_i = s_i att_W     α_i, c_i = attention(q_i)
 //   g_i = E_i dec_W + dec_b + c_i dec_C        s_{i+1} = GRU(g_i, s_i; dec_U)
+// (with --layer-normalization each product normalised first, §1.2)
 #include <cstdint>
 #include <vector>
 
@@ -50,6 +51,9 @@ struct ModelWorkspace {
   Mat<T> alpha;                     // T*B × S
   Mat<T> contexts;                  // T*B × 2n
   Mat<T> r_h;                       // T*B × n  r ∘ s_prev
+  // layer normalization only: x̂ (T*B × 3n) and s (T*B × 2) of E dec_W, of each step's
+  // c dec_C and of its recurrent products; the backward replaces each x̂ by dP
+  Mat<T> W_hat, C_hat, U_hat, W_inv_std, C_inv_std, U_inv_std;
   Mat<T> gru_scratch, attention_scratch;
   // output layer on the N non-padding positions
   std::vector<int> out_rows;        // N: the time-major row i*B + b of each

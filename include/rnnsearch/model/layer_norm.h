@@ -1,0 +1,78 @@
+#pragma once
+// Layer normalization of the 3n-wide products that feed a GRU's gates (--layer-normalization,
+// docs/design.md §1.2; Ba et al. 2016 as Nematus applies it). Each row's [r | z] block (2n
+// columns) and h̃ block (n) are normalised separately:
+//
+//   LN(P) = γ ∘ x̂ + β      x̂ = (P − mean) s      s = 1 / sqrt(var + 1e-5)   (per row and block)
+//
+// The forward writes x̂ and s only: whoever adds LN(P) to the gates reads γ ∘ x̂ + β
+// (layer_norm_output) in the same pass as the gate activation, so the normalised product is
+// never stored. The backward needs x̂ and s, and writes dP over x̂:
+//
+//   dP = s (γ∘dy − mean(γ∘dy) − x̂ mean(γ∘dy ∘ x̂))      dγ += Σ_rows dy ∘ x̂      dβ += Σ_rows dy
+#include <optional>
+
+#include "rnnsearch/kernels/tensor.h"
+#include "rnnsearch/model/parameters.h"
+
+namespace rnnsearch {
+
+constexpr double kLayerNormEpsilon = 1e-5;
+
+// One normalised product of R rows: its parameters, their gradients (the backward only) and
+// what its backward needs.
+template <class T>
+struct NormedProduct {
+  const T* gain;      // γ  3n
+  const T* bias;      // β  3n
+  T* dgain;           // dγ 3n (backward; may be null in the forward)
+  T* dbias;           // dβ 3n
+  MatRef<T> hat;      // R×3n  x̂, which the backward replaces by dP
+  MatRef<T> inv_std;  // R×2   s of the [r | z] block (column 0) and the h̃ block (column 1)
+};
+
+// Columns [begin, begin + width) of the product are one block (block 0 = [r | z], 1 = h̃):
+// writes their x̂ (from P's columns [0, width), R×width) and s.
+template <class T>
+void layer_norm_forward(const MatCRef<T>& P, NormedProduct<T> norm, Index begin, Index width, int block);
+
+// Both blocks of a whole 3n-wide product P.
+template <class T>
+void layer_norm_forward(const MatCRef<T>& P, NormedProduct<T> norm);
+
+// γ ∘ x̂ + β of the block's columns, as an array expression of R×width.
+template <class T>
+auto layer_norm_output(const NormedProduct<T>& norm, Index begin, Index width) {
+  const Eigen::Map<const Eigen::Array<T, 1, Eigen::Dynamic>> gain(norm.gain + begin, width), bias(norm.bias + begin, width);
+  return (norm.hat.middleCols(begin, width).array().rowwise() * gain).rowwise() + bias;
+}
+
+// dy: R×width, the gradient of the block's LN(P). Replaces the block's x̂ by dP and adds
+// the block's dγ and dβ.
+template <class T>
+void layer_norm_backward(const MatCRef<T>& dy, NormedProduct<T> norm, Index begin, Index width, int block);
+
+// Both blocks; dy: R×3n.
+template <class T>
+void layer_norm_backward(const MatCRef<T>& dy, NormedProduct<T> norm);
+
+// The normalisation of product (enc_fw_W, …, dec_U: norm_params) over the rows of hat (R×3n)
+// and inv_std (R×2); grads: where dγ and dβ go, or null in a forward.
+template <class T>
+NormedProduct<T> normed_product(const Parameters<T>& params, Param product, Parameters<T>* grads, MatRef<T> hat,
+                                MatRef<T> inv_std) {
+  const NormParams p = norm_params(product);
+  return {params.data(p.gain), params.data(p.bias), grads ? grads->data(p.gain) : nullptr,
+          grads ? grads->data(p.bias) : nullptr, hat, inv_std};
+}
+
+// normed_product over rows [first, first + rows) of hat and inv_std (which the caller has
+// sized) when the model has layer normalization; none without.
+template <class T>
+std::optional<NormedProduct<T>> layer_norm_of(const Parameters<T>& params, Param product, Mat<T>& hat, Mat<T>& inv_std,
+                                              Index first, Index rows, Parameters<T>* grads) {
+  if (!params.config().layer_norm) return std::nullopt;
+  return normed_product<T>(params, product, grads, hat.middleRows(first, rows), inv_std.middleRows(first, rows));
+}
+
+}  // namespace rnnsearch
