@@ -15,6 +15,8 @@
 #   TIED=1       the output projection is the target embedding table (--tied-embeddings,
 #                with --maxout = e): as good on validation, and more updates in the budget
 #                (docs/quality.md, What each lever is worth); TIED=0 trains the preset as it is
+#   LAYER_NORM=0 1: --layer-normalization (docs/design.md §1.2; docs/quality.md has what it
+#                is worth in this budget)
 #   VALID_FREQ=500 updates between validations (validation time is not training time)
 #   NORMALIZE=1.0 (TEXT=raw), 2.0 (TEXT=lowercased)  length normalisation of beam search,
 #                chosen on the validation set for each (as
@@ -39,6 +41,7 @@ DROPOUT=${DROPOUT:-0.4}
 LABEL_SMOOTHING=${LABEL_SMOOTHING:-0.1}
 SMOOTHING=${SMOOTHING:-0.001}
 TIED=${TIED:-1}
+LAYER_NORM=${LAYER_NORM:-0}
 PRESET=${PRESET:-small}
 VALID_FREQ=${VALID_FREQ:-500}
 TEXT=${TEXT:-raw}
@@ -47,7 +50,7 @@ SEED=${SEED:-1}
 ENSEMBLE=${ENSEMBLE:-1}
 data=corpora/multi30k
 bin=build/rnnsearch
-tied=()
+model_options=()  # --tied-embeddings, --layer-normalization
 case "$TEXT" in
   raw) text=(--tokenizer raw --subwords "$SUBWORDS"); MODEL=${MODEL:-models/en-de-small-raw}
        NORMALIZE=${NORMALIZE:-1.0} ;;
@@ -60,7 +63,8 @@ case "$PRESET" in
   *) echo "quickstart.sh: PRESET must be small or base, not '$PRESET'" >&2; exit 2 ;;
 esac
 [[ "$ENSEMBLE" =~ ^[1-9][0-9]*$ ]] || { echo "quickstart.sh: ENSEMBLE must be a number >= 1, not '$ENSEMBLE'" >&2; exit 2; }
-[ "$TIED" = 1 ] && tied=(--tied-embeddings --maxout "$emb")
+[ "$TIED" = 1 ] && model_options+=(--tied-embeddings --maxout "$emb")
+[ "$LAYER_NORM" = 1 ] && model_options+=(--layer-normalization)
 
 scripts/setup.sh
 scripts/build.sh
@@ -74,7 +78,7 @@ for ((k = 0; k < ENSEMBLE; k++)); do
   echo "== training preset ${PRESET} on Multi30k en→de for ${MINUTES} minutes into ${dir} (seed ${seed})"
   $bin train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
     --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz \
-    --model "$dir" --preset "$PRESET" "${text[@]}" "${tied[@]}" --dropout "$DROPOUT" --label-smoothing "$LABEL_SMOOTHING" \
+    --model "$dir" --preset "$PRESET" "${text[@]}" "${model_options[@]}" --dropout "$DROPOUT" --label-smoothing "$LABEL_SMOOTHING" \
     --exponential-smoothing "$SMOOTHING" --valid-metrics bleu,cross-entropy --valid-freq "$VALID_FREQ" \
     --max-minutes "$MINUTES" --threads "$THREADS" --seed "$seed" --precision "$PRECISION"
 done

@@ -21,7 +21,7 @@ void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& m
     auto product = rows_of(gru_scratch, s_prev.rows(), out.cache.gates.cols());  // (the GRU's scratch after)
     product.noalias() = out.context * params.mat(dec_C);
     layer_norm_forward<T>(product, *out.context_norm);
-    out.cache.gates += layer_norm_output(*out.context_norm, 0, out.cache.gates.cols()).matrix();
+    out.cache.gates += product;
   } else {
     out.cache.gates.noalias() += out.context * params.mat(dec_C);
   }
@@ -83,7 +83,6 @@ void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory,
     for (Mat<T>* inv_std : {&ws.W_inv_std, &ws.C_inv_std, &ws.U_inv_std}) rows_of(*inv_std, R, 2);
     const NormedProduct<T> norm = *layer_norm_of<T>(params, dec_W, ws.W_hat, ws.W_inv_std, 0, R, nullptr);
     layer_norm_forward<T>(g_E, norm);
-    g_E = layer_norm_output(norm, 0, 3 * n).matrix();
   }
   g_E.rowwise() += params.vec(dec_b);
   ws.moving.assign(R, T(1));

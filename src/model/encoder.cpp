@@ -32,7 +32,6 @@ void direction_forward(const Parameters<T>& params, const DirectionParams& p, En
     for (Mat<T>* inv_std : {&d.w_inv_std, &d.u_inv_std}) rows_of(*inv_std, S * B, 2);
     const NormedProduct<T> norm = *layer_norm_of<T>(params, p.W, d.w_hat, d.w_inv_std, 0, S * B, nullptr);
     layer_norm_forward<T>(gates, norm);
-    gates = layer_norm_output(norm, 0, 3 * n).matrix();
   }
   gates.rowwise() += params.vec(p.b);
   auto states = rows_of(d.states, (S + 1) * B, n);

@@ -15,21 +15,13 @@ void gru_step_forward(const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* mo
 
   // [r | z] = σ(g_rz + h_prev U_rz), or σ(g_rz + LN_U(h_prev U_rz))
   scratch.leftCols(2 * n).noalias() = h_prev * U.leftCols(2 * n);
-  if (cache.norm) {
-    layer_norm_forward<T>(scratch.leftCols(2 * n), *cache.norm, 0, 2 * n, 0);
-    cache.gates.leftCols(2 * n) = (g.leftCols(2 * n).array() + layer_norm_output(*cache.norm, 0, 2 * n)).logistic().matrix();
-  } else {
-    cache.gates.leftCols(2 * n) = (scratch.leftCols(2 * n) + g.leftCols(2 * n)).array().logistic().matrix();
-  }
+  if (cache.norm) layer_norm_forward<T>(scratch.leftCols(2 * n), *cache.norm, 0, 2 * n, 0);
+  cache.gates.leftCols(2 * n) = (scratch.leftCols(2 * n) + g.leftCols(2 * n)).array().logistic().matrix();
   // h̃ = tanh(g_h + (r ∘ h_prev) U_h), or tanh(g_h + LN_U((r ∘ h_prev) U_h))
   cache.r_h = r.cwiseProduct(h_prev);
   scratch.rightCols(n).noalias() = cache.r_h * U.rightCols(n);
-  if (cache.norm) {
-    layer_norm_forward<T>(scratch.rightCols(n), *cache.norm, 2 * n, n, 1);
-    h_cand = (g.rightCols(n).array() + layer_norm_output(*cache.norm, 2 * n, n)).tanh().matrix();
-  } else {
-    h_cand = (scratch.rightCols(n) + g.rightCols(n)).array().tanh().matrix();
-  }
+  if (cache.norm) layer_norm_forward<T>(scratch.rightCols(n), *cache.norm, 2 * n, n, 1);
+  h_cand = (scratch.rightCols(n) + g.rightCols(n)).array().tanh().matrix();
   // h = h_prev + m z ∘ (h̃ - h_prev)   (= (1-z) h_prev + z h̃ for moving rows)
   for (Index b = 0; b < B; ++b)
     h.row(b) = h_prev.row(b) + moving[b] * z.row(b).cwiseProduct(h_cand.row(b) - h_prev.row(b));

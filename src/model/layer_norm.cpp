@@ -5,21 +5,26 @@
 namespace rnnsearch {
 
 template <class T>
-void layer_norm_forward(const MatCRef<T>& P, NormedProduct<T> norm, Index begin, Index width, int block) {
+void layer_norm_forward(MatRef<T> P, NormedProduct<T> norm, Index begin, Index width, int block) {
   auto hat = norm.hat.middleCols(begin, width);
-  auto inv_std = norm.inv_std;
+  const Eigen::Map<const RowVec<T>> gain(norm.gain + begin, width), bias(norm.bias + begin, width);
+  const T count = static_cast<T>(width);
   for (Index r = 0; r < P.rows(); ++r) {
-    const T mean = P.row(r).mean();
-    hat.row(r) = P.row(r).array() - mean;
-    const T var = hat.row(r).squaredNorm() / static_cast<T>(width);
-    const T s = T(1) / std::sqrt(var + static_cast<T>(kLayerNormEpsilon));
-    hat.row(r) *= s;
-    inv_std(r, block) = s;
+    // one pass for the mean, one for the variance, one that writes x̂ and γ ∘ x̂ + β
+    const T mean = P.row(r).sum() / count;
+    const T s = T(1) / std::sqrt((P.row(r).array() - mean).square().sum() / count + static_cast<T>(kLayerNormEpsilon));
+    norm.inv_std(r, block) = s;
+    T* p = P.row(r).data();
+    T* x = hat.row(r).data();
+    for (Index k = 0; k < width; ++k) {
+      x[k] = (p[k] - mean) * s;
+      p[k] = x[k] * gain[k] + bias[k];
+    }
   }
 }
 
 template <class T>
-void layer_norm_forward(const MatCRef<T>& P, NormedProduct<T> norm) {
+void layer_norm_forward(MatRef<T> P, NormedProduct<T> norm) {
   const Index n = P.cols() / 3;
   layer_norm_forward<T>(P.leftCols(2 * n), norm, 0, 2 * n, 0);
   layer_norm_forward<T>(P.rightCols(n), norm, 2 * n, n, 1);
@@ -31,12 +36,14 @@ void layer_norm_backward(const MatCRef<T>& dy, NormedProduct<T> norm, Index begi
   const Eigen::Map<const RowVec<T>> gain(norm.gain + begin, width);
   RowVecMap<T> dgain(norm.dgain + begin, width), dbias(norm.dbias + begin, width);
   dbias += dy.colwise().sum();
+  dgain += dy.cwiseProduct(hat).colwise().sum();
+  const T count = static_cast<T>(width);
   for (Index r = 0; r < dy.rows(); ++r) {
-    dgain += dy.row(r).cwiseProduct(hat.row(r));
-    // γ∘dy, then dP = s (γ∘dy − mean(γ∘dy) − x̂ mean(γ∘dy ∘ x̂)) over x̂'s storage
-    const RowVec<T> gdy = dy.row(r).cwiseProduct(gain);
-    const T mean_gdy = gdy.mean(), mean_gdy_hat = gdy.cwiseProduct(hat.row(r)).mean();
-    hat.row(r) = norm.inv_std(r, block) * (gdy.array() - mean_gdy - hat.row(r).array() * mean_gdy_hat).matrix();
+    // dP = s (γ∘dy − mean(γ∘dy) − x̂ mean(γ∘dy ∘ x̂)), over x̂'s storage
+    const T mean_gdy = dy.row(r).dot(gain) / count;
+    const T mean_gdy_hat = dy.row(r).cwiseProduct(gain).dot(hat.row(r)) / count;
+    hat.row(r) = norm.inv_std(r, block) *
+                 (dy.row(r).cwiseProduct(gain).array() - mean_gdy - hat.row(r).array() * mean_gdy_hat).matrix();
   }
 }
 
@@ -48,8 +55,8 @@ void layer_norm_backward(const MatCRef<T>& dy, NormedProduct<T> norm) {
 }
 
 #define RNNSEARCH_INSTANTIATE_LAYER_NORM(T)                                                                      \
-  template void layer_norm_forward<T>(const MatCRef<T>&, NormedProduct<T>, Index, Index, int);            \
-  template void layer_norm_forward<T>(const MatCRef<T>&, NormedProduct<T>);                               \
+  template void layer_norm_forward<T>(MatRef<T>, NormedProduct<T>, Index, Index, int);                   \
+  template void layer_norm_forward<T>(MatRef<T>, NormedProduct<T>);                                      \
   template void layer_norm_backward<T>(const MatCRef<T>&, NormedProduct<T>, Index, Index, int);           \
   template void layer_norm_backward<T>(const MatCRef<T>&, NormedProduct<T>);
 RNNSEARCH_INSTANTIATE_LAYER_NORM(float)

@@ -80,7 +80,6 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
     for (Mat<T>* inv_std : {&ws.W_inv_std, &ws.C_inv_std, &ws.U_inv_std}) rows_of(*inv_std, Tn * B, 2);
     const NormedProduct<T> norm = *layer_norm_of<T>(params, dec_W, ws.W_hat, ws.W_inv_std, 0, Tn * B, nullptr);
     layer_norm_forward<T>(gates, norm);
-    gates = layer_norm_output(norm, 0, 3 * n).matrix();
   }
   gates.rowwise() += params.vec(dec_b);
 

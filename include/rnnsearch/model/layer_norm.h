@@ -5,9 +5,9 @@
 //
 //   LN(P) = γ ∘ x̂ + β      x̂ = (P − mean) s      s = 1 / sqrt(var + 1e-5)   (per row and block)
 //
-// The forward writes x̂ and s only: whoever adds LN(P) to the gates reads γ ∘ x̂ + β
-// (layer_norm_output) in the same pass as the gate activation, so the normalised product is
-// never stored. The backward needs x̂ and s, and writes dP over x̂:
+// The forward replaces P by LN(P) in the pass that computes x̂ (kept for the backward, with
+// s), so the gates are then computed from LN(P) exactly as from P without normalization. The
+// backward needs x̂ and s, and writes dP over x̂:
 //
 //   dP = s (γ∘dy − mean(γ∘dy) − x̂ mean(γ∘dy ∘ x̂))      dγ += Σ_rows dy ∘ x̂      dβ += Σ_rows dy
 #include <optional>
@@ -32,20 +32,13 @@ struct NormedProduct {
 };
 
 // Columns [begin, begin + width) of the product are one block (block 0 = [r | z], 1 = h̃):
-// writes their x̂ (from P's columns [0, width), R×width) and s.
+// P (R×width, those columns) in: the product, out: LN(P); writes the block's x̂ and s.
 template <class T>
-void layer_norm_forward(const MatCRef<T>& P, NormedProduct<T> norm, Index begin, Index width, int block);
+void layer_norm_forward(MatRef<T> P, NormedProduct<T> norm, Index begin, Index width, int block);
 
 // Both blocks of a whole 3n-wide product P.
 template <class T>
-void layer_norm_forward(const MatCRef<T>& P, NormedProduct<T> norm);
-
-// γ ∘ x̂ + β of the block's columns, as an array expression of R×width.
-template <class T>
-auto layer_norm_output(const NormedProduct<T>& norm, Index begin, Index width) {
-  const Eigen::Map<const Eigen::Array<T, 1, Eigen::Dynamic>> gain(norm.gain + begin, width), bias(norm.bias + begin, width);
-  return (norm.hat.middleCols(begin, width).array().rowwise() * gain).rowwise() + bias;
-}
+void layer_norm_forward(MatRef<T> P, NormedProduct<T> norm);
 
 // dy: R×width, the gradient of the block's LN(P). Replaces the block's x̂ by dP and adds
 // the block's dγ and dβ.
