@@ -78,7 +78,8 @@ for ((k = 0; k < ENSEMBLE; k++)); do
   echo "== training preset ${PRESET} on Multi30k en→de for ${MINUTES} minutes into ${dir} (seed ${seed})"
   $bin train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
     --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz \
-    --model "$dir" --preset "$PRESET" "${text[@]}" "${model_options[@]}" --dropout "$DROPOUT" --label-smoothing "$LABEL_SMOOTHING" \
+    --model "$dir" --preset "$PRESET" "${text[@]}" "${model_options[@]}" \
+    --dropout "$DROPOUT" --label-smoothing "$LABEL_SMOOTHING" \
     --exponential-smoothing "$SMOOTHING" --valid-metrics bleu,cross-entropy --valid-freq "$VALID_FREQ" \
     --max-minutes "$MINUTES" --threads "$THREADS" --seed "$seed" --precision "$PRECISION"
 done

@@ -488,6 +488,7 @@ TEST_F(Serve, BadRequestsGetA4xxJsonError) {
       {R"({"q": "a", "max_length_factor": -0.5})", 400},
       {R"({"q": "a", "word_penalty": "much"})", 400},
       {R"({"q": "a", "length_penalty_alpha": -1})", 400},
+      {R"({"q": "a", "length_penalty_alpha": 0.6, "normalize": 1.0})", 400},  // two length rankings
       {R"({"q": "a", "coverage_penalty": null})", 400},
       {R"({"q": "a", "alignment": "diagonal"})", 400},
       {R"({"q": "a", "replace_unk": "yes"})", 400},

@@ -91,7 +91,8 @@ void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory,
   decoder_recurrence<T>(params, memory, row_sentence, ws.moving.data(), s_prev, ws.gru_scratch,
                         ws.attention_scratch,
                         {rows_of(ws.queries, R, n), rows_of(ws.alpha, R, memory.max_len), X.rightCols(2 * n),
-                         {g_E, rows_of(ws.r_h, R, n), layer_norm_of<T>(params, dec_U, ws.U_hat, ws.U_inv_std, 0, R, nullptr)},
+                         {g_E, rows_of(ws.r_h, R, n),
+                          layer_norm_of<T>(params, dec_U, ws.U_hat, ws.U_inv_std, 0, R, nullptr)},
                          states, layer_norm_of<T>(params, dec_C, ws.C_hat, ws.C_inv_std, 0, R, nullptr)});
   // log p(y | ...) from [s_prev (maxout) or s (linear), E, c]
   if (cfg.output == OutputKind::maxout)

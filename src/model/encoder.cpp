@@ -41,7 +41,8 @@ void direction_forward(const Parameters<T>& params, const DirectionParams& p, En
   for (Index k = 0; k < S; ++k) {
     const Index j = p.reverse ? S - 1 - k : k;
     gru_step_forward<T>(step_rows(states, prev_block(p, j), B), params.mat(p.U), &ws.moving[j * B],
-                        {step_rows(gates, j, B), step_rows(r_h, j, B), layer_norm_of<T>(params, p.U, d.u_hat, d.u_inv_std, j * B, B, nullptr)},
+                        {step_rows(gates, j, B), step_rows(r_h, j, B),
+                         layer_norm_of<T>(params, p.U, d.u_hat, d.u_inv_std, j * B, B, nullptr)},
                         scratch, step_rows(states, out_block(p, j), B));
   }
 }
@@ -58,7 +59,8 @@ void direction_backward(const Parameters<T>& params, const DirectionParams& p, E
     const Index j = p.reverse ? S - 1 - k : k;
     gru_step_backward<T>(step_rows(dstates, out_block(p, j), B), step_rows(states, prev_block(p, j), B),
                          params.mat(p.U), &ws.moving[j * B], step_rows(dg, j, B), scratch,
-                         step_rows(dstates, prev_block(p, j), B), layer_norm_of<T>(params, p.U, d.u_hat, d.u_inv_std, j * B, B, &grads));
+                         step_rows(dstates, prev_block(p, j), B),
+                         layer_norm_of<T>(params, p.U, d.u_hat, d.u_inv_std, j * B, B, &grads));
   }
   const bool layer_norm = params.config().layer_norm;
   // Row j*B+b of h_prev_all is the state the step at position j started from.

@@ -122,6 +122,8 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
   request.beam.max_length_factor = number_field(value, "max_length_factor", 0, true);
   request.beam.word_penalty = number_field(value, "word_penalty", 0, false);
   request.beam.length_penalty_alpha = number_field(value, "length_penalty_alpha", -1, true);
+  if (value.contains("normalize") && value.contains("length_penalty_alpha"))  // as translate refuses the pair
+    throw RequestError(400, "'normalize' and 'length_penalty_alpha' both rank by length: give one");
   request.beam.coverage_penalty = number_field(value, "coverage_penalty", 0, true);
   request.alignment = alignment_field(value);
   request.replace_unk = bool_field(value, "replace_unk");
