@@ -15,8 +15,8 @@
 #   TIED=1       the output projection is the target embedding table (--tied-embeddings,
 #                with --maxout = e): as good on validation, and more updates in the budget
 #                (docs/quality.md, What each lever is worth); TIED=0 trains the preset as it is
-#   LAYER_NORM=0 1: --layer-normalization (docs/design.md §1.2; docs/quality.md has what it
-#                is worth in this budget)
+#   LAYER_NORM=0 1: --layer-normalization (docs/design.md §1.2); in 25 minutes it did not
+#                beat the plain model on validation (docs/quality.md, What each lever is worth)
 #   VALID_FREQ=500 updates between validations (validation time is not training time)
 #   NORMALIZE=1.0 (TEXT=raw), 2.0 (TEXT=lowercased)  length normalisation of beam search,
 #                chosen on the validation set for each (as

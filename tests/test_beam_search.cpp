@@ -32,7 +32,7 @@ Parameters<T> tiny_model(OutputKind output, uint64_t seed, bool layer_norm = fal
   ModelConfig config = test::tiny_config(/*src_vocab=*/7, /*tgt_vocab=*/6, output);
   config.layer_norm = layer_norm;
   Parameters<T> params(config);
-  params.init_uniform(1.0, seed);
+  test::init_for_check(params, 1.0, seed);  // (with layer normalization, gains and biases other than 1 and 0)
   return params;
 }
 

@@ -71,21 +71,6 @@ ModelConfig config_of(const Case& c) {
   return config;
 }
 
-// Uniform weights as in the checks below; the layer norms' gains and biases (which start at
-// 1 and 0) drawn too, around 1 and 0, so that a γ or β used in the wrong place shows.
-template <class T>
-void init_for_check(Parameters<T>& params, double scale, uint64_t seed) {
-  params.init_uniform(scale, seed);
-  std::mt19937_64 rng(seed + 1000);
-  std::uniform_real_distribution<double> around(-0.5, 0.5);
-  for (int p = 0; p < kNumParams; ++p) {
-    const ParamSpec& spec = params.spec(static_cast<Param>(p));
-    if (std::isnan(spec.initial_value)) continue;
-    for (size_t k = spec.offset; k < spec.offset + spec.size(); ++k)
-      params.values()[k] = static_cast<T>(spec.initial_value + around(rng));
-  }
-}
-
 class ModelGradient : public ::testing::TestWithParam<Case> {};
 
 // Checks every entry of every parameter tensor of the whole model (its "inputs" are token
@@ -93,7 +78,7 @@ class ModelGradient : public ::testing::TestWithParam<Case> {};
 TEST_P(ModelGradient, MatchesCentralDifferences) {
   const Case c = GetParam();
   Parameters<double> params(config_of(c));
-  init_for_check(params, 0.5, 7);  // larger than the default 0.1 so that every path matters
+  test::init_for_check(params, 0.5, 7);  // larger than the default 0.1 so that every path matters
   const Batch batch = tiny_batch(c.padded);
   // a fixed seed gives the same masks every call
   const Regularization regularization{c.embedding_dropout, c.output_dropout, c.label_smoothing, 99};
@@ -247,7 +232,7 @@ TEST_P(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
   ModelConfig config = test::tiny_config(11, 11, OutputKind::maxout);
   config.layer_norm = GetParam();
   Parameters<double> params(config);
-  init_for_check(params, 0.5, 5);
+  test::init_for_check(params, 0.5, 5);
   const Index Bs = 2, S = 4, R = 3, n = params.config().hidden;
   Mat<double> s_prev = random_matrix(R, n, rng), g_E = random_matrix(R, 3 * n, rng),
               keys = random_matrix(Bs * S, n, rng), annotations = random_matrix(Bs * S, 2 * n, rng),
@@ -258,13 +243,14 @@ TEST_P(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
   const AttentionMemory<double> memory{&annotations, &keys, S, lengths};
   Mat<double> queries(R, n), alpha(R, S), context(R, 2 * n), gates(R, 3 * n), r_h(R, n), s(R, n), gru_scratch,
       scratch;
-  Mat<double> C_hat(R, 3 * n), U_hat(R, 3 * n), C_inv_std(R, 2), U_inv_std(R, 2);
+  NormBuffers<double> C_norm, U_norm;
+  for (NormBuffers<double>* norm : {&C_norm, &U_norm}) norm->size(R, 3 * n);
   Parameters<double> grads(params.config());
   grads.set_zero();
   auto outputs = [&](Parameters<double>* norm_grads) -> DecoderRecurrenceOutputs<double> {
     return {queries, alpha, context,
-            {gates, r_h, layer_norm_of<double>(params, dec_U, U_hat, U_inv_std, 0, R, norm_grads)},
-            s, layer_norm_of<double>(params, dec_C, C_hat, C_inv_std, 0, R, norm_grads)};
+            {gates, r_h, layer_norm_of<double>(params, dec_U, U_norm, 0, R, norm_grads)},
+            s, layer_norm_of<double>(params, dec_C, C_norm, 0, R, norm_grads)};
   };
   auto loss = [&] {
     gates = g_E;  // the step writes g, then the gates, over g_E
@@ -277,7 +263,7 @@ TEST_P(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
   decoder_recurrence_backward<double>(params, memory, row_sentence, moving, s_prev, outputs(&grads), w_s,
                                       {dcontext, dqueries, ds_prev}, dkeys, dannotations, grads, gru_scratch, scratch);
   const Mat<double> dg = gates;  // the backward wrote d g over the gates (and each dP over its x̂)
-  decoder_recurrence_weight_grads<double>(s_prev, r_h, context, GetParam() ? U_hat : dg, GetParam() ? C_hat : dg,
+  decoder_recurrence_weight_grads<double>(s_prev, r_h, context, GetParam() ? U_norm.hat : dg, GetParam() ? C_norm.hat : dg,
                                           dqueries, grads);
   expect_gradient(s_prev, ds_prev, loss, "s_prev");
   expect_gradient(g_E, dg, loss, "g_E");
@@ -408,7 +394,7 @@ TEST(FloatPrecision, AgreesWithDouble) {
     ModelConfig config = test::tiny_config(11, 11, OutputKind::maxout);
     config.layer_norm = layer_norm;
     Parameters<double> pd(config);
-    init_for_check(pd, 0.5, 11);
+    test::init_for_check(pd, 0.5, 11);
     Parameters<float> pf(pd.config());
     for (size_t k = 0; k < pd.values().size(); ++k) pf.values()[k] = static_cast<float>(pd.values()[k]);
     const Batch batch = tiny_batch(true);
@@ -545,7 +531,7 @@ TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
     model.layer_norm = layer_norm;
     SCOPED_TRACE(layer_norm ? "layer normalization" : "plain");
     Parameters<double> params(config_of(model));
-    init_for_check(params, 0.5, 5);
+    test::init_for_check(params, 0.5, 5);
     const std::vector<std::vector<int>> src = {{4, 5, 6, 7, 3}, {8, 3}, {9, 10, 4, 3}};
     const std::vector<std::vector<int>> tgt = {{5, 6, 3}, {7, 8, 9, 10, 4, 3}, {6, 3}};
     double expected = 0;

@@ -1,5 +1,6 @@
 #include "rnnsearch/model/config.h"
 
+#include <iterator>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -95,7 +96,9 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
       "enc_fw_W_lns", "enc_fw_W_lnb", "enc_fw_U_lns", "enc_fw_U_lnb", "enc_bw_W_lns", "enc_bw_W_lnb",
       "enc_bw_U_lns", "enc_bw_U_lnb", "dec_W_lns",    "dec_W_lnb",    "dec_C_lns",    "dec_C_lnb",
       "dec_U_lns",    "dec_U_lnb"};
-  for (int k = 0; k < 14; ++k) specs.push_back({kNormNames[k], 1, 3 * n, true, c.layer_norm, 0, k % 2 == 0 ? 1.0 : 0.0});
+  static_assert(std::size(kNormNames) == kNumParams - enc_fw_W_lns, "one name per layer-norm tensor");
+  for (size_t k = 0; k < std::size(kNormNames); ++k)
+    specs.push_back({kNormNames[k], 1, 3 * n, true, c.layer_norm, 0, k % 2 == 0 ? 1.0 : 0.0});
   size_t offset = 0;
   for (ParamSpec& s : specs) {
     s.offset = offset;

@@ -76,15 +76,12 @@ void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory,
   // E = tgt_emb[y_prev];  g_E = E dec_W + dec_b
   auto E = rows_of(ws.E, R, e);
   for (Index r = 0; r < R; ++r) E.row(r) = params.mat(tgt_emb).row(y_prev[r]);
+  // g_E = E dec_W + dec_b, or LN_W(E dec_W) + dec_b
+  if (cfg.layer_norm)
+    for (NormBuffers<T>* norm : {&ws.W_norm, &ws.C_norm, &ws.U_norm}) norm->size(R, 3 * n);
   auto g_E = rows_of(ws.gates, R, 3 * n);
-  g_E.noalias() = E * params.mat(dec_W);
-  if (cfg.layer_norm) {  // g_E = LN_W(E dec_W) + dec_b
-    for (Mat<T>* hat : {&ws.W_hat, &ws.C_hat, &ws.U_hat}) rows_of(*hat, R, 3 * n);
-    for (Mat<T>* inv_std : {&ws.W_inv_std, &ws.C_inv_std, &ws.U_inv_std}) rows_of(*inv_std, R, 2);
-    const NormedProduct<T> norm = *layer_norm_of<T>(params, dec_W, ws.W_hat, ws.W_inv_std, 0, R, nullptr);
-    layer_norm_forward<T>(g_E, norm);
-  }
-  g_E.rowwise() += params.vec(dec_b);
+  gru_input_forward<T>(E, params.mat(dec_W), params.vec(dec_b), layer_norm_of<T>(params, dec_W, ws.W_norm, 0, R, nullptr),
+                       g_E);
   ws.moving.assign(R, T(1));
   auto X = rows_of(ws.X, R, cfg.output_input());  // [s, E, c]: c is written in place
   auto states = rows_of(ws.states, R, n);
@@ -92,8 +89,8 @@ void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory,
                         ws.attention_scratch,
                         {rows_of(ws.queries, R, n), rows_of(ws.alpha, R, memory.max_len), X.rightCols(2 * n),
                          {g_E, rows_of(ws.r_h, R, n),
-                          layer_norm_of<T>(params, dec_U, ws.U_hat, ws.U_inv_std, 0, R, nullptr)},
-                         states, layer_norm_of<T>(params, dec_C, ws.C_hat, ws.C_inv_std, 0, R, nullptr)});
+                          layer_norm_of<T>(params, dec_U, ws.U_norm, 0, R, nullptr)},
+                         states, layer_norm_of<T>(params, dec_C, ws.C_norm, 0, R, nullptr)});
   // log p(y | ...) from [s_prev (maxout) or s (linear), E, c]
   if (cfg.output == OutputKind::maxout)
     X.leftCols(n) = s_prev;

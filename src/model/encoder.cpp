@@ -25,15 +25,11 @@ void direction_forward(const Parameters<T>& params, const DirectionParams& p, En
                        EncoderDirection<T>& d) {
   const Index B = ws.batch, S = ws.max_len, n = params.config().hidden;
   // [a_r | a_z | a_h] = x_j W + b, or LN_W(x_j W) + b, for every position at once
+  if (params.config().layer_norm)
+    for (NormBuffers<T>* norm : {&d.w_norm, &d.u_norm}) norm->size(S * B, 3 * n);
   auto gates = rows_of(d.gates, S * B, 3 * n);
-  gates.noalias() = ws.x.topRows(S * B) * params.mat(p.W);
-  if (params.config().layer_norm) {
-    for (Mat<T>* hat : {&d.w_hat, &d.u_hat}) rows_of(*hat, S * B, 3 * n);
-    for (Mat<T>* inv_std : {&d.w_inv_std, &d.u_inv_std}) rows_of(*inv_std, S * B, 2);
-    const NormedProduct<T> norm = *layer_norm_of<T>(params, p.W, d.w_hat, d.w_inv_std, 0, S * B, nullptr);
-    layer_norm_forward<T>(gates, norm);
-  }
-  gates.rowwise() += params.vec(p.b);
+  gru_input_forward<T>(ws.x.topRows(S * B), params.mat(p.W), params.vec(p.b),
+                       layer_norm_of<T>(params, p.W, d.w_norm, 0, S * B, nullptr), gates);
   auto states = rows_of(d.states, (S + 1) * B, n);
   auto r_h = rows_of(d.r_h, S * B, n);
   auto scratch = rows_of(ws.gru_scratch, B, 3 * n);
@@ -42,7 +38,7 @@ void direction_forward(const Parameters<T>& params, const DirectionParams& p, En
     const Index j = p.reverse ? S - 1 - k : k;
     gru_step_forward<T>(step_rows(states, prev_block(p, j), B), params.mat(p.U), &ws.moving[j * B],
                         {step_rows(gates, j, B), step_rows(r_h, j, B),
-                         layer_norm_of<T>(params, p.U, d.u_hat, d.u_inv_std, j * B, B, nullptr)},
+                         layer_norm_of<T>(params, p.U, d.u_norm, j * B, B, nullptr)},
                         scratch, step_rows(states, out_block(p, j), B));
   }
 }
@@ -60,17 +56,17 @@ void direction_backward(const Parameters<T>& params, const DirectionParams& p, E
     gru_step_backward<T>(step_rows(dstates, out_block(p, j), B), step_rows(states, prev_block(p, j), B),
                          params.mat(p.U), &ws.moving[j * B], step_rows(dg, j, B), scratch,
                          step_rows(dstates, prev_block(p, j), B),
-                         layer_norm_of<T>(params, p.U, d.u_hat, d.u_inv_std, j * B, B, &grads));
+                         layer_norm_of<T>(params, p.U, d.u_norm, j * B, B, &grads));
   }
-  const bool layer_norm = params.config().layer_norm;
-  // Row j*B+b of h_prev_all is the state the step at position j started from.
+  // Row j*B+b of h_prev_all is the state the step at position j started from; the recurrent
+  // products' gradient is dg, or the dP that replaced their x̂
   const auto h_prev_all = p.reverse ? states.bottomRows(S * B) : states.topRows(S * B);
-  gru_accumulate_dU<T>(h_prev_all, d.r_h.topRows(S * B), layer_norm ? d.u_hat.topRows(S * B) : dg, grads.mat(p.U));
-  // a = x W + b, or LN_W(x W) + b: the product's gradient dP is dg, or LN_W's backward of it
-  grads.vec(p.b) += dg.colwise().sum();
-  if (layer_norm) layer_norm_backward<T>(dg, *layer_norm_of<T>(params, p.W, d.w_hat, d.w_inv_std, 0, S * B, &grads));
-  const auto dP = layer_norm ? d.w_hat.topRows(S * B) : dg;
-  grads.mat(p.W).noalias() += ws.x.topRows(S * B).transpose() * dP;
+  gru_accumulate_dU<T>(h_prev_all, d.r_h.topRows(S * B),
+                       params.config().layer_norm ? d.u_norm.hat.topRows(S * B) : dg, grads.mat(p.U));
+  // a = x W + b, or LN_W(x W) + b
+  const MatCRef<T> dP = gru_input_backward<T>(ws.x.topRows(S * B), dg,
+                                              layer_norm_of<T>(params, p.W, d.w_norm, 0, S * B, &grads),
+                                              grads.mat(p.W), grads.vec(p.b));
   ws.dx.topRows(S * B).noalias() += dP * params.mat(p.W).transpose();
 }
 

@@ -68,6 +68,24 @@ void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev, const Mat
 }
 
 template <class T>
+void gru_input_forward(const MatCRef<T>& X, const MatCRef<T>& W, const ConstRowVecMap<T>& b,
+                       const std::optional<NormedProduct<T>>& norm, MatRef<T> g) {
+  g.noalias() = X * W;
+  if (norm) layer_norm_forward<T>(g, *norm);
+  g.rowwise() += b;
+}
+
+template <class T>
+MatCRef<T> gru_input_backward(const MatCRef<T>& X, const MatCRef<T>& dg, const std::optional<NormedProduct<T>>& norm,
+                              MatRef<T> dW, RowVecMap<T> db) {
+  db += dg.colwise().sum();
+  if (norm) layer_norm_backward<T>(dg, *norm);
+  const MatCRef<T> dP = norm ? MatCRef<T>(norm->hat) : dg;
+  dW.noalias() += X.transpose() * dP;
+  return dP;
+}
+
+template <class T>
 void gru_accumulate_dU(const MatCRef<T>& h_prev_all, const MatCRef<T>& r_h_all,
                        const MatCRef<T>& dP_all, MatRef<T> dU) {
   const Index n = h_prev_all.cols();
@@ -75,13 +93,17 @@ void gru_accumulate_dU(const MatCRef<T>& h_prev_all, const MatCRef<T>& r_h_all,
   dU.rightCols(n).noalias() += r_h_all.transpose() * dP_all.rightCols(n);
 }
 
-#define RNNSEARCH_INSTANTIATE_GRU(T)                                                              \
-  template void gru_step_forward<T>(const MatCRef<T>&, const MatCRef<T>&, const T*, GruStepCache<T>,         \
-                                    MatRef<T>, MatRef<T>);                                              \
-  template void gru_step_backward<T>(const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&, const T*,   \
-                                     MatRef<T>, MatRef<T>, MatRef<T>,                                   \
-                                     const std::optional<NormedProduct<T>>&);                           \
-  template void gru_accumulate_dU<T>(const MatCRef<T>&, const MatCRef<T>&, \
+#define RNNSEARCH_INSTANTIATE_GRU(T)                                                                          \
+  template void gru_step_forward<T>(const MatCRef<T>&, const MatCRef<T>&, const T*, GruStepCache<T>,          \
+                                    MatRef<T>, MatRef<T>);                                                    \
+  template void gru_step_backward<T>(const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&, const T*,       \
+                                     MatRef<T>, MatRef<T>, MatRef<T>,                                         \
+                                     const std::optional<NormedProduct<T>>&);                                 \
+  template void gru_input_forward<T>(const MatCRef<T>&, const MatCRef<T>&, const ConstRowVecMap<T>&,          \
+                                     const std::optional<NormedProduct<T>>&, MatRef<T>);                      \
+  template MatCRef<T> gru_input_backward<T>(const MatCRef<T>&, const MatCRef<T>&,                             \
+                                            const std::optional<NormedProduct<T>>&, MatRef<T>, RowVecMap<T>); \
+  template void gru_accumulate_dU<T>(const MatCRef<T>&, const MatCRef<T>&,                                    \
                                      const MatCRef<T>&, MatRef<T>);
 RNNSEARCH_INSTANTIATE_GRU(float)
 RNNSEARCH_INSTANTIATE_GRU(double)

@@ -54,10 +54,10 @@ void layer_norm_backward(const MatCRef<T>& dy, NormedProduct<T> norm) {
   layer_norm_backward<T>(dy.rightCols(n), norm, 2 * n, n, 1);
 }
 
-#define RNNSEARCH_INSTANTIATE_LAYER_NORM(T)                                                                      \
-  template void layer_norm_forward<T>(MatRef<T>, NormedProduct<T>, Index, Index, int);                   \
-  template void layer_norm_forward<T>(MatRef<T>, NormedProduct<T>);                                      \
-  template void layer_norm_backward<T>(const MatCRef<T>&, NormedProduct<T>, Index, Index, int);           \
+#define RNNSEARCH_INSTANTIATE_LAYER_NORM(T)                                                     \
+  template void layer_norm_forward<T>(MatRef<T>, NormedProduct<T>, Index, Index, int);          \
+  template void layer_norm_forward<T>(MatRef<T>, NormedProduct<T>);                             \
+  template void layer_norm_backward<T>(const MatCRef<T>&, NormedProduct<T>, Index, Index, int); \
   template void layer_norm_backward<T>(const MatCRef<T>&, NormedProduct<T>);
 RNNSEARCH_INSTANTIATE_LAYER_NORM(float)
 RNNSEARCH_INSTANTIATE_LAYER_NORM(double)

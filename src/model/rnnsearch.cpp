@@ -31,9 +31,9 @@ DecoderRecurrenceOutputs<T> step_outputs(const Parameters<T>& params, ModelWorks
           step_rows(ws.alpha, i, B),
           step_rows(ws.contexts, i, B),
           {step_rows(ws.gates, i, B), step_rows(ws.r_h, i, B),
-           layer_norm_of<T>(params, dec_U, ws.U_hat, ws.U_inv_std, i * B, B, grads)},
+           layer_norm_of<T>(params, dec_U, ws.U_norm, i * B, B, grads)},
           step_rows(ws.states, i + 1, B),
-          layer_norm_of<T>(params, dec_C, ws.C_hat, ws.C_inv_std, i * B, B, grads)};
+          layer_norm_of<T>(params, dec_C, ws.C_norm, i * B, B, grads)};
 }
 
 // The encoder and the decoder loop, up to the output layer's input X = [s, E, c] of the N
@@ -73,15 +73,11 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
     draw_dropout_mask<T>(mask, regularization.embedding_dropout, regularization.seed + 1);
     E.array() *= mask.array();
   }
+  if (cfg.layer_norm)
+    for (NormBuffers<T>* norm : {&ws.W_norm, &ws.C_norm, &ws.U_norm}) norm->size(Tn * B, 3 * n);
   auto gates = rows_of(ws.gates, Tn * B, 3 * n);
-  gates.noalias() = E * params.mat(dec_W);
-  if (cfg.layer_norm) {  // LN_W(E dec_W) + dec_b
-    for (Mat<T>* hat : {&ws.W_hat, &ws.C_hat, &ws.U_hat}) rows_of(*hat, Tn * B, 3 * n);
-    for (Mat<T>* inv_std : {&ws.W_inv_std, &ws.C_inv_std, &ws.U_inv_std}) rows_of(*inv_std, Tn * B, 2);
-    const NormedProduct<T> norm = *layer_norm_of<T>(params, dec_W, ws.W_hat, ws.W_inv_std, 0, Tn * B, nullptr);
-    layer_norm_forward<T>(gates, norm);
-  }
-  gates.rowwise() += params.vec(dec_b);
+  gru_input_forward<T>(E, params.mat(dec_W), params.vec(dec_b),
+                       layer_norm_of<T>(params, dec_W, ws.W_norm, 0, Tn * B, nullptr), gates);
 
   auto states = rows_of(ws.states, (Tn + 1) * B, n);
   rows_of(ws.queries, Tn * B, n);  // (step_outputs takes each step's rows)
@@ -158,16 +154,13 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   // The products' gradients: dg, or with layer normalization the dP that replaced each x̂
   const bool layer_norm = cfg.layer_norm;
   decoder_recurrence_weight_grads<T>(states.topRows(Tn * B), ws.r_h.topRows(Tn * B), ws.contexts.topRows(Tn * B),
-                                     layer_norm ? ws.U_hat.topRows(Tn * B) : dg,
-                                     layer_norm ? ws.C_hat.topRows(Tn * B) : dg, dqueries, grads);
+                                     layer_norm ? ws.U_norm.hat.topRows(Tn * B) : dg,
+                                     layer_norm ? ws.C_norm.hat.topRows(Tn * B) : dg, dqueries, grads);
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::decoder_weight_grads);
   // g = E dec_W + dec_b + ..., or LN_W(E dec_W) + dec_b + ...
-  grads.vec(dec_b) += dg.colwise().sum();
-  if (layer_norm)
-    layer_norm_backward<T>(dg, *layer_norm_of<T>(params, dec_W, ws.W_hat, ws.W_inv_std, 0, Tn * B, &grads));
-  const auto dP = layer_norm ? ws.W_hat.topRows(Tn * B) : dg;
-  const auto E = ws.E.topRows(Tn * B);
-  grads.mat(dec_W).noalias() += E.transpose() * dP;
+  const MatCRef<T> dP = gru_input_backward<T>(ws.E.topRows(Tn * B), dg,
+                                              layer_norm_of<T>(params, dec_W, ws.W_norm, 0, Tn * B, &grads),
+                                              grads.mat(dec_W), grads.vec(dec_b));
   auto dE = rows_of(ws.dE, Tn * B, e);
   dE.noalias() = dP * params.mat(dec_W).transpose();
   // E_i = tgt_emb[y_{i-1}] (∘ mask)

@@ -1,7 +1,11 @@
 #pragma once
 // Shared test fixtures: the tiny model configurations the model, decoding and CLI tests
 // build their random models from.
+#include <cmath>
+#include <random>
+
 #include "rnnsearch/model/config.h"
+#include "rnnsearch/model/parameters.h"
 
 namespace rnnsearch::test {
 
@@ -31,6 +35,21 @@ inline ModelConfig tiny_config(int src_vocab, int tgt_vocab, OutputKind output =
   c.maxout = maxout;
   c.output = output;
   return c;
+}
+
+// Every weight uniform in [−scale, scale], then the layer norms' gains and biases (which start
+// at 1 and 0) drawn around 1 and 0, so that a γ or β used in the wrong place shows.
+template <class T>
+void init_for_check(Parameters<T>& params, double scale, uint64_t seed) {
+  params.init_uniform(scale, seed);
+  std::mt19937_64 rng(seed + 1000);
+  std::uniform_real_distribution<double> around(-0.5, 0.5);
+  for (int p = 0; p < kNumParams; ++p) {
+    const ParamSpec& spec = params.spec(static_cast<Param>(p));
+    if (std::isnan(spec.initial_value)) continue;
+    for (size_t k = spec.offset; k < spec.offset + spec.size(); ++k)
+      params.values()[k] = static_cast<T>(spec.initial_value + around(rng));
+  }
 }
 
 }  // namespace rnnsearch::test

@@ -19,8 +19,8 @@ inline double relative_difference(const MatCRef<float>& got, const MatCRef<float
   return (got - want).norm() / want.norm();
 }
 
-// Maxout, maxout with tied target embeddings, and linear output layers (e=32, n=24, l=32,
-// 300 target words), each with its name.
+// Maxout, maxout with tied target embeddings, linear output layers, and maxout with layer
+// normalization (e=32, n=24, l=32, 300 target words), each with its name.
 inline std::vector<std::pair<std::string, ModelConfig>> output_layer_variants() {
   std::vector<std::pair<std::string, ModelConfig>> variants;
   for (const char* name : {"maxout", "maxout tied", "linear", "maxout layer-normalized"}) {

@@ -54,7 +54,7 @@ struct DecoderRecurrenceGradients {
 // The backward of decoder_recurrence, given ds (R×n, the total gradient of s) and the
 // forward's outputs; d g, which is also d g_E, replaces the gates in forward.cache.gates:
 //
-//   d g  = GRU backward of s            d c += d g dec_Cᵀ
+//   d g  = GRU backward of s            d c += d g dec_Cᵀ   (d P_C dec_Cᵀ, through LN_C)
 //   d q  = attention backward of c      d s_prev += GRU's share + d q att_Wᵀ
 //
 // Accumulates d att_v and the gradients of the attention memory (dkeys, dannotations:
@@ -82,7 +82,7 @@ void decoder_recurrence_weight_grads(const MatCRef<T>& s_prev_all, const MatCRef
 template <class T>
 struct DecoderStepWorkspace {
   Mat<T> E, gates, queries, r_h, X, gru_scratch, attention_scratch;  // gates: g_E, g, then [r | z | h̃]
-  Mat<T> W_hat, C_hat, U_hat, W_inv_std, C_inv_std, U_inv_std;  // layer normalization: x̂ and s of each product
+  NormBuffers<T> W_norm, C_norm, U_norm;  // layer normalization: x̂ and s of each product
   OutputCache<T> output;
   std::vector<T> moving;  // all ones: every row takes the step
   // results of the last step, R rows each

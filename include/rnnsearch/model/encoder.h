@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "rnnsearch/model/attention.h"
+#include "rnnsearch/model/layer_norm.h"
 #include "rnnsearch/model/parameters.h"
 
 namespace rnnsearch {
@@ -28,9 +29,9 @@ struct EncoderDirection {
                        //              bw: block j = h←_j, block S = h_0
   Mat<T> r_h;          // S*B × n    r ∘ h_prev
   Mat<T> dstates;      // (S+1)*B × n (backward)
-  // layer normalization only: x̂ (S*B × 3n) and s (S*B × 2) of x W and of each step's
-  // recurrent products; the backward replaces each x̂ by its product's gradient dP
-  Mat<T> w_hat, w_inv_std, u_hat, u_inv_std;
+  // layer normalization only: x̂ and s of x W and of each step's recurrent products, S*B
+  // rows; the backward replaces each x̂ by its product's gradient dP
+  NormBuffers<T> w_norm, u_norm;
 };
 
 template <class T>

@@ -9,9 +9,9 @@
 //
 // The caller owns the input-side pre-activations and the recurrent weight gradient: the
 // backward returns the gradient of the pre-activations dg = [dr_pre | dz_pre | dh̃_pre],
-// which is at once the gradient of g and (with h_prev, r ∘ h_prev) all that dU needs, so
-// dU is accumulated for a whole sequence in two large GEMMs (gru_accumulate_dU) instead of
-// two small ones per step.
+// which is at once the gradient of g and (with h_prev, r ∘ h_prev, and without layer
+// normalization) all that dU needs, so dU is accumulated for a whole sequence in two large
+// GEMMs (gru_accumulate_dU) instead of two small ones per step.
 //
 // One B×3n block per step goes through three lives: g (in), the gates (after the forward),
 // dg (after the backward). g is spent once the gates exist and the gates once dg does, so a
@@ -50,6 +50,22 @@ template <class T>
 void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* moving,
                        MatRef<T> gates_dg, MatRef<T> scratch, MatRef<T> dh_prev,
                        const std::optional<NormedProduct<T>>& norm = std::nullopt);
+
+// The input side of a GRU for all rows of X at once (the encoder's x, the decoder's E):
+//
+//   g = X W + b,  or  LN_W(X W) + b  with layer normalization (norm: over the same rows)
+//
+// g: rows × 3n.
+template <class T>
+void gru_input_forward(const MatCRef<T>& X, const MatCRef<T>& W, const ConstRowVecMap<T>& b,
+                       const std::optional<NormedProduct<T>>& norm, MatRef<T> g);
+
+// Its backward from dg (the gradient of g): db += Σ_rows dg, dW += Xᵀ dP. Returns dP, the
+// gradient of the product X W: dg itself, or LN_W's backward of it, written over norm's x̂
+// (norm then needs dgain and dbias). The caller takes X's gradient, dP Wᵀ.
+template <class T>
+MatCRef<T> gru_input_backward(const MatCRef<T>& X, const MatCRef<T>& dg, const std::optional<NormedProduct<T>>& norm,
+                              MatRef<T> dW, RowVecMap<T> db);
 
 // dU[:, 0:2n] += H_prev^T dP[:, 0:2n];  dU[:, 2n:3n] += (R∘H_prev)^T dP[:, 2n:3n]
 // over all steps at once (rows = steps × batch); dP = dg without layer normalization, the

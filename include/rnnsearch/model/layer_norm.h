@@ -59,13 +59,25 @@ NormedProduct<T> normed_product(const Parameters<T>& params, Param product, Para
           grads ? grads->data(p.bias) : nullptr, hat, inv_std};
 }
 
-// normed_product over rows [first, first + rows) of hat and inv_std (which the caller has
-// sized) when the model has layer normalization; none without.
+// Where one product's normalisation keeps x̂ (rows × 3n) and s (rows × 2) for a batch: a
+// workspace's buffers, grown to the largest batch seen (rows_of).
 template <class T>
-std::optional<NormedProduct<T>> layer_norm_of(const Parameters<T>& params, Param product, Mat<T>& hat, Mat<T>& inv_std,
+struct NormBuffers {
+  Mat<T> hat, inv_std;
+  void size(Index rows, Index width) {
+    rows_of(hat, rows, width);
+    rows_of(inv_std, rows, 2);
+  }
+};
+
+// normed_product over rows [first, first + rows) of buffers (which the caller has sized) when
+// the model has layer normalization; none without.
+template <class T>
+std::optional<NormedProduct<T>> layer_norm_of(const Parameters<T>& params, Param product, NormBuffers<T>& buffers,
                                               Index first, Index rows, Parameters<T>* grads) {
   if (!params.config().layer_norm) return std::nullopt;
-  return normed_product<T>(params, product, grads, hat.middleRows(first, rows), inv_std.middleRows(first, rows));
+  return normed_product<T>(params, product, grads, buffers.hat.middleRows(first, rows),
+                           buffers.inv_std.middleRows(first, rows));
 }
 
 }  // namespace rnnsearch

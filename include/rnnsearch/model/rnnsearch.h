@@ -51,9 +51,9 @@ struct ModelWorkspace {
   Mat<T> alpha;                     // T*B × S
   Mat<T> contexts;                  // T*B × 2n
   Mat<T> r_h;                       // T*B × n  r ∘ s_prev
-  // layer normalization only: x̂ (T*B × 3n) and s (T*B × 2) of E dec_W, of each step's
-  // c dec_C and of its recurrent products; the backward replaces each x̂ by dP
-  Mat<T> W_hat, C_hat, U_hat, W_inv_std, C_inv_std, U_inv_std;
+  // layer normalization only: x̂ and s of E dec_W, of each step's c dec_C and of its
+  // recurrent products, T*B rows; the backward replaces each x̂ by dP
+  NormBuffers<T> W_norm, C_norm, U_norm;
   Mat<T> gru_scratch, attention_scratch;
   // output layer on the N non-padding positions
   std::vector<int> out_rows;        // N: the time-major row i*B + b of each
