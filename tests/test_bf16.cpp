@@ -180,7 +180,7 @@ TEST(Bf16Weights, CopiesEveryMultipliedMatrixAndNothingElse) {
     params.init_uniform(0.5, 3);
     Bf16Weights weights;
     weights.assign(params);
-    for (int p = 0; p < kNumParams; ++p) {
+    for (int p = 0; p < params.tensor_count(); ++p) {
       const Param param = static_cast<Param>(p);
       const ParamSpec& spec = params.spec(param);
       if (!spec.present) continue;
@@ -326,7 +326,7 @@ TEST(Bf16Products, TrainingGradientsAgreeWithFp32) {
     // Per tensor the gradient can be a sum of nearly cancelling terms (the attention's, with
     // weights this small, is nearly uniform), which the roundings move by up to ~12% here; a
     // wrong operand would move it by ~100%.
-    for (int p = 0; p < kNumParams; ++p) {
+    for (int p = 0; p < params.tensor_count(); ++p) {
       const Param param = static_cast<Param>(p);
       if (!params.spec(param).present) continue;
       const auto g32 = grads32.mat(param), g16 = grads16.mat(param);

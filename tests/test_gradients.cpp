@@ -56,6 +56,7 @@ struct Case {
   double embedding_dropout, output_dropout, label_smoothing;
   bool tied_embeddings = false;
   bool layer_norm = false;
+  int enc_cell_depth = 1;
 };
 
 // The three output layers: maxout, linear, maxout with tied embeddings.
@@ -68,6 +69,7 @@ ModelConfig config_of(const Case& c) {
   ModelConfig config = test::tiny_config(11, 11, c.output, 4, 5, c.tied_embeddings ? 4 : 3);
   config.tied_embeddings = c.tied_embeddings;
   config.layer_norm = c.layer_norm;
+  config.enc_cell_depth = c.enc_cell_depth;
   return config;
 }
 
@@ -91,7 +93,7 @@ TEST_P(ModelGradient, MatchesCentralDifferences) {
   const double fused_cost = rnnsearch_forward_backward<double>(params, batch, regularization, 1.0 / tokens, ws, grads);
   EXPECT_NEAR(fused_cost / tokens, cost(), 1e-12);
 
-  for (int p = 0; p < kNumParams; ++p) {
+  for (int p = 0; p < params.tensor_count(); ++p) {
     const ParamSpec& spec = params.spec(static_cast<Param>(p));
     if (!spec.present) continue;
     double worst = 0, largest = 0;
@@ -117,7 +119,12 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                            Case{OutputKind::maxout, false, 0, 0, 0, false, true},
                                            Case{OutputKind::maxout, true, 0, 0, 0, false, true},
                                            Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, true},
-                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true}));
+                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true},
+                                           // --enc-cell-depth: every transition's U and b (and their gains and biases)
+                                           Case{OutputKind::maxout, true, 0, 0, 0, false, false, 2},
+                                           Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, false, 3},
+                                           Case{OutputKind::maxout, true, 0, 0, 0, false, true, 3},
+                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2}));
 
 // Layer-level checks: a loss L = Σ w ∘ output with fixed random weights w, differentiated
 // with respect to every input and parameter of the layer by central differences.
@@ -390,9 +397,10 @@ TEST(OutputLayerCost, ChunkedEqualsAllRowsAtOnce) {
 // The float model (what training uses) computes the same cost and gradient as the double one.
 TEST(FloatPrecision, AgreesWithDouble) {
   for (bool layer_norm : {false, true}) {
-    SCOPED_TRACE(layer_norm ? "layer normalization" : "plain");
+    SCOPED_TRACE(layer_norm ? "layer normalization, encoder cell depth 2" : "plain");
     ModelConfig config = test::tiny_config(11, 11, OutputKind::maxout);
     config.layer_norm = layer_norm;
+    config.enc_cell_depth = layer_norm ? 2 : 1;
     Parameters<double> pd(config);
     test::init_for_check(pd, 0.5, 11);
     Parameters<float> pf(pd.config());
@@ -434,7 +442,7 @@ double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 // The product P = x M as it enters the gates: LN_M(P) with layer normalization (§1.2), else P.
 Vec normed(const Vec& P, const Parameters<double>& p, Param M) {
   if (!p.config().layer_norm) return P;
-  const NormParams norm = norm_params(M);
+  const NormParams norm = p.norm(M);
   const Index n = P.size() / 3;
   Vec y(P.size());
   for (const auto& [begin, width] : {std::pair<Index, Index>{0, 2 * n}, {2 * n, n}}) {
@@ -470,16 +478,22 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
   const Index n = c.hidden, S = static_cast<Index>(src.size());
   auto emb = [&](Param table, int id) { return Vec(p.mat(table).row(id).transpose()); };
   std::vector<Vec> fw(S), bw(S), ann(S);
+  // one encoder step: transition 1 reads x_j, transitions 2..N only the state (§1.3)
+  auto encoder_step = [&](bool backward, int w, const Vec& h_prev) {
+    const Param W = backward ? enc_bw_W : enc_fw_W;
+    Vec h = gru_reference(normed(row_times(emb(src_emb, w), p.mat(W)), p, W) +
+                              vec_of(p.vec(backward ? enc_bw_b : enc_fw_b)),
+                          h_prev, p, backward ? enc_bw_U : enc_fw_U);
+    for (int k = 2; k <= c.enc_cell_depth; ++k) {
+      const EncoderTransition t = enc_transition(c, backward, k);
+      h = gru_reference(vec_of(p.vec(t.b)), h, p, t.U);
+    }
+    return h;
+  };
   Vec h = Vec::Zero(n);
-  for (Index j = 0; j < S; ++j)
-    fw[j] = h = gru_reference(normed(row_times(emb(src_emb, src[j]), p.mat(enc_fw_W)), p, enc_fw_W) +
-                                  vec_of(p.vec(enc_fw_b)),
-                              h, p, enc_fw_U);
+  for (Index j = 0; j < S; ++j) fw[j] = h = encoder_step(false, src[j], h);
   h = Vec::Zero(n);
-  for (Index j = S - 1; j >= 0; --j)
-    bw[j] = h = gru_reference(normed(row_times(emb(src_emb, src[j]), p.mat(enc_bw_W)), p, enc_bw_W) +
-                                  vec_of(p.vec(enc_bw_b)),
-                              h, p, enc_bw_U);
+  for (Index j = S - 1; j >= 0; --j) bw[j] = h = encoder_step(true, src[j], h);
   Vec mean = Vec::Zero(2 * n);
   for (Index j = 0; j < S; ++j) {
     ann[j].resize(2 * n);
@@ -527,9 +541,12 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
 
 TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
   for (Case model : kOutputLayers)
-  for (bool layer_norm : {false, true}) {
+  for (bool layer_norm : {false, true})
+  for (int depth : {1, 3}) {
     model.layer_norm = layer_norm;
-    SCOPED_TRACE(layer_norm ? "layer normalization" : "plain");
+    model.enc_cell_depth = depth;
+    SCOPED_TRACE((layer_norm ? "layer normalization" : "plain") + std::string(", encoder cell depth ") +
+                 std::to_string(depth));
     Parameters<double> params(config_of(model));
     test::init_for_check(params, 0.5, 5);
     const std::vector<std::vector<int>> src = {{4, 5, 6, 7, 3}, {8, 3}, {9, 10, 4, 3}};

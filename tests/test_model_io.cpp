@@ -116,6 +116,53 @@ TEST(Weights, LayerNormalizationAddsAGainAndABiasPerProduct) {
             std::string::npos);
 }
 
+// --enc-cell-depth N adds, after everything else, U (n×3n) and b (3n) for transitions 2..N of
+// each direction (with layer normalization U's gain and bias too); config.json says so only
+// when N > 1, a depth outside 1..16 is refused, and a shallower model's weights do not load.
+TEST(Weights, DeepTransitionAddsAUAndABPerTransition) {
+  test::TempDir dir;
+  ModelConfig config = small_config();
+  const size_t plain_count = parameter_count(config);
+  EXPECT_EQ(nlohmann::json(config).count("enc_cell_depth"), 0u);
+  config.enc_cell_depth = 3;
+  config.layer_norm = true;
+  EXPECT_EQ(parameter_count(config), plain_count + 14 * 12 + 2 * 2 * (4 * 12 + 12 + 2 * 12));
+  Parameters<float> params(config);
+  params.init_uniform(0.1, 2);
+  save_weights(dir.path("model.npz"), params);
+  const auto arrays = load_npz(dir.path("model.npz"));
+  EXPECT_EQ(arrays.size(), 22u + 14u + 2 * 2 * 4);
+  for (const char* direction : {"enc_fw", "enc_bw"})
+    for (const char* cell : {"_cell2", "_cell3"}) {
+      const std::string name = std::string(direction) + cell;
+      EXPECT_EQ(arrays.at(name + "_U").shape, (std::vector<long>{4, 12})) << name;
+      EXPECT_EQ(arrays.at(name + "_b").shape, (std::vector<long>{12})) << name;
+      EXPECT_EQ(arrays.at(name + "_U_lns").data, std::vector<float>(12, 1.0f)) << name;
+      EXPECT_EQ(arrays.at(name + "_U_lnb").data, std::vector<float>(12, 0.0f)) << name;
+    }
+  EXPECT_EQ(params.spec(enc_transition(config, true, 3).U).name, "enc_bw_cell3_U");
+  EXPECT_EQ(params.spec(enc_transition(config, false, 2).b).name, "enc_fw_cell2_b");
+  // The shallow model's uniform draw is a prefix of the deep one's: the transitions come last.
+  config.enc_cell_depth = 1;
+  Parameters<float> shallow(config);
+  shallow.init_uniform(0.1, 2);
+  EXPECT_TRUE(std::equal(shallow.values().begin(), shallow.values().end(), params.values().begin()));
+
+  config.enc_cell_depth = 3;
+  const nlohmann::json json = config;
+  EXPECT_EQ(json.at("enc_cell_depth"), 3);
+  Parameters<float> loaded(json.get<ModelConfig>());
+  load_weights(dir.path("model.npz"), loaded);
+  EXPECT_EQ(loaded.values(), params.values());
+  EXPECT_NE(test::error_of([&] { load_weights(dir.path("model.npz"), shallow); }).find("_cell"), std::string::npos);
+  for (int bad : {0, 17}) {
+    nlohmann::json wrong = json;
+    wrong["enc_cell_depth"] = bad;
+    const std::string message = test::error_of([&] { wrong.get<ModelConfig>(); });
+    EXPECT_NE(message.find("\"enc_cell_depth\" must be a whole number in [1, 16]"), std::string::npos) << message;
+  }
+}
+
 // rnnsearch average: the element-wise mean of checkpoints, refused across different models.
 TEST(Weights, AverageIsTheElementwiseMean) {
   test::TempDir dir;
@@ -152,7 +199,7 @@ TEST(Weights, MismatchedShapesMissingAndExtraArraysAreRefused) {
   // A file without att_v, and one with an array the model does not have.
   const float value = 1;
   std::vector<NpyArrayView> arrays;
-  for (int p = 0; p < kNumParams; ++p)
+  for (int p = 0; p < params.tensor_count(); ++p)
     if (p != att_v && params.spec(Param(p)).present)
       arrays.push_back({params.spec(Param(p)).name,
                         params.spec(Param(p)).is_vector ? std::vector<long>{params.spec(Param(p)).cols}

@@ -50,6 +50,7 @@ bool parse_options(const std::string& command, const std::string& usage,
 std::function<void(double)> non_negative(const std::string& option);  // finite, >= 0
 std::function<void(double)> below_one(const std::string& option);     // in [0, 1)
 std::function<void(long)> at_least(const std::string& option, long minimum);
+std::function<void(long)> between(const std::string& option, long minimum, long maximum);
 
 // Option groups that translate and score share, so both spell and check them alike.
 struct DecodeArgs {

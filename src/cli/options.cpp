@@ -70,6 +70,10 @@ std::function<void(long)> at_least(const std::string& option, long minimum) {
   return [option, minimum](long value) { check_at_least(option, value, minimum); };
 }
 
+std::function<void(long)> between(const std::string& option, long minimum, long maximum) {
+  return [option, minimum, maximum](long value) { check_between(option, value, minimum, maximum); };
+}
+
 po::options_description model_option_group(DecodeArgs& args, const std::string& unit) {
   po::options_description group("model and batching");
   group.add_options()

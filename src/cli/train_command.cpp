@@ -66,6 +66,8 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
        "use the target embeddings as the output projection (tgt_embᵀ for out_Wo; needs --maxout = --emb)")
       ("layer-normalization", po::bool_switch(&o.model.layer_norm),
        "normalise every product into a GRU's gates, each with its own gain and bias (as Nematus)")
+      ("enc-cell-depth", po::value(&o.model.enc_cell_depth)->default_value(1)->notifier(between("enc-cell-depth", 1, kMaxCellDepth)),
+       "GRU transitions per position in each encoder direction (deep transition, as Marian's s2s; 1 = the paper's)")
       ("batch-size", po::value(&batch)->notifier(at_least("batch-size", 1)), "sentences per batch (overrides the preset)")
       ("optimizer", po::value(&optimizer)->default_value("adam"), "adam or sgd")
       ("lr", po::value(&o.optimizer.lr)->default_value(1e-3)->notifier(non_negative("lr")), "learning rate")

@@ -20,7 +20,7 @@ void Bf16Weights::assign(const Parameters<float>& params) {
     size_ = params.values().size();
     values_.reset(new uint16_t[size_]);
     converted_.clear();
-    for (int p = 0; p < kNumParams; ++p) {
+    for (int p = 0; p < params.tensor_count(); ++p) {
       const Param param = static_cast<Param>(p);
       const ParamSpec& spec = params.spec(param);
       if (!spec.present || spec.is_vector || param == src_emb || param == tgt_emb || param == projection_weight(cfg))

@@ -1,6 +1,5 @@
 #include "rnnsearch/model/config.h"
 
-#include <iterator>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +23,7 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
   // absent in models from before each option, and when off
   if (c.tied_embeddings) j["tied_embeddings"] = true;
   if (c.layer_norm) j["layer_normalization"] = true;
+  if (c.enc_cell_depth > 1) j["enc_cell_depth"] = c.enc_cell_depth;
 }
 
 void check_tied_embeddings(const ModelConfig& c) {
@@ -42,12 +42,15 @@ namespace {
 constexpr long kMaxSize = 1 << 22;           // any one size (vocabulary, e, n, l)
 constexpr long kMaxParameters = 1L << 31;    // 8 GiB of float32 weights
 
-int size_field(const nlohmann::json& j, const char* name, long minimum) {
-  const nlohmann::json& value = j.at(name);
-  if (!value.is_number_integer() || value.get<long>() < minimum || value.get<long>() > kMaxSize)
+int whole_number(const nlohmann::json& value, const char* name, long minimum, long maximum) {
+  if (!value.is_number_integer() || value.get<long>() < minimum || value.get<long>() > maximum)
     throw Error(std::string("model config: \"") + name + "\" must be a whole number in [" + std::to_string(minimum) +
-                ", " + std::to_string(kMaxSize) + "], not " + value.dump());
+                ", " + std::to_string(maximum) + "], not " + value.dump());
   return value.get<int>();
+}
+
+int size_field(const nlohmann::json& j, const char* name, long minimum) {
+  return whole_number(j.at(name), name, minimum, kMaxSize);
 }
 
 }  // namespace
@@ -62,6 +65,7 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
     c.output = parse_output_kind(j.at("output_layer").get<std::string>());
     c.tied_embeddings = j.value("tied_embeddings", false);
     c.layer_norm = j.value("layer_normalization", false);
+    c.enc_cell_depth = whole_number(j.value("enc_cell_depth", nlohmann::json(1)), "enc_cell_depth", 1, kMaxCellDepth);
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("model config: ") + e.what());
   }
@@ -91,14 +95,22 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
       {"out_b", 1, c.output_width(), true, true, 0},
       {"out_Wo", c.maxout, Vt, false, maxout && !c.tied_embeddings, 0},  {"out_bo", 1, Vt, true, maxout, 0},
   };
-  // --layer-normalization: the gain and bias of each product, 3n each, in the Param order
-  static constexpr const char* kNormNames[] = {
-      "enc_fw_W_lns", "enc_fw_W_lnb", "enc_fw_U_lns", "enc_fw_U_lnb", "enc_bw_W_lns", "enc_bw_W_lnb",
-      "enc_bw_U_lns", "enc_bw_U_lnb", "dec_W_lns",    "dec_W_lnb",    "dec_C_lns",    "dec_C_lnb",
-      "dec_U_lns",    "dec_U_lnb"};
-  static_assert(std::size(kNormNames) == kNumParams - enc_fw_W_lns, "one name per layer-norm tensor");
-  for (size_t k = 0; k < std::size(kNormNames); ++k)
-    specs.push_back({kNormNames[k], 1, 3 * n, true, c.layer_norm, 0, k % 2 == 0 ? 1.0 : 0.0});
+  // --layer-normalization: the gain (1) and bias (0) of a product M, 3n each, named M_lns, M_lnb
+  auto add_norm = [&](Param product) {
+    if (c.layer_norm) specs[product].norm_gain = static_cast<int>(specs.size());
+    for (const char* suffix : {"_lns", "_lnb"})
+      specs.push_back({specs[product].name + suffix, 1, 3 * n, true, c.layer_norm, 0, suffix[3] == 's' ? 1.0 : 0.0});
+  };
+  for (Param product : {enc_fw_W, enc_fw_U, enc_bw_W, enc_bw_U, dec_W, dec_C, dec_U}) add_norm(product);
+  if (specs.size() != kNumParams) throw std::logic_error("parameter_layout: the Param enum and the specs disagree");
+  // --enc-cell-depth: transitions 2..N of each direction (enc_transition)
+  for (const char* direction : {"enc_fw", "enc_bw"})
+    for (int k = 2; k <= c.enc_cell_depth; ++k) {
+      const std::string cell = std::string(direction) + "_cell" + std::to_string(k);
+      specs.push_back({cell + "_U", n, 3 * n, false, true, 0});
+      specs.push_back({cell + "_b", 1, 3 * n, true, true, 0});
+      add_norm(static_cast<Param>(specs.size() - 2));
+    }
   size_t offset = 0;
   for (ParamSpec& s : specs) {
     s.offset = offset;
@@ -107,17 +119,10 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
   return specs;
 }
 
-NormParams norm_params(Param product) {
-  switch (product) {
-    case enc_fw_W: return {enc_fw_W_lns, enc_fw_W_lnb};
-    case enc_fw_U: return {enc_fw_U_lns, enc_fw_U_lnb};
-    case enc_bw_W: return {enc_bw_W_lns, enc_bw_W_lnb};
-    case enc_bw_U: return {enc_bw_U_lns, enc_bw_U_lnb};
-    case dec_W: return {dec_W_lns, dec_W_lnb};
-    case dec_C: return {dec_C_lns, dec_C_lnb};
-    case dec_U: return {dec_U_lns, dec_U_lnb};
-    default: throw std::logic_error("norm_params: no layer normalization of this product");
-  }
+EncoderTransition enc_transition(const ModelConfig& c, bool backward, int k) {
+  if (k < 2 || k > c.enc_cell_depth) throw std::logic_error("enc_transition: no transition " + std::to_string(k));
+  const int first = kNumParams + 4 * ((backward ? c.enc_cell_depth - 1 : 0) + k - 2);
+  return {static_cast<Param>(first), static_cast<Param>(first + 1)};
 }
 
 size_t parameter_count(const ModelConfig& config) {

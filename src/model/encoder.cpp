@@ -11,7 +11,7 @@ namespace {
 
 struct DirectionParams {
   Param W, U, b;
-  bool reverse;  // the backward GRU visits positions S-1 .. 0
+  bool reverse;  // the backward GRU visits positions S-1 .. 0 (and has its own transitions)
 };
 constexpr DirectionParams kForward{enc_fw_W, enc_fw_U, enc_fw_b, false};
 constexpr DirectionParams kBackward{enc_bw_W, enc_bw_U, enc_bw_b, true};
@@ -20,49 +20,95 @@ constexpr DirectionParams kBackward{enc_bw_W, enc_bw_U, enc_bw_b, true};
 Index prev_block(const DirectionParams& d, Index j) { return d.reverse ? j + 1 : j; }
 Index out_block(const DirectionParams& d, Index j) { return d.reverse ? j : j + 1; }
 
+// Where transition k (1..N) of the step at position j writes its output: the next
+// transition's input, or the direction's state (k = N).
+template <class T>
+MatRef<T> transition_output(EncoderDirection<T>& d, const DirectionParams& p, Index k, Index j, Index B) {
+  const Index N = static_cast<Index>(d.deep.size()) + 1;
+  return k < N ? step_rows(d.deep[k - 1].input, j, B) : step_rows(d.states, out_block(p, j), B);
+}
+
 template <class T>
 void direction_forward(const Parameters<T>& params, const DirectionParams& p, EncoderWorkspace<T>& ws,
                        EncoderDirection<T>& d) {
-  const Index B = ws.batch, S = ws.max_len, n = params.config().hidden;
+  const ModelConfig& c = params.config();
+  const Index B = ws.batch, S = ws.max_len, n = c.hidden, N = c.enc_cell_depth;
   // [a_r | a_z | a_h] = x_j W + b, or LN_W(x_j W) + b, for every position at once
-  if (params.config().layer_norm)
+  if (c.layer_norm)
     for (NormBuffers<T>* norm : {&d.w_norm, &d.u_norm}) norm->size(S * B, 3 * n);
   auto gates = rows_of(d.gates, S * B, 3 * n);
   gru_input_forward<T>(ws.x.topRows(S * B), params.mat(p.W), params.vec(p.b),
                        layer_norm_of<T>(params, p.W, d.w_norm, 0, S * B, nullptr), gates);
+  // transitions 2..N have no input product: g = b_k at every position
+  d.deep.resize(N - 1);
+  for (Index k = 2; k <= N; ++k) {
+    EncoderTransitionBuffers<T>& t = d.deep[k - 2];
+    rows_of(t.input, S * B, n);
+    rows_of(t.r_h, S * B, n);
+    rows_of(t.gates, S * B, 3 * n).rowwise() = params.vec(enc_transition(c, p.reverse, k).b);
+    if (c.layer_norm) t.u_norm.size(S * B, 3 * n);
+  }
   auto states = rows_of(d.states, (S + 1) * B, n);
   auto r_h = rows_of(d.r_h, S * B, n);
   auto scratch = rows_of(ws.gru_scratch, B, 3 * n);
   step_rows(states, p.reverse ? S : 0, B).setZero();  // h_0 = 0
-  for (Index k = 0; k < S; ++k) {
-    const Index j = p.reverse ? S - 1 - k : k;
+  for (Index i = 0; i < S; ++i) {
+    const Index j = p.reverse ? S - 1 - i : i;
     gru_step_forward<T>(step_rows(states, prev_block(p, j), B), params.mat(p.U), &ws.moving[j * B],
                         {step_rows(gates, j, B), step_rows(r_h, j, B),
                          layer_norm_of<T>(params, p.U, d.u_norm, j * B, B, nullptr)},
-                        scratch, step_rows(states, out_block(p, j), B));
+                        scratch, transition_output(d, p, 1, j, B));
+    for (Index k = 2; k <= N; ++k) {
+      EncoderTransitionBuffers<T>& t = d.deep[k - 2];
+      const Param U = enc_transition(c, p.reverse, k).U;
+      gru_step_forward<T>(step_rows(t.input, j, B), params.mat(U), &ws.moving[j * B],
+                          {step_rows(t.gates, j, B), step_rows(t.r_h, j, B),
+                           layer_norm_of<T>(params, U, t.u_norm, j * B, B, nullptr)},
+                          scratch, transition_output(d, p, k, j, B));
+    }
   }
 }
 
 template <class T>
 void direction_backward(const Parameters<T>& params, const DirectionParams& p, EncoderWorkspace<T>& ws,
                         EncoderDirection<T>& d, Parameters<T>& grads) {
-  const Index B = ws.batch, S = ws.max_len;
+  const ModelConfig& c = params.config();
+  const Index B = ws.batch, S = ws.max_len, n = c.hidden, N = c.enc_cell_depth;
   auto states = d.states.topRows((S + 1) * B);
   auto dstates = d.dstates.topRows((S + 1) * B);
   auto dg = d.gates.topRows(S * B);  // each step's gates, until the step's backward replaces them by dg
   auto scratch = ws.gru_scratch.topRows(B);
-  for (Index k = S - 1; k >= 0; --k) {  // the forward's visiting order, reversed
-    const Index j = p.reverse ? S - 1 - k : k;
-    gru_step_backward<T>(step_rows(dstates, out_block(p, j), B), step_rows(states, prev_block(p, j), B),
-                         params.mat(p.U), &ws.moving[j * B], step_rows(dg, j, B), scratch,
-                         step_rows(dstates, prev_block(p, j), B),
+  for (EncoderTransitionBuffers<T>& t : d.deep) rows_of(t.dinput, B, n);
+  for (Index i = S - 1; i >= 0; --i) {  // the forward's visiting order, reversed
+    const Index j = p.reverse ? S - 1 - i : i;
+    // transitions N..2: the gradient of tᴺ_j is the state's, that of tᵏ⁻¹_j comes from transition k only
+    for (Index k = N; k >= 2; --k) {
+      EncoderTransitionBuffers<T>& t = d.deep[k - 2];
+      const Param U = enc_transition(c, p.reverse, k).U;
+      t.dinput.setZero();
+      gru_step_backward<T>(k == N ? MatCRef<T>(step_rows(dstates, out_block(p, j), B)) : MatCRef<T>(d.deep[k - 1].dinput.topRows(B)),
+                           step_rows(t.input, j, B), params.mat(U), &ws.moving[j * B], step_rows(t.gates, j, B),
+                           scratch, t.dinput.topRows(B), layer_norm_of<T>(params, U, t.u_norm, j * B, B, &grads));
+    }
+    gru_step_backward<T>(N > 1 ? MatCRef<T>(d.deep[0].dinput.topRows(B)) : MatCRef<T>(step_rows(dstates, out_block(p, j), B)),
+                         step_rows(states, prev_block(p, j), B), params.mat(p.U), &ws.moving[j * B],
+                         step_rows(dg, j, B), scratch, step_rows(dstates, prev_block(p, j), B),
                          layer_norm_of<T>(params, p.U, d.u_norm, j * B, B, &grads));
+  }
+  // Transitions 2..N: g = b_k, so db_k = Σ dg; dU_k from their inputs, as for U below
+  for (Index k = 2; k <= N; ++k) {
+    EncoderTransitionBuffers<T>& t = d.deep[k - 2];
+    const EncoderTransition tp = enc_transition(c, p.reverse, k);
+    const auto dg_k = t.gates.topRows(S * B);
+    grads.vec(tp.b) += dg_k.colwise().sum();
+    gru_accumulate_dU<T>(t.input.topRows(S * B), t.r_h.topRows(S * B),
+                         c.layer_norm ? t.u_norm.hat.topRows(S * B) : dg_k, grads.mat(tp.U));
   }
   // Row j*B+b of h_prev_all is the state the step at position j started from; the recurrent
   // products' gradient is dg, or the dP that replaced their x̂
   const auto h_prev_all = p.reverse ? states.bottomRows(S * B) : states.topRows(S * B);
-  gru_accumulate_dU<T>(h_prev_all, d.r_h.topRows(S * B),
-                       params.config().layer_norm ? d.u_norm.hat.topRows(S * B) : dg, grads.mat(p.U));
+  gru_accumulate_dU<T>(h_prev_all, d.r_h.topRows(S * B), c.layer_norm ? d.u_norm.hat.topRows(S * B) : dg,
+                       grads.mat(p.U));
   // a = x W + b, or LN_W(x W) + b
   const MatCRef<T> dP = gru_input_backward<T>(ws.x.topRows(S * B), dg,
                                               layer_norm_of<T>(params, p.W, d.w_norm, 0, S * B, &grads),

@@ -28,7 +28,7 @@ std::string model_file(const std::string& dir, const std::string& name) {
 
 void save_weights(const std::string& path, const Parameters<float>& params) {
   std::vector<NpyArrayView> arrays;
-  for (int p = 0; p < kNumParams; ++p) {
+  for (int p = 0; p < params.tensor_count(); ++p) {
     const ParamSpec& spec = params.spec(static_cast<Param>(p));
     if (spec.present) arrays.push_back({spec.name, shape_of(spec), params.data(static_cast<Param>(p))});
   }
@@ -37,7 +37,7 @@ void save_weights(const std::string& path, const Parameters<float>& params) {
 
 void load_weights(const std::string& path, Parameters<float>& params) {
   std::map<std::string, NpyArray> arrays = load_npz(path);
-  for (int p = 0; p < kNumParams; ++p) {
+  for (int p = 0; p < params.tensor_count(); ++p) {
     const ParamSpec& spec = params.spec(static_cast<Param>(p));
     if (!spec.present) continue;
     auto it = arrays.find(spec.name);

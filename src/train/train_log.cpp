@@ -43,7 +43,8 @@ std::string model_line(const ModelConfig& config, size_t parameters, int batch_s
                        Precision precision) {
   return "model: e=" + std::to_string(config.emb) + " n=" + std::to_string(config.hidden) +
          " l=" + std::to_string(config.maxout) + " output=" + output_kind_name(config.output) +
-         (config.tied_embeddings ? " tied" : "") + (config.layer_norm ? " layer-normalized" : "") + ", " +
+         (config.tied_embeddings ? " tied" : "") + (config.layer_norm ? " layer-normalized" : "") +
+         (config.enc_cell_depth > 1 ? " enc-cell-depth=" + std::to_string(config.enc_cell_depth) : "") + ", " +
          std::to_string(parameters) + " parameters; batch " + std::to_string(batch_size) + ", " +
          (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks × " : "") + std::to_string(threads) +
          " thread(s), GEMM " + kGemmBackend + (precision == Precision::bf16 ? ", matrix products in bf16" : "") +

@@ -44,7 +44,7 @@ void init_for_check(Parameters<T>& params, double scale, uint64_t seed) {
   params.init_uniform(scale, seed);
   std::mt19937_64 rng(seed + 1000);
   std::uniform_real_distribution<double> around(-0.5, 0.5);
-  for (int p = 0; p < kNumParams; ++p) {
+  for (int p = 0; p < params.tensor_count(); ++p) {
     const ParamSpec& spec = params.spec(static_cast<Param>(p));
     if (std::isnan(spec.initial_value)) continue;
     for (size_t k = spec.offset; k < spec.offset + spec.size(); ++k)

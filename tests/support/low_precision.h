@@ -19,15 +19,18 @@ inline double relative_difference(const MatCRef<float>& got, const MatCRef<float
   return (got - want).norm() / want.norm();
 }
 
-// Maxout, maxout with tied target embeddings, linear output layers, and maxout with layer
-// normalization (e=32, n=24, l=32, 300 target words), each with its name.
+// Maxout, maxout with tied target embeddings, linear output layers, maxout with layer
+// normalization, and that with a two-transition encoder (e=32, n=24, l=32, 300 target words),
+// each with its name.
 inline std::vector<std::pair<std::string, ModelConfig>> output_layer_variants() {
   std::vector<std::pair<std::string, ModelConfig>> variants;
-  for (const char* name : {"maxout", "maxout tied", "linear", "maxout layer-normalized"}) {
+  for (const char* name :
+       {"maxout", "maxout tied", "linear", "maxout layer-normalized", "maxout layer-normalized enc-cell-depth 2"}) {
     const std::string kind = name;
     ModelConfig config = tiny_config(50, 300, kind == "linear" ? OutputKind::linear : OutputKind::maxout, 32, 24, 32);
     config.tied_embeddings = kind == "maxout tied";
-    config.layer_norm = kind == "maxout layer-normalized";
+    config.layer_norm = kind.rfind("maxout layer-normalized", 0) == 0;
+    config.enc_cell_depth = kind.find("enc-cell-depth 2") != std::string::npos ? 2 : 1;
     variants.emplace_back(kind, config);
   }
   return variants;

@@ -26,12 +26,17 @@ struct ModelConfig {
   // Layer normalization of every product into a GRU's gates (docs/design.md §1.2), each with a
   // gain and a bias of its own (the *_lns / *_lnb tensors), as in Nematus.
   bool layer_norm = false;
+  // Deep transition in the encoder (--enc-cell-depth, docs/design.md §1.3): GRU transitions
+  // per position and direction; 1 is the paper's encoder.
+  int enc_cell_depth = 1;  // 1 .. kMaxCellDepth
 
   // Width of the output layer's input [s, E, c]: n + e + 2n.
   int output_input() const { return hidden + emb + 2 * hidden; }
   // Columns of out_W: 2l pre-maxout units, or the vocabulary for the linear output.
   int output_width() const { return output == OutputKind::maxout ? 2 * maxout : tgt_vocab; }
 };
+
+constexpr int kMaxCellDepth = 16;
 
 void to_json(nlohmann::json& j, const ModelConfig& c);
 void from_json(const nlohmann::json& j, ModelConfig& c);  // throws rnnsearch::Error
@@ -56,15 +61,23 @@ enum Param : int {
   kNumParams
 };
 
+// The deeper transitions of --enc-cell-depth N follow the fixed tensors above, for the forward
+// direction (transitions 2..N) and then the backward one, four tensors each: the recurrent
+// weights U (n×3n), the bias b (3n), and U's layer-norm gain and bias (present only with
+// layer normalization).
+struct EncoderTransition {
+  Param U, b;
+};
+// k = 2 .. config.enc_cell_depth
+EncoderTransition enc_transition(const ModelConfig& config, bool backward, int k);
+
 // The gain and bias that normalise the product of a matrix with --layer-normalization.
 struct NormParams {
   Param gain, bias;
 };
-// product: enc_fw_W, enc_fw_U, enc_bw_W, enc_bw_U, dec_W, dec_C or dec_U.
-NormParams norm_params(Param product);
 
 struct ParamSpec {
-  const char* name;   // the .npz array name
+  std::string name;   // the .npz array name
   long rows, cols;    // a vector (bias) has rows = 1 and is stored as a 1-D array
   bool is_vector;
   bool present;       // out_Wo / out_bo exist only for the maxout output, out_Wo only untied,
@@ -73,10 +86,14 @@ struct ParamSpec {
   // The value every entry starts from instead of a uniform draw: 1 for the layer-norm gains,
   // 0 for their biases, NaN (a uniform draw) for everything else.
   double initial_value = std::numeric_limits<double>::quiet_NaN();
+  // A product's matrix (enc_fw_W, …, dec_U, enc_fw_cell2_U, …) with layer normalization: the
+  // index of its gain (its bias follows); -1 for every other tensor.
+  int norm_gain = -1;
   size_t size() const { return present ? static_cast<size_t>(rows * cols) : 0; }
 };
 
-// Specs indexed by Param; offsets are cumulative over the present tensors.
+// Specs indexed by Param (kNumParams of them, then those of enc_transition); offsets are
+// cumulative over the present tensors.
 std::vector<ParamSpec> parameter_layout(const ModelConfig& config);
 size_t parameter_count(const ModelConfig& config);
 

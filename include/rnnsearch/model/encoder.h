@@ -4,6 +4,8 @@
 //   x_j  = src_emb[w_j]                                  (dropout on x, when training)
 //   h→_j = GRU_fw(x_j, h→_{j-1}),  h←_j = GRU_bw(x_j, h←_{j+1})   h→_0 = h←_{len+1} = 0
 //          (input side x W + b, or LN_W(x W) + b with layer normalization, §1.2)
+//          with --enc-cell-depth N, each GRU is N transitions per position (deep transition):
+//            t¹_j = GRU(x_j W + b, h_{j-1}; U),  tᵏ_j = GRU(b_k, tᵏ⁻¹_j; U_k) k = 2..N,  h_j = tᴺ_j
 //   a_j  = [h→_j ; h←_j]                                  annotations, 1×2n
 //   s_0  = tanh(mean_{j<len} a_j init_W + init_b)         decoder start state
 //   K_j  = a_j att_U + att_b                              attention keys
@@ -19,6 +21,16 @@
 
 namespace rnnsearch {
 
+// Transition k ≥ 2 of a deep-transition direction, for all positions (rows j*B + b).
+template <class T>
+struct EncoderTransitionBuffers {
+  Mat<T> input;        // S*B × n    tᵏ⁻¹_j, the state this transition reads
+  Mat<T> gates;        // S*B × 3n   b_k, then [r | z | h̃], then dg (as EncoderDirection::gates)
+  Mat<T> r_h;          // S*B × n
+  Mat<T> dinput;       // B × n      (backward) the gradient of one step's input
+  NormBuffers<T> u_norm;
+};
+
 // One GRU direction over the sequence; every matrix is time-major, rows j*B + b, indexed by
 // source position j (also for the backward direction, which visits j = S-1 .. 0).
 template <class T>
@@ -32,6 +44,7 @@ struct EncoderDirection {
   // layer normalization only: x̂ and s of x W and of each step's recurrent products, S*B
   // rows; the backward replaces each x̂ by its product's gradient dP
   NormBuffers<T> w_norm, u_norm;
+  std::vector<EncoderTransitionBuffers<T>> deep;  // transitions 2..N (--enc-cell-depth N)
 };
 
 template <class T>

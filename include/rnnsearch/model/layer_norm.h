@@ -49,12 +49,12 @@ void layer_norm_backward(const MatCRef<T>& dy, NormedProduct<T> norm, Index begi
 template <class T>
 void layer_norm_backward(const MatCRef<T>& dy, NormedProduct<T> norm);
 
-// The normalisation of product (enc_fw_W, …, dec_U: norm_params) over the rows of hat (R×3n)
+// The normalisation of product (enc_fw_W, …, dec_U, enc_fw_cell2_U, …) over the rows of hat (R×3n)
 // and inv_std (R×2); grads: where dγ and dβ go, or null in a forward.
 template <class T>
 NormedProduct<T> normed_product(const Parameters<T>& params, Param product, Parameters<T>* grads, MatRef<T> hat,
                                 MatRef<T> inv_std) {
-  const NormParams p = norm_params(product);
+  const NormParams p = params.norm(product);
   return {params.data(p.gain), params.data(p.bias), grads ? grads->data(p.gain) : nullptr,
           grads ? grads->data(p.bias) : nullptr, hat, inv_std};
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "rnnsearch/model/config.h"
@@ -21,6 +22,14 @@ class Parameters {
 
   const ModelConfig& config() const { return config_; }
   const ParamSpec& spec(Param p) const { return layout_[p]; }
+  // Param 0 .. tensor_count() - 1 (kNumParams and, with deep transitions, more)
+  int tensor_count() const { return static_cast<int>(layout_.size()); }
+  // The gain and bias of a product's layer normalization (the model has layer normalization).
+  NormParams norm(Param product) const {
+    const int gain = layout_[product].norm_gain;
+    if (gain < 0) throw std::logic_error("Parameters::norm: " + layout_[product].name + " is not normalised");
+    return {static_cast<Param>(gain), static_cast<Param>(gain + 1)};
+  }
 
   MatMap<T> mat(Param p) { return MatMap<T>(values_.data() + layout_[p].offset, layout_[p].rows, layout_[p].cols); }
   ConstMatMap<T> mat(Param p) const {

@@ -23,6 +23,12 @@ inline void check_at_least(const std::string& option, long value, long minimum) 
     throw Error("--" + option + " must be at least " + std::to_string(minimum) + ", not " + std::to_string(value));
 }
 
+inline void check_between(const std::string& option, long value, long minimum, long maximum) {
+  if (value < minimum || value > maximum)
+    throw Error("--" + option + " must be between " + std::to_string(minimum) + " and " + std::to_string(maximum) +
+                ", not " + std::to_string(value));
+}
+
 inline void check_non_negative(const std::string& option, double value) {  // finite, >= 0
   if (!(std::isfinite(value) && value >= 0)) fail_check(option, "a number >= 0", value);
 }
