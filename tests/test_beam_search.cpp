@@ -28,10 +28,12 @@ const std::vector<int> kWords = {Vocab::kUnk, 4, 5};
 
 // Large weights make the output distributions peaked, so scores are far apart.
 template <class T>
-Parameters<T> tiny_model(OutputKind output, uint64_t seed, bool layer_norm = false, int enc_cell_depth = 1) {
+Parameters<T> tiny_model(OutputKind output, uint64_t seed, bool layer_norm = false, int enc_cell_depth = 1,
+                         int dec_cell_base_depth = 1) {
   ModelConfig config = test::tiny_config(/*src_vocab=*/7, /*tgt_vocab=*/6, output);
   config.layer_norm = layer_norm;
   config.enc_cell_depth = enc_cell_depth;
+  config.dec_cell_base_depth = dec_cell_base_depth;
   Parameters<T> params(config);
   test::init_for_check(params, 1.0, seed);  // (with layer normalization, gains and biases other than 1 and 0)
   return params;
@@ -139,17 +141,26 @@ std::vector<Candidate> enumerate_all(SingleRowDecoder<T>& decoder, int max_lengt
 }
 
 // The oracle itself is right: its log-probability is the teacher-forced training cost (the
-// decoder step of inference and the training forward agree, with layer normalization and deep
-// transition too).
+// decoder step of inference and the training forward agree, with layer normalization, deep
+// transition and the conditional decoder too).
 TEST(BeamSearchOracle, ForcedDecodingMatchesTrainingForward) {
-  for (const auto& [layer_norm, depth] : {std::pair{false, 1}, {true, 1}, {false, 3}, {true, 2}}) {
-    const auto params = tiny_model<double>(OutputKind::maxout, 3, layer_norm, depth);
+  struct Model {
+    bool layer_norm;
+    int depth, dec_depth;
+    OutputKind output = OutputKind::maxout;
+  };
+  for (const Model& m : {Model{false, 1, 1}, {true, 1, 1}, {false, 3, 1}, {true, 2, 1}, {false, 1, 2},
+                         {true, 2, 3}, {false, 1, 2, OutputKind::linear}}) {
+    const bool layer_norm = m.layer_norm;
+    const int depth = m.depth;
+    const auto params = tiny_model<double>(m.output, 3, layer_norm, depth, m.dec_depth);
     const std::vector<int> source = {4, 5, 6, 3}, target = {5, 1, 4, 3};
     SingleRowDecoder<double> decoder(params, source);
     const Forced f = forced_decode(decoder, {5, 1, 4}, true);
     ModelWorkspace<double> ws;
     const double cost = rnnsearch_forward<double>(params, pad_batch({source}, {target}, {0}), Regularization{}, ws);
-    EXPECT_NEAR(f.log_prob, -cost, 1e-12) << "layer normalization " << layer_norm << ", encoder cell depth " << depth;
+    EXPECT_NEAR(f.log_prob, -cost, 1e-12) << "layer normalization " << layer_norm << ", encoder cell depth " << depth
+                                          << ", decoder base depth " << m.dec_depth;
   }
 }
 
@@ -159,6 +170,7 @@ struct ExhaustiveCase {
   int max_length;
   bool layer_norm = false;
   int enc_cell_depth = 1;
+  int dec_cell_base_depth = 1;
 };
 
 class ExhaustiveBeam : public ::testing::TestWithParam<ExhaustiveCase> {};
@@ -167,7 +179,7 @@ class ExhaustiveBeam : public ::testing::TestWithParam<ExhaustiveCase> {};
 // n best of the enumeration, with the same scores.
 TEST_P(ExhaustiveBeam, ReturnsTheBestOfAllSequences) {
   const ExhaustiveCase c = GetParam();
-  const auto params = tiny_model<double>(c.output, 11, c.layer_norm, c.enc_cell_depth);
+  const auto params = tiny_model<double>(c.output, 11, c.layer_norm, c.enc_cell_depth, c.dec_cell_base_depth);
   BeamSearch<double> search(params);
   int finished_best = 0;
   for (const auto& source : kSources) {
@@ -197,7 +209,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, ExhaustiveBeam,
                                            ExhaustiveCase{OutputKind::linear, 0.6, 4},
                                            ExhaustiveCase{OutputKind::linear, 1.0, 3},
                                            ExhaustiveCase{OutputKind::maxout, 1.0, 4, true},
-                                           ExhaustiveCase{OutputKind::maxout, 0.0, 4, true, 3}));
+                                           ExhaustiveCase{OutputKind::maxout, 0.0, 4, true, 3},
+                                           ExhaustiveCase{OutputKind::maxout, 1.0, 4, false, 1, 2},
+                                           ExhaustiveCase{OutputKind::linear, 0.6, 4, true, 2, 3}));
 
 // The PyTorch reference's beam() (model.py) for one sentence, written as plainly as there:
 // every hypothesis' log-probabilities recomputed from scratch by teacher forcing its prefix.

@@ -57,6 +57,7 @@ struct Case {
   bool tied_embeddings = false;
   bool layer_norm = false;
   int enc_cell_depth = 1;
+  int dec_cell_base_depth = 1;
 };
 
 // The three output layers: maxout, linear, maxout with tied embeddings.
@@ -70,6 +71,7 @@ ModelConfig config_of(const Case& c) {
   config.tied_embeddings = c.tied_embeddings;
   config.layer_norm = c.layer_norm;
   config.enc_cell_depth = c.enc_cell_depth;
+  config.dec_cell_base_depth = c.dec_cell_base_depth;
   return config;
 }
 
@@ -124,7 +126,15 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                            Case{OutputKind::maxout, true, 0, 0, 0, false, false, 2},
                                            Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, false, 3},
                                            Case{OutputKind::maxout, true, 0, 0, 0, false, true, 3},
-                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2}));
+                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2},
+                                           // --dec-cell-base-depth: the conditional GRU's cells. (With layer
+                                           // normalization, weights of 0.5 and 3 + 3 cells, the differences'
+                                           // O(h⁴) truncation reaches 1e-6 at h = 1e-4: it rose 16-fold at 2h
+                                           // and fell below 5e-7 at h/2; hence 3 + 2.)
+                                           Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 2},
+                                           Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, false, 1, 3},
+                                           Case{OutputKind::maxout, true, 0, 0, 0, false, true, 3, 2},
+                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2, 2}));
 
 // Layer-level checks: a loss L = Σ w ∘ output with fixed random weights w, differentiated
 // with respect to every input and parameter of the layer by central differences.
@@ -229,15 +239,17 @@ TEST(AttentionGradient, QueryKeysAnnotationsAndV) {
   expect_gradient(v, dv, loss, "att_v");
 }
 
-// One decoder step's recurrence (q, attention, g, GRU) on beam-like rows: two rows share
-// sentence 1 and one row is padding. L = Σ w_s ∘ s + Σ w_c ∘ c, since the output layer
-// reads both.
-class DecoderRecurrenceGradient : public ::testing::TestWithParam<bool> {};  // layer normalization
+// One decoder step's recurrence (q, attention, g, GRU; or the conditional GRU's cells around
+// the attention) on beam-like rows: two rows share sentence 1 and one row is padding.
+// L = Σ w_s ∘ s + Σ w_c ∘ c, since the output layer reads both.
+class DecoderRecurrenceGradient : public ::testing::TestWithParam<std::tuple<bool, int>> {};  // LN, base depth
 
 TEST_P(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
   std::mt19937_64 rng(5);
   ModelConfig config = test::tiny_config(11, 11, OutputKind::maxout);
-  config.layer_norm = GetParam();
+  const bool layer_norm = std::get<0>(GetParam());
+  config.layer_norm = layer_norm;
+  config.dec_cell_base_depth = std::get<1>(GetParam());
   Parameters<double> params(config);
   test::init_for_check(params, 0.5, 5);
   const Index Bs = 2, S = 4, R = 3, n = params.config().hidden;
@@ -252,12 +264,14 @@ TEST_P(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
       scratch;
   NormBuffers<double> C_norm, U_norm;
   for (NormBuffers<double>* norm : {&C_norm, &U_norm}) norm->size(R, 3 * n);
+  std::vector<TransitionBuffers<double>> cells(config.dec_cell_base_depth - 1);
+  for (TransitionBuffers<double>& cell : cells) cell.size(R, n, layer_norm);
   Parameters<double> grads(params.config());
   grads.set_zero();
   auto outputs = [&](Parameters<double>* norm_grads) -> DecoderRecurrenceOutputs<double> {
     return {queries, alpha, context,
             {gates, r_h, layer_norm_of<double>(params, dec_U, U_norm, 0, R, norm_grads)},
-            s, layer_norm_of<double>(params, dec_C, C_norm, 0, R, norm_grads)};
+            s, layer_norm_of<double>(params, dec_C, C_norm, 0, R, norm_grads), &cells, 0};
   };
   auto loss = [&] {
     gates = g_E;  // the step writes g, then the gates, over g_E
@@ -270,14 +284,24 @@ TEST_P(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
   decoder_recurrence_backward<double>(params, memory, row_sentence, moving, s_prev, outputs(&grads), w_s,
                                       {dcontext, dqueries, ds_prev}, dkeys, dannotations, grads, gru_scratch, scratch);
   const Mat<double> dg = gates;  // the backward wrote d g over the gates (and each dP over its x̂)
-  decoder_recurrence_weight_grads<double>(s_prev, r_h, context, GetParam() ? U_norm.hat : dg, GetParam() ? C_norm.hat : dg,
-                                          dqueries, grads);
+  const bool conditional = config.conditional_decoder();
+  const Mat<double> query_states = conditional ? cells[0].input : s_prev, dg_C = conditional ? cells[0].gates : dg;
+  decoder_recurrence_weight_grads<double>(query_states, s_prev, r_h, context, layer_norm ? U_norm.hat : dg,
+                                          layer_norm ? C_norm.hat : dg_C, dqueries, grads);
+  for (int k = 2; k <= config.dec_cell_base_depth; ++k)
+    transition_weight_grads<double>(cells[k - 2], R, layer_norm, grads.mat(dec_cell(config, k).U),
+                                    grads.vec(dec_cell(config, k).b));
   expect_gradient(s_prev, ds_prev, loss, "s_prev");
   expect_gradient(g_E, dg, loss, "g_E");
   expect_gradient(keys, dkeys, loss, "keys");
   expect_gradient(annotations, dannotations, loss, "annotations");
   std::vector<Param> checked = {att_W, att_v, dec_C, dec_U};
-  if (GetParam()) checked.insert(checked.end(), {dec_C_lns, dec_C_lnb, dec_U_lns, dec_U_lnb});
+  if (layer_norm) checked.insert(checked.end(), {dec_C_lns, dec_C_lnb, dec_U_lns, dec_U_lnb});
+  for (int k = 2; k <= config.dec_cell_base_depth; ++k) {
+    const Transition cell = dec_cell(config, k);
+    checked.insert(checked.end(), {cell.U, cell.b});
+    if (layer_norm) checked.insert(checked.end(), {params.norm(cell.U).gain, params.norm(cell.U).bias});
+  }
   for (Param p : checked) {
     const ParamSpec& spec = params.spec(p);
     double worst = 0;
@@ -287,7 +311,8 @@ TEST_P(DecoderRecurrenceGradient, StateInputsMemoryAndWeights) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(WithoutAndWithLayerNorm, DecoderRecurrenceGradient, ::testing::Bool());
+INSTANTIATE_TEST_SUITE_P(LayerNormAndBaseDepth, DecoderRecurrenceGradient,
+                         ::testing::Combine(::testing::Bool(), ::testing::Values(1, 2, 3)));
 
 TEST(OutputLayerGradient, InputsOfAllKindsWithAndWithoutLabelSmoothing) {
   for (const Case& model : kOutputLayers)
@@ -397,10 +422,11 @@ TEST(OutputLayerCost, ChunkedEqualsAllRowsAtOnce) {
 // The float model (what training uses) computes the same cost and gradient as the double one.
 TEST(FloatPrecision, AgreesWithDouble) {
   for (bool layer_norm : {false, true}) {
-    SCOPED_TRACE(layer_norm ? "layer normalization, encoder cell depth 2" : "plain");
+    SCOPED_TRACE(layer_norm ? "layer normalization, encoder cell depth 2, decoder base depth 2" : "plain");
     ModelConfig config = test::tiny_config(11, 11, OutputKind::maxout);
     config.layer_norm = layer_norm;
     config.enc_cell_depth = layer_norm ? 2 : 1;
+    config.dec_cell_base_depth = layer_norm ? 2 : 1;
     Parameters<double> pd(config);
     test::init_for_check(pd, 0.5, 11);
     Parameters<float> pf(pd.config());
@@ -485,7 +511,7 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
                               vec_of(p.vec(backward ? enc_bw_b : enc_fw_b)),
                           h_prev, p, backward ? enc_bw_U : enc_fw_U);
     for (int k = 2; k <= c.enc_cell_depth; ++k) {
-      const EncoderTransition t = enc_transition(c, backward, k);
+      const Transition t = enc_transition(c, backward, k);
       h = gru_reference(vec_of(p.vec(t.b)), h, p, t.U);
     }
     return h;
@@ -505,7 +531,11 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
   int y_prev = Vocab::kBos;
   for (int y : tgt) {
     const Vec E = emb(tgt_emb, y_prev);
-    const Vec q = row_times(s, p.mat(att_W));
+    // the conditional GRU (§1.4) first moves the state with E alone and queries from there
+    const bool conditional = c.dec_cell_base_depth > 1;
+    const Vec g_E = normed(row_times(E, p.mat(dec_W)), p, dec_W) + vec_of(p.vec(dec_b));
+    const Vec s_mid = conditional ? gru_reference(g_E, s, p, dec_U) : s;
+    const Vec q = row_times(s_mid, p.mat(att_W));
     std::vector<double> score(S);
     double max_score = -1e300, total = 0;
     for (Index j = 0; j < S; ++j) {
@@ -516,11 +546,18 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
     for (double& sc : score) total += sc = std::exp(sc - max_score);
     Vec ctx = Vec::Zero(2 * n);
     for (Index j = 0; j < S; ++j) ctx += score[j] / total * ann[j];
-    const Vec g = normed(row_times(E, p.mat(dec_W)), p, dec_W) + vec_of(p.vec(dec_b)) +
-                  normed(row_times(ctx, p.mat(dec_C)), p, dec_C);
-    const Vec s_new = gru_reference(g, s, p, dec_U);
+    Vec s_new;
+    if (conditional) {
+      const Transition cell2 = dec_cell(c, 2);
+      s_new = gru_reference(normed(row_times(ctx, p.mat(dec_C)), p, dec_C) + vec_of(p.vec(cell2.b)), s_mid, p,
+                            cell2.U);
+      for (int k = 3; k <= c.dec_cell_base_depth; ++k)
+        s_new = gru_reference(vec_of(p.vec(dec_cell(c, k).b)), s_new, p, dec_cell(c, k).U);
+    } else {
+      s_new = gru_reference(g_E + normed(row_times(ctx, p.mat(dec_C)), p, dec_C), s, p, dec_U);
+    }
     Vec X(c.output_input());
-    X << (c.output == OutputKind::maxout ? s : s_new), E, ctx;
+    X << (c.output == OutputKind::maxout && !conditional ? s : s_new), E, ctx;
     Vec logits;
     if (c.output == OutputKind::maxout) {
       const Vec pre = row_times(X, p.mat(out_W)) + vec_of(p.vec(out_b));
@@ -542,11 +579,12 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
 TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
   for (Case model : kOutputLayers)
   for (bool layer_norm : {false, true})
-  for (int depth : {1, 3}) {
+  for (const auto& [enc_depth, dec_depth] : {std::pair{1, 1}, {3, 1}, {1, 2}, {2, 3}}) {
     model.layer_norm = layer_norm;
-    model.enc_cell_depth = depth;
+    model.enc_cell_depth = enc_depth;
+    model.dec_cell_base_depth = dec_depth;
     SCOPED_TRACE((layer_norm ? "layer normalization" : "plain") + std::string(", encoder cell depth ") +
-                 std::to_string(depth));
+                 std::to_string(enc_depth) + ", decoder base depth " + std::to_string(dec_depth));
     Parameters<double> params(config_of(model));
     test::init_for_check(params, 0.5, 5);
     const std::vector<std::vector<int>> src = {{4, 5, 6, 7, 3}, {8, 3}, {9, 10, 4, 3}};

@@ -155,12 +155,30 @@ TEST(Weights, DeepTransitionAddsAUAndABPerTransition) {
   load_weights(dir.path("model.npz"), loaded);
   EXPECT_EQ(loaded.values(), params.values());
   EXPECT_NE(test::error_of([&] { load_weights(dir.path("model.npz"), shallow); }).find("_cell"), std::string::npos);
-  for (int bad : {0, 17}) {
-    nlohmann::json wrong = json;
-    wrong["enc_cell_depth"] = bad;
-    const std::string message = test::error_of([&] { wrong.get<ModelConfig>(); });
-    EXPECT_NE(message.find("\"enc_cell_depth\" must be a whole number in [1, 16]"), std::string::npos) << message;
-  }
+  for (const char* key : {"enc_cell_depth", "dec_cell_base_depth"})
+    for (int bad : {0, 17}) {
+      nlohmann::json wrong = json;
+      wrong[key] = bad;
+      const std::string message = test::error_of([&] { wrong.get<ModelConfig>(); });
+      EXPECT_NE(message.find(std::string("\"") + key + "\" must be a whole number in [1, 16]"), std::string::npos)
+          << message;
+    }
+}
+
+// --dec-cell-base-depth B adds dec_cellk_U and dec_cellk_b for cells 2..B after the encoder's
+// transitions (cell 2 reads c dec_C, so dec_C keeps its place and shape).
+TEST(Weights, ConditionalDecoderAddsItsCellsLast) {
+  ModelConfig config = small_config();
+  config.enc_cell_depth = 2;
+  const size_t encoder_only = parameter_count(config);
+  EXPECT_EQ(nlohmann::json(config).count("dec_cell_base_depth"), 0u);
+  config.dec_cell_base_depth = 3;
+  EXPECT_EQ(parameter_count(config), encoder_only + 2 * (4 * 12 + 12));
+  Parameters<float> params(config);
+  EXPECT_EQ(params.spec(dec_cell(config, 2).U).name, "dec_cell2_U");
+  EXPECT_EQ(params.spec(dec_cell(config, 3).b).name, "dec_cell3_b");
+  EXPECT_EQ(params.spec(dec_cell(config, 3).b).offset + 12, params.values().size());
+  EXPECT_EQ(nlohmann::json(config).get<ModelConfig>().dec_cell_base_depth, 3);
 }
 
 // rnnsearch average: the element-wise mean of checkpoints, refused across different models.

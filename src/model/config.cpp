@@ -24,6 +24,7 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
   if (c.tied_embeddings) j["tied_embeddings"] = true;
   if (c.layer_norm) j["layer_normalization"] = true;
   if (c.enc_cell_depth > 1) j["enc_cell_depth"] = c.enc_cell_depth;
+  if (c.dec_cell_base_depth > 1) j["dec_cell_base_depth"] = c.dec_cell_base_depth;
 }
 
 void check_tied_embeddings(const ModelConfig& c) {
@@ -66,6 +67,8 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
     c.tied_embeddings = j.value("tied_embeddings", false);
     c.layer_norm = j.value("layer_normalization", false);
     c.enc_cell_depth = whole_number(j.value("enc_cell_depth", nlohmann::json(1)), "enc_cell_depth", 1, kMaxCellDepth);
+    c.dec_cell_base_depth =
+        whole_number(j.value("dec_cell_base_depth", nlohmann::json(1)), "dec_cell_base_depth", 1, kMaxCellDepth);
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("model config: ") + e.what());
   }
@@ -103,14 +106,19 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
   };
   for (Param product : {enc_fw_W, enc_fw_U, enc_bw_W, enc_bw_U, dec_W, dec_C, dec_U}) add_norm(product);
   if (specs.size() != kNumParams) throw std::logic_error("parameter_layout: the Param enum and the specs disagree");
-  // --enc-cell-depth: transitions 2..N of each direction (enc_transition)
-  for (const char* direction : {"enc_fw", "enc_bw"})
-    for (int k = 2; k <= c.enc_cell_depth; ++k) {
-      const std::string cell = std::string(direction) + "_cell" + std::to_string(k);
+  // --enc-cell-depth: transitions 2..N of each direction (enc_transition); then
+  // --dec-cell-base-depth: the conditional decoder's cells 2..B (dec_cell)
+  auto add_cells = [&](const std::string& prefix, int depth) {
+    for (int k = 2; k <= depth; ++k) {
+      const std::string cell = prefix + "_cell" + std::to_string(k);
       specs.push_back({cell + "_U", n, 3 * n, false, true, 0});
       specs.push_back({cell + "_b", 1, 3 * n, true, true, 0});
       add_norm(static_cast<Param>(specs.size() - 2));
     }
+  };
+  add_cells("enc_fw", c.enc_cell_depth);
+  add_cells("enc_bw", c.enc_cell_depth);
+  add_cells("dec", c.dec_cell_base_depth);
   size_t offset = 0;
   for (ParamSpec& s : specs) {
     s.offset = offset;
@@ -119,9 +127,15 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
   return specs;
 }
 
-EncoderTransition enc_transition(const ModelConfig& c, bool backward, int k) {
+Transition enc_transition(const ModelConfig& c, bool backward, int k) {
   if (k < 2 || k > c.enc_cell_depth) throw std::logic_error("enc_transition: no transition " + std::to_string(k));
   const int first = kNumParams + 4 * ((backward ? c.enc_cell_depth - 1 : 0) + k - 2);
+  return {static_cast<Param>(first), static_cast<Param>(first + 1)};
+}
+
+Transition dec_cell(const ModelConfig& c, int k) {
+  if (k < 2 || k > c.dec_cell_base_depth) throw std::logic_error("dec_cell: no cell " + std::to_string(k));
+  const int first = kNumParams + 4 * (2 * (c.enc_cell_depth - 1) + k - 2);
   return {static_cast<Param>(first), static_cast<Param>(first + 1)};
 }
 

@@ -4,29 +4,88 @@
 
 namespace rnnsearch {
 
+namespace {
+
+// q = query_state att_W;  α, c = attention(q)
+template <class T>
+void attend(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
+            const MatCRef<T>& query_state, Mat<T>& attention_scratch, DecoderRecurrenceOutputs<T> out) {
+  profile::ScopedPhase phase(profile::Phase::attention_forward);
+  out.queries.noalias() = query_state * params.mat(att_W);
+  attention_forward<T>(out.queries, memory, row_sentence, params.vec(att_v), out.alpha, out.context,
+                       attention_scratch);
+}
+
+// α, c = attention(q);  d query_state += d q att_Wᵀ
+template <class T>
+void attend_backward(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
+                     DecoderRecurrenceOutputs<T> forward, DecoderRecurrenceGradients<T> grad,
+                     MatRef<T> dquery_state, Mat<T>& dkeys, Mat<T>& dannotations, Parameters<T>& grads,
+                     Mat<T>& attention_scratch) {
+  profile::ScopedPhase phase(profile::Phase::attention_backward);
+  attention_backward<T>(grad.context, forward.queries, memory, row_sentence, params.vec(att_v), forward.alpha,
+                        grad.queries, dkeys, dannotations, grads.vec(att_v), attention_scratch);
+  dquery_state.noalias() += grad.queries * params.mat(att_W).transpose();
+}
+
+// The conditional decoder's cell k ≥ 2 at this step: its rows of out.cells and parameters.
+template <class T>
+struct CellStep {
+  TransitionBuffers<T>& buffers;
+  Transition param;
+  MatRef<T> input, gates, r_h;
+};
+template <class T>
+CellStep<T> cell_step(const Parameters<T>& params, const DecoderRecurrenceOutputs<T>& out, Index R, int k) {
+  TransitionBuffers<T>& t = (*out.cells)[k - 2];
+  return {t, dec_cell(params.config(), k), t.input.middleRows(out.first, R), t.gates.middleRows(out.first, R),
+          t.r_h.middleRows(out.first, R)};
+}
+
+}  // namespace
+
 template <class T>
 void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
                         const T* moving, const MatCRef<T>& s_prev, Mat<T>& gru_scratch, Mat<T>& attention_scratch,
                         DecoderRecurrenceOutputs<T> out) {
+  const Index R = s_prev.rows(), n = s_prev.cols();
+  const int depth = params.config().dec_cell_base_depth;
+  if (depth == 1) {
+    attend<T>(params, memory, row_sentence, s_prev, attention_scratch, out);  // from s_prev
+    profile::ScopedPhase phase(profile::Phase::decoder_gru_forward);
+    // g = g_E + c dec_C, or g_E + LN_C(c dec_C);  s = GRU(g, s_prev)
+    if (out.context_norm) {
+      auto product = rows_of(gru_scratch, R, 3 * n);  // (the GRU's scratch after)
+      product.noalias() = out.context * params.mat(dec_C);
+      layer_norm_forward<T>(product, *out.context_norm);
+      out.cache.gates += product;
+    } else {
+      out.cache.gates.noalias() += out.context * params.mat(dec_C);
+    }
+    gru_step_forward<T>(s_prev, params.mat(dec_U), moving, out.cache, rows_of(gru_scratch, R, 3 * n), out.state);
+    return;
+  }
+  // The conditional GRU: s' = GRU(g_E, s_prev) is cell 2's input
+  auto scratch = rows_of(gru_scratch, R, 3 * n);
+  const MatRef<T> s_mid = cell_step(params, out, R, 2).input;
   {
-    profile::ScopedPhase phase(profile::Phase::attention_forward);
-    // q = s_prev att_W;  α, c = attention(q)
-    out.queries.noalias() = s_prev * params.mat(att_W);
-    attention_forward<T>(out.queries, memory, row_sentence, params.vec(att_v), out.alpha, out.context,
-                         attention_scratch);
+    profile::ScopedPhase phase(profile::Phase::decoder_gru_forward);
+    gru_step_forward<T>(s_prev, params.mat(dec_U), moving, out.cache, scratch, s_mid);
   }
+  attend<T>(params, memory, row_sentence, s_mid, attention_scratch, out);  // from s'
   profile::ScopedPhase phase(profile::Phase::decoder_gru_forward);
-  // g = g_E + c dec_C, or g_E + LN_C(c dec_C);  s = GRU(g, s_prev)
-  if (out.context_norm) {
-    auto product = rows_of(gru_scratch, s_prev.rows(), out.cache.gates.cols());  // (the GRU's scratch after)
-    product.noalias() = out.context * params.mat(dec_C);
-    layer_norm_forward<T>(product, *out.context_norm);
-    out.cache.gates += product;
-  } else {
-    out.cache.gates.noalias() += out.context * params.mat(dec_C);
+  for (int k = 2; k <= depth; ++k) {
+    CellStep<T> cell = cell_step(params, out, R, k);
+    // cell 2: g = c dec_C + b_2, or LN_C(c dec_C) + b_2; cells 3..B: g = b_k
+    if (k == 2)
+      gru_input_forward<T>(out.context, params.mat(dec_C), params.vec(cell.param.b), out.context_norm, cell.gates);
+    else
+      cell.gates.rowwise() = params.vec(cell.param.b);
+    gru_step_forward<T>(cell.input, params.mat(cell.param.U), moving,
+                        {cell.gates, cell.r_h, layer_norm_of<T>(params, cell.param.U, cell.buffers.u_norm, out.first, R,
+                                                                nullptr)},
+                        scratch, k < depth ? cell_step(params, out, R, k + 1).input : out.state);
   }
-  gru_step_forward<T>(s_prev, params.mat(dec_U), moving, out.cache,
-                      rows_of(gru_scratch, s_prev.rows(), out.cache.gates.cols()), out.state);
 }
 
 template <class T>
@@ -35,36 +94,62 @@ void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMem
                                  DecoderRecurrenceOutputs<T> forward, const MatCRef<T>& ds,
                                  DecoderRecurrenceGradients<T> grad, Mat<T>& dkeys, Mat<T>& dannotations,
                                  Parameters<T>& grads, Mat<T>& gru_scratch, Mat<T>& attention_scratch) {
-  {
-    profile::ScopedPhase phase(profile::Phase::decoder_gru_backward);
-    // s = GRU(g, s_prev)
-    auto dg = forward.cache.gates;
-    gru_step_backward<T>(ds, s_prev, params.mat(dec_U), moving, dg, rows_of(gru_scratch, s_prev.rows(), dg.cols()),
-                         grad.s_prev, forward.cache.norm);
-    // g = g_E + c dec_C, or g_E + LN_C(c dec_C): the product's gradient is dg, or LN_C's backward of it
+  const Index R = s_prev.rows(), n = s_prev.cols();
+  const int depth = params.config().dec_cell_base_depth;
+  auto scratch = rows_of(gru_scratch, R, 3 * n);
+  // the product c dec_C's gradient, dg (of the step's GRU, or of cell 2) or LN_C's backward of it
+  auto context_backward = [&](MatRef<T> dg) {
     if (forward.context_norm) {
       layer_norm_backward<T>(dg, *forward.context_norm);
       grad.context.noalias() += forward.context_norm->hat * params.mat(dec_C).transpose();
     } else {
       grad.context.noalias() += dg * params.mat(dec_C).transpose();
     }
+  };
+  if (depth == 1) {
+    {
+      profile::ScopedPhase phase(profile::Phase::decoder_gru_backward);
+      // s = GRU(g, s_prev);  g = g_E + c dec_C, or g_E + LN_C(c dec_C)
+      gru_step_backward<T>(ds, s_prev, params.mat(dec_U), moving, forward.cache.gates, scratch, grad.s_prev,
+                           forward.cache.norm);
+      context_backward(forward.cache.gates);
+    }
+    attend_backward<T>(params, memory, row_sentence, forward, grad, grad.s_prev, dkeys, dannotations, grads,
+                       attention_scratch);  // q = s_prev att_W
+    return;
   }
-  profile::ScopedPhase phase(profile::Phase::attention_backward);
-  // α, c = attention(q)
-  attention_backward<T>(grad.context, forward.queries, memory, row_sentence, params.vec(att_v), forward.alpha,
-                        grad.queries, dkeys, dannotations, grads.vec(att_v), attention_scratch);
-  // q = s_prev att_W
-  grad.s_prev.noalias() += grad.queries * params.mat(att_W).transpose();
+  // The conditional GRU, cells B..2: each adds its input's gradient to the previous cell's
+  // dinput (cell 2's: d s')
+  {
+    profile::ScopedPhase phase(profile::Phase::decoder_gru_backward);
+    for (int k = depth; k >= 2; --k) {
+      CellStep<T> cell = cell_step(params, forward, R, k);
+      auto dinput = rows_of(cell.buffers.dinput, R, n);
+      dinput.setZero();
+      gru_step_backward<T>(k == depth ? ds : MatCRef<T>((*forward.cells)[k - 1].dinput.topRows(R)), cell.input,
+                           params.mat(cell.param.U), moving, cell.gates, scratch, dinput,
+                           layer_norm_of<T>(params, cell.param.U, cell.buffers.u_norm, forward.first, R, &grads));
+      if (k == 2) context_backward(cell.gates);  // g = c dec_C + b_2 (b_2's gradient: transition_weight_grads)
+    }
+  }
+  auto ds_mid = (*forward.cells)[0].dinput.topRows(R);
+  attend_backward<T>(params, memory, row_sentence, forward, grad, ds_mid, dkeys, dannotations, grads,
+                     attention_scratch);  // q = s' att_W
+  profile::ScopedPhase phase(profile::Phase::decoder_gru_backward);
+  // s' = GRU(g_E, s_prev)
+  gru_step_backward<T>(ds_mid, s_prev, params.mat(dec_U), moving, forward.cache.gates, scratch, grad.s_prev,
+                       forward.cache.norm);
 }
 
 template <class T>
-void decoder_recurrence_weight_grads(const MatCRef<T>& s_prev_all, const MatCRef<T>& r_h_all,
-                                     const MatCRef<T>& contexts_all, const MatCRef<T>& dPU_all,
-                                     const MatCRef<T>& dPC_all, const MatCRef<T>& dqueries_all, Parameters<T>& grads) {
+void decoder_recurrence_weight_grads(const MatCRef<T>& query_states_all, const MatCRef<T>& s_prev_all,
+                                     const MatCRef<T>& r_h_all, const MatCRef<T>& contexts_all,
+                                     const MatCRef<T>& dPU_all, const MatCRef<T>& dPC_all,
+                                     const MatCRef<T>& dqueries_all, Parameters<T>& grads) {
   profile::ScopedPhase phase(profile::Phase::decoder_weight_grads);
   gru_accumulate_dU<T>(s_prev_all, r_h_all, dPU_all, grads.mat(dec_U));
-  grads.mat(att_W).noalias() += s_prev_all.transpose() * dqueries_all;  // q = s_prev att_W
-  grads.mat(dec_C).noalias() += contexts_all.transpose() * dPC_all;     // g = ... + c dec_C
+  grads.mat(att_W).noalias() += query_states_all.transpose() * dqueries_all;  // q = s_prev (or s') att_W
+  grads.mat(dec_C).noalias() += contexts_all.transpose() * dPC_all;           // g = ... + c dec_C
 }
 
 template <class T>
@@ -83,6 +168,8 @@ void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory,
   gru_input_forward<T>(E, params.mat(dec_W), params.vec(dec_b), layer_norm_of<T>(params, dec_W, ws.W_norm, 0, R, nullptr),
                        g_E);
   ws.moving.assign(R, T(1));
+  ws.cells.resize(cfg.dec_cell_base_depth - 1);
+  for (TransitionBuffers<T>& cell : ws.cells) cell.size(R, n, cfg.layer_norm);
   auto X = rows_of(ws.X, R, cfg.output_input());  // [s, E, c]: c is written in place
   auto states = rows_of(ws.states, R, n);
   decoder_recurrence<T>(params, memory, row_sentence, ws.moving.data(), s_prev, ws.gru_scratch,
@@ -90,9 +177,9 @@ void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory,
                         {rows_of(ws.queries, R, n), rows_of(ws.alpha, R, memory.max_len), X.rightCols(2 * n),
                          {g_E, rows_of(ws.r_h, R, n),
                           layer_norm_of<T>(params, dec_U, ws.U_norm, 0, R, nullptr)},
-                         states, layer_norm_of<T>(params, dec_C, ws.C_norm, 0, R, nullptr)});
-  // log p(y | ...) from [s_prev (maxout) or s (linear), E, c]
-  if (cfg.output == OutputKind::maxout)
+                         states, layer_norm_of<T>(params, dec_C, ws.C_norm, 0, R, nullptr), &ws.cells, 0});
+  // log p(y | ...) from [s_prev (the paper's maxout) or s, E, c]
+  if (cfg.output_reads_previous_state())
     X.leftCols(n) = s_prev;
   else
     X.leftCols(n) = states;
@@ -112,7 +199,7 @@ void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory,
       Parameters<T>&, Mat<T>&, Mat<T>&);                                                                       \
   template void decoder_recurrence_weight_grads<T>(                                                            \
       const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&, const MatCRef<T>&,          \
-      const MatCRef<T>&, Parameters<T>&);
+      const MatCRef<T>&, const MatCRef<T>&, Parameters<T>&);
 RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(float)
 RNNSEARCH_INSTANTIATE_DECODER_RECURRENCE(double)
 template void decoder_step<float>(const Parameters<float>&, const AttentionMemory<float>&, const int*,

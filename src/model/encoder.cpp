@@ -42,11 +42,9 @@ void direction_forward(const Parameters<T>& params, const DirectionParams& p, En
   // transitions 2..N have no input product: g = b_k at every position
   d.deep.resize(N - 1);
   for (Index k = 2; k <= N; ++k) {
-    EncoderTransitionBuffers<T>& t = d.deep[k - 2];
-    rows_of(t.input, S * B, n);
-    rows_of(t.r_h, S * B, n);
-    rows_of(t.gates, S * B, 3 * n).rowwise() = params.vec(enc_transition(c, p.reverse, k).b);
-    if (c.layer_norm) t.u_norm.size(S * B, 3 * n);
+    TransitionBuffers<T>& t = d.deep[k - 2];
+    t.size(S * B, n, c.layer_norm);
+    t.gates.topRows(S * B).rowwise() = params.vec(enc_transition(c, p.reverse, k).b);
   }
   auto states = rows_of(d.states, (S + 1) * B, n);
   auto r_h = rows_of(d.r_h, S * B, n);
@@ -59,7 +57,7 @@ void direction_forward(const Parameters<T>& params, const DirectionParams& p, En
                          layer_norm_of<T>(params, p.U, d.u_norm, j * B, B, nullptr)},
                         scratch, transition_output(d, p, 1, j, B));
     for (Index k = 2; k <= N; ++k) {
-      EncoderTransitionBuffers<T>& t = d.deep[k - 2];
+      TransitionBuffers<T>& t = d.deep[k - 2];
       const Param U = enc_transition(c, p.reverse, k).U;
       gru_step_forward<T>(step_rows(t.input, j, B), params.mat(U), &ws.moving[j * B],
                           {step_rows(t.gates, j, B), step_rows(t.r_h, j, B),
@@ -78,12 +76,12 @@ void direction_backward(const Parameters<T>& params, const DirectionParams& p, E
   auto dstates = d.dstates.topRows((S + 1) * B);
   auto dg = d.gates.topRows(S * B);  // each step's gates, until the step's backward replaces them by dg
   auto scratch = ws.gru_scratch.topRows(B);
-  for (EncoderTransitionBuffers<T>& t : d.deep) rows_of(t.dinput, B, n);
+  for (TransitionBuffers<T>& t : d.deep) rows_of(t.dinput, B, n);
   for (Index i = S - 1; i >= 0; --i) {  // the forward's visiting order, reversed
     const Index j = p.reverse ? S - 1 - i : i;
     // transitions N..2: the gradient of tᴺ_j is the state's, that of tᵏ⁻¹_j comes from transition k only
     for (Index k = N; k >= 2; --k) {
-      EncoderTransitionBuffers<T>& t = d.deep[k - 2];
+      TransitionBuffers<T>& t = d.deep[k - 2];
       const Param U = enc_transition(c, p.reverse, k).U;
       t.dinput.setZero();
       gru_step_backward<T>(k == N ? MatCRef<T>(step_rows(dstates, out_block(p, j), B)) : MatCRef<T>(d.deep[k - 1].dinput.topRows(B)),
@@ -97,12 +95,8 @@ void direction_backward(const Parameters<T>& params, const DirectionParams& p, E
   }
   // Transitions 2..N: g = b_k, so db_k = Σ dg; dU_k from their inputs, as for U below
   for (Index k = 2; k <= N; ++k) {
-    EncoderTransitionBuffers<T>& t = d.deep[k - 2];
-    const EncoderTransition tp = enc_transition(c, p.reverse, k);
-    const auto dg_k = t.gates.topRows(S * B);
-    grads.vec(tp.b) += dg_k.colwise().sum();
-    gru_accumulate_dU<T>(t.input.topRows(S * B), t.r_h.topRows(S * B),
-                         c.layer_norm ? t.u_norm.hat.topRows(S * B) : dg_k, grads.mat(tp.U));
+    const Transition tp = enc_transition(c, p.reverse, k);
+    transition_weight_grads<T>(d.deep[k - 2], S * B, c.layer_norm, grads.mat(tp.U), grads.vec(tp.b));
   }
   // Row j*B+b of h_prev_all is the state the step at position j started from; the recurrent
   // products' gradient is dg, or the dP that replaced their x̂

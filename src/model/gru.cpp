@@ -93,6 +93,14 @@ void gru_accumulate_dU(const MatCRef<T>& h_prev_all, const MatCRef<T>& r_h_all,
   dU.rightCols(n).noalias() += r_h_all.transpose() * dP_all.rightCols(n);
 }
 
+template <class T>
+void transition_weight_grads(const TransitionBuffers<T>& t, Index rows, bool layer_norm, MatRef<T> dU,
+                             RowVecMap<T> db) {
+  const auto dg = t.gates.topRows(rows);
+  db += dg.colwise().sum();
+  gru_accumulate_dU<T>(t.input.topRows(rows), t.r_h.topRows(rows), layer_norm ? t.u_norm.hat.topRows(rows) : dg, dU);
+}
+
 #define RNNSEARCH_INSTANTIATE_GRU(T)                                                                          \
   template void gru_step_forward<T>(const MatCRef<T>&, const MatCRef<T>&, const T*, GruStepCache<T>,          \
                                     MatRef<T>, MatRef<T>);                                                    \
@@ -104,7 +112,8 @@ void gru_accumulate_dU(const MatCRef<T>& h_prev_all, const MatCRef<T>& r_h_all,
   template MatCRef<T> gru_input_backward<T>(const MatCRef<T>&, const MatCRef<T>&,                             \
                                             const std::optional<NormedProduct<T>>&, MatRef<T>, RowVecMap<T>); \
   template void gru_accumulate_dU<T>(const MatCRef<T>&, const MatCRef<T>&,                                    \
-                                     const MatCRef<T>&, MatRef<T>);
+                                     const MatCRef<T>&, MatRef<T>);                                           \
+  template void transition_weight_grads<T>(const TransitionBuffers<T>&, Index, bool, MatRef<T>, RowVecMap<T>);
 RNNSEARCH_INSTANTIATE_GRU(float)
 RNNSEARCH_INSTANTIATE_GRU(double)
 

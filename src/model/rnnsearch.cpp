@@ -9,9 +9,11 @@
 namespace rnnsearch {
 namespace {
 
-// The output layer reads s_{i-1} (maxout, the paper's deep output) or s_i (linear):
-// state block i or i+1 for 0-based step i.
-Index output_state_block(OutputKind kind, Index step) { return kind == OutputKind::maxout ? step : step + 1; }
+// The output layer reads s_{i-1} (the paper's maxout deep output) or s_i (linear, or the
+// conditional decoder): state block i or i+1 for 0-based step i.
+Index output_state_block(const ModelConfig& config, Index step) {
+  return config.output_reads_previous_state() ? step : step + 1;
+}
 
 // Row b of a batch attends to sentence b.
 const int* identity_rows(Index B) {
@@ -33,7 +35,9 @@ DecoderRecurrenceOutputs<T> step_outputs(const Parameters<T>& params, ModelWorks
           {step_rows(ws.gates, i, B), step_rows(ws.r_h, i, B),
            layer_norm_of<T>(params, dec_U, ws.U_norm, i * B, B, grads)},
           step_rows(ws.states, i + 1, B),
-          layer_norm_of<T>(params, dec_C, ws.C_norm, i * B, B, grads)};
+          layer_norm_of<T>(params, dec_C, ws.C_norm, i * B, B, grads),
+          &ws.cells,
+          i * B};
 }
 
 // The encoder and the decoder loop, up to the output layer's input X = [s, E, c] of the N
@@ -84,6 +88,8 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   rows_of(ws.alpha, Tn * B, S);
   rows_of(ws.contexts, Tn * B, 2 * n);
   rows_of(ws.r_h, Tn * B, n);
+  ws.cells.resize(cfg.dec_cell_base_depth - 1);
+  for (TransitionBuffers<T>& cell : ws.cells) cell.size(Tn * B, n, cfg.layer_norm);
   step_rows(states, 0, B) = ws.encoder.s0.topRows(B);
   const AttentionMemory<T> memory = attention_memory(ws.encoder);
   for (Index i = 0; i < Tn; ++i)
@@ -104,7 +110,7 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   auto X = rows_of(ws.X, N, din);
   for (Index k = 0; k < N; ++k) {
     const Index i = ws.out_rows[k] / B, b = ws.out_rows[k] % B;
-    X.row(k).head(n) = states.row(output_state_block(cfg.output, i) * B + b);
+    X.row(k).head(n) = states.row(output_state_block(cfg, i) * B + b);
     X.row(k).segment(n, e) = tgt_embeddings.row(ws.inputs[ws.out_rows[k]]);
     X.row(k).tail(2 * n) = ws.contexts.row(ws.out_rows[k]);
   }
@@ -134,7 +140,7 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   dcontexts.setZero();
   for (Index k = 0; k < N; ++k) {
     const Index i = ws.out_rows[k] / B, b = ws.out_rows[k] % B;
-    dstates.row(output_state_block(cfg.output, i) * B + b) += dX.row(k).head(n);
+    dstates.row(output_state_block(cfg, i) * B + b) += dX.row(k).head(n);
     demb.row(ws.inputs[ws.out_rows[k]]) += dX.row(k).segment(n, e);
     dcontexts.row(ws.out_rows[k]) = dX.row(k).tail(2 * n);
   }
@@ -151,11 +157,20 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
                                    step_outputs<T>(params, ws, i, &grads), step_rows(dstates, i + 1, B),
                                    {step_rows(dcontexts, i, B), step_rows(dqueries, i, B), step_rows(dstates, i, B)},
                                    ws.dkeys, ws.dannotations, grads, ws.gru_scratch, ws.attention_scratch);
-  // The products' gradients: dg, or with layer normalization the dP that replaced each x̂
-  const bool layer_norm = cfg.layer_norm;
-  decoder_recurrence_weight_grads<T>(states.topRows(Tn * B), ws.r_h.topRows(Tn * B), ws.contexts.topRows(Tn * B),
+  // The products' gradients: dg (c dec_C's: cell 2's in the conditional decoder), or with
+  // layer normalization the dP that replaced each x̂
+  const bool layer_norm = cfg.layer_norm, conditional = cfg.conditional_decoder();
+  const MatCRef<T> dg_C = conditional ? MatCRef<T>(ws.cells[0].gates.topRows(Tn * B)) : MatCRef<T>(dg);
+  const MatCRef<T> query_states = conditional ? MatCRef<T>(ws.cells[0].input.topRows(Tn * B))  // s'
+                                               : MatCRef<T>(states.topRows(Tn * B));          // s_prev
+  decoder_recurrence_weight_grads<T>(query_states,
+                                     states.topRows(Tn * B), ws.r_h.topRows(Tn * B), ws.contexts.topRows(Tn * B),
                                      layer_norm ? ws.U_norm.hat.topRows(Tn * B) : dg,
-                                     layer_norm ? ws.C_norm.hat.topRows(Tn * B) : dg, dqueries, grads);
+                                     layer_norm ? ws.C_norm.hat.topRows(Tn * B) : dg_C, dqueries, grads);
+  for (int k = 2; k <= cfg.dec_cell_base_depth; ++k) {
+    const Transition cell = dec_cell(cfg, k);
+    transition_weight_grads<T>(ws.cells[k - 2], Tn * B, layer_norm, grads.mat(cell.U), grads.vec(cell.b));
+  }
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::decoder_weight_grads);
   // g = E dec_W + dec_b + ..., or LN_W(E dec_W) + dec_b + ...
   const MatCRef<T> dP = gru_input_backward<T>(ws.E.topRows(Tn * B), dg,

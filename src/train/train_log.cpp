@@ -44,7 +44,9 @@ std::string model_line(const ModelConfig& config, size_t parameters, int batch_s
   return "model: e=" + std::to_string(config.emb) + " n=" + std::to_string(config.hidden) +
          " l=" + std::to_string(config.maxout) + " output=" + output_kind_name(config.output) +
          (config.tied_embeddings ? " tied" : "") + (config.layer_norm ? " layer-normalized" : "") +
-         (config.enc_cell_depth > 1 ? " enc-cell-depth=" + std::to_string(config.enc_cell_depth) : "") + ", " +
+         (config.enc_cell_depth > 1 ? " enc-cell-depth=" + std::to_string(config.enc_cell_depth) : "") +
+         (config.dec_cell_base_depth > 1 ? " dec-cell-base-depth=" + std::to_string(config.dec_cell_base_depth) : "") +
+         ", " +
          std::to_string(parameters) + " parameters; batch " + std::to_string(batch_size) + ", " +
          (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks × " : "") + std::to_string(threads) +
          " thread(s), GEMM " + kGemmBackend + (precision == Precision::bf16 ? ", matrix products in bf16" : "") +

@@ -20,17 +20,18 @@ inline double relative_difference(const MatCRef<float>& got, const MatCRef<float
 }
 
 // Maxout, maxout with tied target embeddings, linear output layers, maxout with layer
-// normalization, and that with a two-transition encoder (e=32, n=24, l=32, 300 target words),
-// each with its name.
+// normalization, and maxout with a two-transition encoder and a two-cell conditional decoder
+// (e=32, n=24, l=32, 300 target words), each with its name.
 inline std::vector<std::pair<std::string, ModelConfig>> output_layer_variants() {
   std::vector<std::pair<std::string, ModelConfig>> variants;
   for (const char* name :
-       {"maxout", "maxout tied", "linear", "maxout layer-normalized", "maxout layer-normalized enc-cell-depth 2"}) {
+       {"maxout", "maxout tied", "linear", "maxout layer-normalized", "maxout deep"}) {
     const std::string kind = name;
     ModelConfig config = tiny_config(50, 300, kind == "linear" ? OutputKind::linear : OutputKind::maxout, 32, 24, 32);
     config.tied_embeddings = kind == "maxout tied";
-    config.layer_norm = kind.rfind("maxout layer-normalized", 0) == 0;
-    config.enc_cell_depth = kind.find("enc-cell-depth 2") != std::string::npos ? 2 : 1;
+    config.layer_norm = kind == "maxout layer-normalized";
+    config.enc_cell_depth = kind.find("deep") != std::string::npos ? 2 : 1;
+    config.dec_cell_base_depth = config.enc_cell_depth;
     variants.emplace_back(kind, config);
   }
   return variants;

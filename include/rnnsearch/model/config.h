@@ -29,6 +29,14 @@ struct ModelConfig {
   // Deep transition in the encoder (--enc-cell-depth, docs/design.md §1.3): GRU transitions
   // per position and direction; 1 is the paper's encoder.
   int enc_cell_depth = 1;  // 1 .. kMaxCellDepth
+  // The decoder (--dec-cell-base-depth, §1.4): 1 is the paper's, where the context c_i comes
+  // from s_{i-1} and enters all three gates; B ≥ 2 is the conditional GRU of Nematus and
+  // Marian's s2s with B cells: s' = GRU_1(E_i, s_{i-1}), c_i from s', then cells 2..B.
+  int dec_cell_base_depth = 1;  // 1 .. kMaxCellDepth
+
+  bool conditional_decoder() const { return dec_cell_base_depth > 1; }
+  // The output layer's state: s_{i-1} for the paper's maxout output, s_i otherwise.
+  bool output_reads_previous_state() const { return output == OutputKind::maxout && !conditional_decoder(); }
 
   // Width of the output layer's input [s, E, c]: n + e + 2n.
   int output_input() const { return hidden + emb + 2 * hidden; }
@@ -62,14 +70,16 @@ enum Param : int {
 };
 
 // The deeper transitions of --enc-cell-depth N follow the fixed tensors above, for the forward
-// direction (transitions 2..N) and then the backward one, four tensors each: the recurrent
-// weights U (n×3n), the bias b (3n), and U's layer-norm gain and bias (present only with
-// layer normalization).
-struct EncoderTransition {
+// direction (transitions 2..N) and then the backward one; then the conditional decoder's
+// cells 2..B; four tensors each: the recurrent weights U (n×3n), the bias b (3n), and U's
+// layer-norm gain and bias (present only with layer normalization).
+struct Transition {
   Param U, b;
 };
 // k = 2 .. config.enc_cell_depth
-EncoderTransition enc_transition(const ModelConfig& config, bool backward, int k);
+Transition enc_transition(const ModelConfig& config, bool backward, int k);
+// k = 2 .. config.dec_cell_base_depth (cell 2 reads c dec_C as its input product, §1.4)
+Transition dec_cell(const ModelConfig& config, int k);
 
 // The gain and bias that normalise the product of a matrix with --layer-normalization.
 struct NormParams {
@@ -92,7 +102,7 @@ struct ParamSpec {
   size_t size() const { return present ? static_cast<size_t>(rows * cols) : 0; }
 };
 
-// Specs indexed by Param (kNumParams of them, then those of enc_transition); offsets are
+// Specs indexed by Param (kNumParams of them, then those of enc_transition and dec_cell); offsets are
 // cumulative over the present tensors.
 std::vector<ParamSpec> parameter_layout(const ModelConfig& config);
 size_t parameter_count(const ModelConfig& config);

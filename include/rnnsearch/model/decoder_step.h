@@ -7,6 +7,12 @@
 //   s = GRU(g, s_prev; dec_U)               log p = log_softmax(output([s_prev or s, E, c]))
 //   (each product layer-normalised with --layer-normalization, §1.2)
 //
+// or, with the conditional GRU of --dec-cell-base-depth B ≥ 2 (§1.4):
+//
+//   s' = GRU(E dec_W + dec_b, s_prev; dec_U)          q = s' att_W,  α, c = attention(q)
+//   t² = GRU(c dec_C + dec_cell2_b, s'; dec_cell2_U)  tᵏ = GRU(dec_cellk_b, tᵏ⁻¹; dec_cellk_U)
+//   s = tᴮ                                             log p = log_softmax(output([s, E, c]))
+//
 // The encoder output (annotations, keys, s_0) comes from encoder_forward, run once per batch.
 #include <optional>
 
@@ -26,12 +32,19 @@ struct DecoderRecurrenceOutputs {
   GruStepCache<T> cache;  // for the GRU's backward; cache.gates: in g_E (R×3n), out the gates
   MatRef<T> state;    // R×n   s
   std::optional<NormedProduct<T>> context_norm;  // LN_C of c dec_C (none: no layer normalization)
+  // The conditional decoder only: cells 2..B, which use rows [first, first + R) of each (cell
+  // 2's input is s', the state the attention is queried with).
+  std::vector<TransitionBuffers<T>>* cells = nullptr;
+  Index first = 0;
 };
 
 // The recurrence of one decoder step, shared by training (all rows of a batch, step after
 // step) and decoding (the live hypotheses):
 //
 //   q = s_prev att_W     α, c = attention(q)     g = g_E + c dec_C     s = GRU(g, s_prev; dec_U)
+//
+// or the conditional GRU (config.conditional_decoder(): s' = GRU(g_E, s_prev; dec_U),
+// q = s' att_W, then the cells of out.cells, the second with input c dec_C + dec_cell2_b).
 //
 // g_E = E dec_W + dec_b is given in out.cache.gates (training computes it for all steps in
 // one GEMM); g and then the GRU's gates are written over it. Rows with moving = 0 keep
@@ -71,11 +84,14 @@ void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMem
 
 // d dec_U, d att_W and d dec_C of every step at once; rows are (step, row) pairs:
 // s_prev_all, r_h_all, contexts_all and dqueries_all as the forward and backward of the
-// steps left them; dPU_all and dPC_all the gradients of the products s_prev dec_U (with
-// r ∘ s_prev for h̃) and c dec_C: dg without layer normalization, the cache.norm and
-// context_norm hats (dP) with it.
+// steps left them, query_states_all the states the queries were made from (s_prev, or s'
+// for the conditional decoder); dPU_all and dPC_all the gradients of the products s_prev
+// dec_U (with r ∘ s_prev for h̃) and c dec_C: dg (of cell 2 for dec_C in the conditional
+// decoder) without layer normalization, the cache.norm and context_norm hats (dP) with it.
+// The conditional decoder's cells take their own: transition_weight_grads.
 template <class T>
-void decoder_recurrence_weight_grads(const MatCRef<T>& s_prev_all, const MatCRef<T>& r_h_all,
+void decoder_recurrence_weight_grads(const MatCRef<T>& query_states_all, const MatCRef<T>& s_prev_all,
+                                     const MatCRef<T>& r_h_all,
                                      const MatCRef<T>& contexts_all, const MatCRef<T>& dPU_all,
                                      const MatCRef<T>& dPC_all, const MatCRef<T>& dqueries_all, Parameters<T>& grads);
 
@@ -83,6 +99,7 @@ template <class T>
 struct DecoderStepWorkspace {
   Mat<T> E, gates, queries, r_h, X, gru_scratch, attention_scratch;  // gates: g_E, g, then [r | z | h̃]
   NormBuffers<T> W_norm, C_norm, U_norm;  // layer normalization: x̂ and s of each product
+  std::vector<TransitionBuffers<T>> cells;  // the conditional decoder's cells 2..B
   OutputCache<T> output;
   std::vector<T> moving;  // all ones: every row takes the step
   // results of the last step, R rows each

@@ -16,20 +16,11 @@
 #include <vector>
 
 #include "rnnsearch/model/attention.h"
+#include "rnnsearch/model/gru.h"
 #include "rnnsearch/model/layer_norm.h"
 #include "rnnsearch/model/parameters.h"
 
 namespace rnnsearch {
-
-// Transition k ≥ 2 of a deep-transition direction, for all positions (rows j*B + b).
-template <class T>
-struct EncoderTransitionBuffers {
-  Mat<T> input;        // S*B × n    tᵏ⁻¹_j, the state this transition reads
-  Mat<T> gates;        // S*B × 3n   b_k, then [r | z | h̃], then dg (as EncoderDirection::gates)
-  Mat<T> r_h;          // S*B × n
-  Mat<T> dinput;       // B × n      (backward) the gradient of one step's input
-  NormBuffers<T> u_norm;
-};
 
 // One GRU direction over the sequence; every matrix is time-major, rows j*B + b, indexed by
 // source position j (also for the backward direction, which visits j = S-1 .. 0).
@@ -44,7 +35,7 @@ struct EncoderDirection {
   // layer normalization only: x̂ and s of x W and of each step's recurrent products, S*B
   // rows; the backward replaces each x̂ by its product's gradient dP
   NormBuffers<T> w_norm, u_norm;
-  std::vector<EncoderTransitionBuffers<T>> deep;  // transitions 2..N (--enc-cell-depth N)
+  std::vector<TransitionBuffers<T>> deep;  // transitions 2..N (--enc-cell-depth N), rows j*B + b
 };
 
 template <class T>

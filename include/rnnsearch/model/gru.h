@@ -67,6 +67,30 @@ template <class T>
 MatCRef<T> gru_input_backward(const MatCRef<T>& X, const MatCRef<T>& dg, const std::optional<NormedProduct<T>>& norm,
                               MatRef<T> dW, RowVecMap<T> db);
 
+// A transition: a GRU step whose input side is its bias alone, g = b (deep transition in the
+// encoder, the conditional decoder's cells after the first; docs/design.md §1.3, §1.4). Its
+// buffers for all rows (steps × batch, rows t*B + b) of one sequence, or R rows of one step.
+template <class T>
+struct TransitionBuffers {
+  Mat<T> input;    // rows × n    the state it reads (the previous transition's output)
+  Mat<T> gates;    // rows × 3n   g, then [r | z | h̃], then dg (see GruStepCache)
+  Mat<T> r_h;      // rows × n
+  Mat<T> dinput;   // B × n       (backward) the gradient of one step's input
+  NormBuffers<T> u_norm;  // layer normalization of its recurrent products
+  void size(Index rows, Index n, bool layer_norm) {
+    rows_of(input, rows, n);
+    rows_of(gates, rows, 3 * n);
+    rows_of(r_h, rows, n);
+    if (layer_norm) u_norm.size(rows, 3 * n);
+  }
+};
+
+// dU and db of a transition over its first `rows` rows, after every step's backward:
+// db += Σ dg, dU from its inputs as gru_accumulate_dU (dP = dg, or the dP over u_norm's x̂).
+template <class T>
+void transition_weight_grads(const TransitionBuffers<T>& t, Index rows, bool layer_norm, MatRef<T> dU,
+                             RowVecMap<T> db);
+
 // dU[:, 0:2n] += H_prev^T dP[:, 0:2n];  dU[:, 2n:3n] += (R∘H_prev)^T dP[:, 2n:3n]
 // over all steps at once (rows = steps × batch); dP = dg without layer normalization, the
 // backward's cache.norm->hat with it.

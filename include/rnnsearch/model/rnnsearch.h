@@ -16,7 +16,8 @@
 // Decoder step i = 0..T-1 (0-based; the equations' step i+1), time-major rows i*B + b:
 //   E_i = tgt_emb[y_{i-1}] (y_{-1} = <s>)     q_i = s_i att_W     α_i, c_i = attention(q_i)
 //   g_i = E_i dec_W + dec_b + c_i dec_C        s_{i+1} = GRU(g_i, s_i; dec_U)
-// (with --layer-normalization each product normalised first, §1.2)
+// (with --layer-normalization each product normalised first, §1.2), or the conditional GRU
+// of --dec-cell-base-depth (decoder_step.h, §1.4)
 #include <cstdint>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct ModelWorkspace {
   // layer normalization only: x̂ and s of E dec_W, of each step's c dec_C and of its
   // recurrent products, T*B rows; the backward replaces each x̂ by dP
   NormBuffers<T> W_norm, C_norm, U_norm;
+  std::vector<TransitionBuffers<T>> cells;  // the conditional decoder's cells 2..B, T*B rows each
   Mat<T> gru_scratch, attention_scratch;
   // output layer on the N non-padding positions
   std::vector<int> out_rows;        // N: the time-major row i*B + b of each
