@@ -17,6 +17,8 @@
 #                (docs/quality.md, What each lever is worth); TIED=0 trains the preset as it is
 #   LAYER_NORM=0 1: --layer-normalization (docs/design.md §1.2); in 25 minutes it did not
 #                beat the plain model on validation (docs/quality.md, What each lever is worth)
+#   ENC_CELL_DEPTH=1, DEC_CELL_BASE_DEPTH=1  --enc-cell-depth (deep transition) and
+#                --dec-cell-base-depth (2 or more: the conditional GRU decoder), docs/design.md §1.3-§1.4
 #   VALID_FREQ=500 updates between validations (validation time is not training time)
 #   NORMALIZE=1.0 (TEXT=raw), 2.0 (TEXT=lowercased)  length normalisation of beam search,
 #                chosen on the validation set for each (as
@@ -42,6 +44,8 @@ LABEL_SMOOTHING=${LABEL_SMOOTHING:-0.1}
 SMOOTHING=${SMOOTHING:-0.001}
 TIED=${TIED:-1}
 LAYER_NORM=${LAYER_NORM:-0}
+ENC_CELL_DEPTH=${ENC_CELL_DEPTH:-1}
+DEC_CELL_BASE_DEPTH=${DEC_CELL_BASE_DEPTH:-1}
 PRESET=${PRESET:-small}
 VALID_FREQ=${VALID_FREQ:-500}
 TEXT=${TEXT:-raw}
@@ -50,7 +54,7 @@ SEED=${SEED:-1}
 ENSEMBLE=${ENSEMBLE:-1}
 data=corpora/multi30k
 bin=build/rnnsearch
-model_options=()  # --tied-embeddings, --layer-normalization
+model_options=(--enc-cell-depth "$ENC_CELL_DEPTH" --dec-cell-base-depth "$DEC_CELL_BASE_DEPTH")
 case "$TEXT" in
   raw) text=(--tokenizer raw --subwords "$SUBWORDS"); MODEL=${MODEL:-models/en-de-small-raw}
        NORMALIZE=${NORMALIZE:-1.0} ;;
