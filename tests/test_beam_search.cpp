@@ -29,11 +29,13 @@ const std::vector<int> kWords = {Vocab::kUnk, 4, 5};
 // Large weights make the output distributions peaked, so scores are far apart.
 template <class T>
 Parameters<T> tiny_model(OutputKind output, uint64_t seed, bool layer_norm = false, int enc_cell_depth = 1,
-                         int dec_cell_base_depth = 1) {
+                         int dec_cell_base_depth = 1, int enc_depth = 1) {
   ModelConfig config = test::tiny_config(/*src_vocab=*/7, /*tgt_vocab=*/6, output);
   config.layer_norm = layer_norm;
   config.enc_cell_depth = enc_cell_depth;
   config.dec_cell_base_depth = dec_cell_base_depth;
+  config.enc_depth = enc_depth;
+  config.skip = enc_depth > 1;
   Parameters<T> params(config);
   test::init_for_check(params, 1.0, seed);  // (with layer normalization, gains and biases other than 1 and 0)
   return params;
@@ -148,19 +150,20 @@ TEST(BeamSearchOracle, ForcedDecodingMatchesTrainingForward) {
     bool layer_norm;
     int depth, dec_depth;
     OutputKind output = OutputKind::maxout;
+    int layers = 1;  // (with --skip when more than 1)
   };
   for (const Model& m : {Model{false, 1, 1}, {true, 1, 1}, {false, 3, 1}, {true, 2, 1}, {false, 1, 2},
-                         {true, 2, 3}, {false, 1, 2, OutputKind::linear}}) {
+                         {true, 2, 3}, {false, 1, 2, OutputKind::linear}, {true, 2, 2, OutputKind::maxout, 3}}) {
     const bool layer_norm = m.layer_norm;
     const int depth = m.depth;
-    const auto params = tiny_model<double>(m.output, 3, layer_norm, depth, m.dec_depth);
+    const auto params = tiny_model<double>(m.output, 3, layer_norm, depth, m.dec_depth, m.layers);
     const std::vector<int> source = {4, 5, 6, 3}, target = {5, 1, 4, 3};
     SingleRowDecoder<double> decoder(params, source);
     const Forced f = forced_decode(decoder, {5, 1, 4}, true);
     ModelWorkspace<double> ws;
     const double cost = rnnsearch_forward<double>(params, pad_batch({source}, {target}, {0}), Regularization{}, ws);
     EXPECT_NEAR(f.log_prob, -cost, 1e-12) << "layer normalization " << layer_norm << ", encoder cell depth " << depth
-                                          << ", decoder base depth " << m.dec_depth;
+                                          << ", decoder base depth " << m.dec_depth << ", encoder layers " << m.layers;
   }
 }
 
@@ -171,6 +174,7 @@ struct ExhaustiveCase {
   bool layer_norm = false;
   int enc_cell_depth = 1;
   int dec_cell_base_depth = 1;
+  int enc_depth = 1;
 };
 
 class ExhaustiveBeam : public ::testing::TestWithParam<ExhaustiveCase> {};
@@ -179,7 +183,8 @@ class ExhaustiveBeam : public ::testing::TestWithParam<ExhaustiveCase> {};
 // n best of the enumeration, with the same scores.
 TEST_P(ExhaustiveBeam, ReturnsTheBestOfAllSequences) {
   const ExhaustiveCase c = GetParam();
-  const auto params = tiny_model<double>(c.output, 11, c.layer_norm, c.enc_cell_depth, c.dec_cell_base_depth);
+  const auto params =
+      tiny_model<double>(c.output, 11, c.layer_norm, c.enc_cell_depth, c.dec_cell_base_depth, c.enc_depth);
   BeamSearch<double> search(params);
   int finished_best = 0;
   for (const auto& source : kSources) {
@@ -211,7 +216,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, ExhaustiveBeam,
                                            ExhaustiveCase{OutputKind::maxout, 1.0, 4, true},
                                            ExhaustiveCase{OutputKind::maxout, 0.0, 4, true, 3},
                                            ExhaustiveCase{OutputKind::maxout, 1.0, 4, false, 1, 2},
-                                           ExhaustiveCase{OutputKind::linear, 0.6, 4, true, 2, 3}));
+                                           ExhaustiveCase{OutputKind::linear, 0.6, 4, true, 2, 3},
+                                           ExhaustiveCase{OutputKind::maxout, 1.0, 4, true, 1, 2, 2}));
 
 // The PyTorch reference's beam() (model.py) for one sentence, written as plainly as there:
 // every hypothesis' log-probabilities recomputed from scratch by teacher forcing its prefix.

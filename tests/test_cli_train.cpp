@@ -63,8 +63,8 @@ INSTANTIATE_TEST_SUITE_P(Features, ResumedRun,
                                                "--dropout-embeddings 0.1 --dropout-output 0.3",
                                            "--accumulate 3", "--lr-warmup 10 --lr-decay-inv-sqrt 15 --save-freq 5",
                                            "--layer-normalization --exponential-smoothing 0.05",
-                                           "--enc-cell-depth 3 --dec-cell-base-depth 3 --layer-normalization "
-                                           "--label-smoothing 0.1"));
+                                           "--enc-cell-depth 3 --dec-cell-base-depth 3 --enc-depth 2 --skip "
+                                           "--layer-normalization --label-smoothing 0.1"));
 
 // The first update of a 4-update warm-up takes a quarter of the rate: the same weights as a
 // run with --lr a quarter of the default (Adam's first step is proportional to the rate).
@@ -372,14 +372,16 @@ TEST(Train, WritesTheModelDirectory) {
 
 // A layer-normalized model: config.json says so, model.npz has the gains and biases, the log
 // names it, and it translates (its decoder step normalises as training did).
-// A deep-transition encoder and a conditional decoder: config.json and model.npz say so, and
+// A deep-transition, stacked encoder and a conditional decoder: config.json and model.npz say so, and
 // the model translates; a depth outside 1..16 is one line naming the option.
 TEST(Train, DeepTransitionModelTrainsAndTranslates) {
   test::TempDir dir;
   const auto [status, err] =
-      run(train_command(dir.path("m"), "--max-updates 10 --enc-cell-depth 2 --dec-cell-base-depth 3"), dir);
+      run(train_command(dir.path("m"), "--max-updates 10 --enc-cell-depth 2 --dec-cell-base-depth 3 --enc-depth 2 --skip"),
+          dir);
   ASSERT_EQ(status, 0) << err;
-  EXPECT_NE(err.find("enc-cell-depth=2 dec-cell-base-depth=3"), std::string::npos) << err;
+  EXPECT_NE(err.find("enc-cell-depth=2 dec-cell-base-depth=3 enc-depth=2 skip"), std::string::npos) << err;
+  EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("enc_fw_l2_cell2_U").shape, (std::vector<long>{12, 36}));
   EXPECT_NE(read_file(dir.path("m/config.json")).find("\"enc_cell_depth\": 2"), std::string::npos);
   EXPECT_NE(read_file(dir.path("m/config.json")).find("\"dec_cell_base_depth\": 3"), std::string::npos);
   EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("enc_bw_cell2_U").shape, (std::vector<long>{12, 36}));
@@ -389,7 +391,7 @@ TEST(Train, DeepTransitionModelTrainsAndTranslates) {
                                                      dir);
   ASSERT_EQ(translated.status, 0) << translated.err;
   EXPECT_EQ(test::lines_of(translated.out).size(), test::lines_of(read_file(std::string(kTiny) + "val.en")).size());
-  for (const std::string option : {"enc-cell-depth", "dec-cell-base-depth"})
+  for (const std::string option : {"enc-cell-depth", "dec-cell-base-depth", "enc-depth"})
     for (const char* depth : {"0", "17"}) {
       const auto [bad, message] = run(train_command(dir.path("bad"), "--" + option + " " + depth), dir);
       EXPECT_EQ(bad, 1);

@@ -58,6 +58,8 @@ struct Case {
   bool layer_norm = false;
   int enc_cell_depth = 1;
   int dec_cell_base_depth = 1;
+  int enc_depth = 1;
+  bool skip = false;
 };
 
 // The three output layers: maxout, linear, maxout with tied embeddings.
@@ -72,6 +74,8 @@ ModelConfig config_of(const Case& c) {
   config.layer_norm = c.layer_norm;
   config.enc_cell_depth = c.enc_cell_depth;
   config.dec_cell_base_depth = c.dec_cell_base_depth;
+  config.enc_depth = c.enc_depth;
+  config.skip = c.skip;
   return config;
 }
 
@@ -82,7 +86,15 @@ class ModelGradient : public ::testing::TestWithParam<Case> {};
 TEST_P(ModelGradient, MatchesCentralDifferences) {
   const Case c = GetParam();
   Parameters<double> params(config_of(c));
-  test::init_for_check(params, 0.5, 7);  // larger than the default 0.1 so that every path matters
+  // Weights larger than the default 0.1 so that every path matters. With layer normalization
+  // and several GRU steps per position, small weights make small products, which the
+  // normalization divides by their small spread: the cost's higher derivatives grow, and at
+  // ±0.5 the differences' O(h⁴) truncation reached 1.6e-5 at h = 1e-4 (16-fold less at h/2,
+  // none at h/4: truncation, not a wrong gradient; at ±0.3 it was worse). Those models draw
+  // from ±1.
+  const ModelConfig& config = params.config();
+  const bool deep = config.enc_cell_depth * config.enc_depth + config.dec_cell_base_depth > 3;
+  test::init_for_check(params, config.layer_norm && deep ? 1.0 : 0.5, 7);
   const Batch batch = tiny_batch(c.padded);
   // a fixed seed gives the same masks every call
   const Regularization regularization{c.embedding_dropout, c.output_dropout, c.label_smoothing, 99};
@@ -127,14 +139,16 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                            Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, false, 3},
                                            Case{OutputKind::maxout, true, 0, 0, 0, false, true, 3},
                                            Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2},
-                                           // --dec-cell-base-depth: the conditional GRU's cells. (With layer
-                                           // normalization, weights of 0.5 and 3 + 3 cells, the differences'
-                                           // O(h⁴) truncation reaches 1e-6 at h = 1e-4: it rose 16-fold at 2h
-                                           // and fell below 5e-7 at h/2; hence 3 + 2.)
+                                           // --dec-cell-base-depth: the conditional GRU's cells
                                            Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 2},
                                            Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, false, 1, 3},
-                                           Case{OutputKind::maxout, true, 0, 0, 0, false, true, 3, 2},
-                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2, 2}));
+                                           Case{OutputKind::maxout, true, 0, 0, 0, false, true, 3, 3},
+                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2, 2},
+                                           // --enc-depth, --skip: every layer's W, U, b (and transitions)
+                                           Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 1, 2},
+                                           Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, false, 1, 1, 3, true},
+                                           Case{OutputKind::maxout, true, 0, 0, 0, false, true, 2, 1, 2, true},
+                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2, 2, 2, true}));
 
 // Layer-level checks: a loss L = Σ w ∘ output with fixed random weights w, differentiated
 // with respect to every input and parameter of the layer by central differences.
@@ -504,22 +518,33 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
   const Index n = c.hidden, S = static_cast<Index>(src.size());
   auto emb = [&](Param table, int id) { return Vec(p.mat(table).row(id).transpose()); };
   std::vector<Vec> fw(S), bw(S), ann(S);
-  // one encoder step: transition 1 reads x_j, transitions 2..N only the state (§1.3)
-  auto encoder_step = [&](bool backward, int w, const Vec& h_prev) {
-    const Param W = backward ? enc_bw_W : enc_fw_W;
-    Vec h = gru_reference(normed(row_times(emb(src_emb, w), p.mat(W)), p, W) +
-                              vec_of(p.vec(backward ? enc_bw_b : enc_fw_b)),
-                          h_prev, p, backward ? enc_bw_U : enc_fw_U);
+  // one step of encoder layer l: transition 1 reads the input, transitions 2..N only the state (§1.3)
+  auto encoder_step = [&](bool backward, int l, const Vec& input, const Vec& h_prev) {
+    const EncoderLayer layer = enc_layer(c, backward, l);
+    Vec h = gru_reference(normed(row_times(input, p.mat(layer.W)), p, layer.W) + vec_of(p.vec(layer.b)), h_prev, p,
+                          layer.U);
     for (int k = 2; k <= c.enc_cell_depth; ++k) {
-      const Transition t = enc_transition(c, backward, k);
+      const Transition t = enc_transition(c, backward, k, l);
       h = gru_reference(vec_of(p.vec(t.b)), h, p, t.U);
     }
     return h;
   };
-  Vec h = Vec::Zero(n);
-  for (Index j = 0; j < S; ++j) fw[j] = h = encoder_step(false, src[j], h);
-  h = Vec::Zero(n);
-  for (Index j = S - 1; j >= 0; --j) bw[j] = h = encoder_step(true, src[j], h);
+  // each direction: layer 1 over the embeddings, layer l over layer l−1's outputs (+ input with --skip)
+  for (bool backward : {false, true}) {
+    std::vector<Vec> inputs(S);
+    for (Index j = 0; j < S; ++j) inputs[j] = emb(src_emb, src[j]);
+    for (int l = 1; l <= c.enc_depth; ++l) {
+      std::vector<Vec> outputs(S);
+      Vec h = Vec::Zero(n);
+      for (Index k = 0; k < S; ++k) {
+        const Index j = backward ? S - 1 - k : k;
+        h = encoder_step(backward, l, inputs[j], h);
+        outputs[j] = c.skip && l > 1 ? Vec(h + inputs[j]) : h;
+      }
+      inputs = outputs;
+    }
+    (backward ? bw : fw) = inputs;
+  }
   Vec mean = Vec::Zero(2 * n);
   for (Index j = 0; j < S; ++j) {
     ann[j].resize(2 * n);
@@ -579,12 +604,16 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
 TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
   for (Case model : kOutputLayers)
   for (bool layer_norm : {false, true})
-  for (const auto& [enc_depth, dec_depth] : {std::pair{1, 1}, {3, 1}, {1, 2}, {2, 3}}) {
+  for (const auto& [cell_depth, dec_depth, layers] : {std::tuple{1, 1, 1}, {3, 1, 1}, {1, 2, 1}, {2, 3, 1}, {1, 1, 3},
+                                                      {2, 2, 2}}) {
     model.layer_norm = layer_norm;
-    model.enc_cell_depth = enc_depth;
+    model.enc_cell_depth = cell_depth;
     model.dec_cell_base_depth = dec_depth;
+    model.enc_depth = layers;
+    model.skip = layers == 3;
     SCOPED_TRACE((layer_norm ? "layer normalization" : "plain") + std::string(", encoder cell depth ") +
-                 std::to_string(enc_depth) + ", decoder base depth " + std::to_string(dec_depth));
+                 std::to_string(cell_depth) + ", decoder base depth " + std::to_string(dec_depth) + ", encoder layers " +
+                 std::to_string(layers) + (model.skip ? " with skip" : ""));
     Parameters<double> params(config_of(model));
     test::init_for_check(params, 0.5, 5);
     const std::vector<std::vector<int>> src = {{4, 5, 6, 7, 3}, {8, 3}, {9, 10, 4, 3}};

@@ -155,7 +155,7 @@ TEST(Weights, DeepTransitionAddsAUAndABPerTransition) {
   load_weights(dir.path("model.npz"), loaded);
   EXPECT_EQ(loaded.values(), params.values());
   EXPECT_NE(test::error_of([&] { load_weights(dir.path("model.npz"), shallow); }).find("_cell"), std::string::npos);
-  for (const char* key : {"enc_cell_depth", "dec_cell_base_depth"})
+  for (const char* key : {"enc_cell_depth", "dec_cell_base_depth", "enc_depth"})
     for (int bad : {0, 17}) {
       nlohmann::json wrong = json;
       wrong[key] = bad;
@@ -179,6 +179,32 @@ TEST(Weights, ConditionalDecoderAddsItsCellsLast) {
   EXPECT_EQ(params.spec(dec_cell(config, 3).b).name, "dec_cell3_b");
   EXPECT_EQ(params.spec(dec_cell(config, 3).b).offset + 12, params.values().size());
   EXPECT_EQ(nlohmann::json(config).get<ModelConfig>().dec_cell_base_depth, 3);
+}
+
+// --enc-depth L adds, after the decoder's cells, layers 2..L of each direction: W, U, b, the
+// norms of W and U, and the layer's own transitions; --skip adds nothing.
+TEST(Weights, StackedEncoderLayersComeLast) {
+  ModelConfig config = small_config();
+  config.enc_cell_depth = 2;
+  config.dec_cell_base_depth = 2;
+  config.layer_norm = true;
+  const size_t shallow = parameter_count(config);
+  config.enc_depth = 3;
+  config.skip = true;
+  const size_t per_layer = (4 * 12) * 2 + 12 + 4 * 12 + (4 * 12 + 12 + 2 * 12);  // W U b, 4 norms, a transition
+  EXPECT_EQ(parameter_count(config), shallow + 2 * 2 * per_layer);
+  Parameters<float> params(config);
+  EXPECT_EQ(params.spec(enc_layer(config, false, 2).W).name, "enc_fw_l2_W");
+  EXPECT_EQ(params.spec(enc_layer(config, true, 3).b).name, "enc_bw_l3_b");
+  EXPECT_EQ(params.spec(enc_transition(config, true, 2, 3).U).name, "enc_bw_l3_cell2_U");
+  EXPECT_EQ(params.spec(params.norm(enc_layer(config, false, 2).U).gain).name, "enc_fw_l2_U_lns");
+  EXPECT_EQ(enc_layer(config, true, 1).U, enc_bw_U);
+  EXPECT_EQ(params.spec(enc_transition(config, true, 2, 3).U).offset + 4 * 12 + 12 + 2 * 12,
+            params.values().size());
+  const ModelConfig read_back = nlohmann::json(config).get<ModelConfig>();
+  EXPECT_EQ(read_back.enc_depth, 3);
+  EXPECT_TRUE(read_back.skip);
+  EXPECT_EQ(nlohmann::json(small_config()).count("skip"), 0u);
 }
 
 // rnnsearch average: the element-wise mean of checkpoints, refused across different models.

@@ -70,6 +70,9 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
        "GRU transitions per position in each encoder direction (deep transition, as Marian's s2s; 1 = the paper's)")
       ("dec-cell-base-depth", po::value(&o.model.dec_cell_base_depth)->default_value(1)->notifier(between("dec-cell-base-depth", 1, kMaxCellDepth)),
        "1: the paper's decoder; B >= 2: the conditional GRU of Nematus and Marian's s2s with B cells (attention after the first)")
+      ("enc-depth", po::value(&o.model.enc_depth)->default_value(1)->notifier(between("enc-depth", 1, kMaxDepth)),
+       "stacked GRU layers in each encoder direction (as Marian's s2s --enc-depth, enc-type bidirectional)")
+      ("skip", po::bool_switch(&o.model.skip), "residual connections: layers from the second on add their input to their output")
       ("batch-size", po::value(&batch)->notifier(at_least("batch-size", 1)), "sentences per batch (overrides the preset)")
       ("optimizer", po::value(&optimizer)->default_value("adam"), "adam or sgd")
       ("lr", po::value(&o.optimizer.lr)->default_value(1e-3)->notifier(non_negative("lr")), "learning rate")

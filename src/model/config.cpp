@@ -25,6 +25,8 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
   if (c.layer_norm) j["layer_normalization"] = true;
   if (c.enc_cell_depth > 1) j["enc_cell_depth"] = c.enc_cell_depth;
   if (c.dec_cell_base_depth > 1) j["dec_cell_base_depth"] = c.dec_cell_base_depth;
+  if (c.enc_depth > 1) j["enc_depth"] = c.enc_depth;
+  if (c.skip) j["skip"] = true;
 }
 
 void check_tied_embeddings(const ModelConfig& c) {
@@ -69,6 +71,8 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
     c.enc_cell_depth = whole_number(j.value("enc_cell_depth", nlohmann::json(1)), "enc_cell_depth", 1, kMaxCellDepth);
     c.dec_cell_base_depth =
         whole_number(j.value("dec_cell_base_depth", nlohmann::json(1)), "dec_cell_base_depth", 1, kMaxCellDepth);
+    c.enc_depth = whole_number(j.value("enc_depth", nlohmann::json(1)), "enc_depth", 1, kMaxDepth);
+    c.skip = j.value("skip", false);
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("model config: ") + e.what());
   }
@@ -119,6 +123,18 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
   add_cells("enc_fw", c.enc_cell_depth);
   add_cells("enc_bw", c.enc_cell_depth);
   add_cells("dec", c.dec_cell_base_depth);
+  // --enc-depth: layers 2..L of each direction (enc_layer), each with its transitions
+  for (const char* direction : {"enc_fw", "enc_bw"})
+    for (int l = 2; l <= c.enc_depth; ++l) {
+      const std::string layer = std::string(direction) + "_l" + std::to_string(l);
+      const Param W = static_cast<Param>(specs.size());
+      specs.push_back({layer + "_W", n, 3 * n, false, true, 0});
+      specs.push_back({layer + "_U", n, 3 * n, false, true, 0});
+      specs.push_back({layer + "_b", 1, 3 * n, true, true, 0});
+      add_norm(W);
+      add_norm(static_cast<Param>(W + 1));
+      add_cells(layer, c.enc_cell_depth);
+    }
   size_t offset = 0;
   for (ParamSpec& s : specs) {
     s.offset = offset;
@@ -127,10 +143,30 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
   return specs;
 }
 
-Transition enc_transition(const ModelConfig& c, bool backward, int k) {
-  if (k < 2 || k > c.enc_cell_depth) throw std::logic_error("enc_transition: no transition " + std::to_string(k));
-  const int first = kNumParams + 4 * ((backward ? c.enc_cell_depth - 1 : 0) + k - 2);
+namespace {
+
+// The first index of encoder layer l ≥ 2's block (enc_layer), and the block's size.
+int layer_block_size(const ModelConfig& c) { return 7 + 4 * (c.enc_cell_depth - 1); }
+int layer_block(const ModelConfig& c, bool backward, int l) {
+  const int after_cells = kNumParams + 4 * (2 * (c.enc_cell_depth - 1) + c.dec_cell_base_depth - 1);
+  return after_cells + ((backward ? c.enc_depth - 1 : 0) + l - 2) * layer_block_size(c);
+}
+
+}  // namespace
+
+Transition enc_transition(const ModelConfig& c, bool backward, int k, int layer) {
+  if (k < 2 || k > c.enc_cell_depth || layer < 1 || layer > c.enc_depth)
+    throw std::logic_error("enc_transition: no transition " + std::to_string(k) + " in layer " + std::to_string(layer));
+  const int first = layer == 1 ? kNumParams + 4 * ((backward ? c.enc_cell_depth - 1 : 0) + k - 2)
+                               : layer_block(c, backward, layer) + 7 + 4 * (k - 2);
   return {static_cast<Param>(first), static_cast<Param>(first + 1)};
+}
+
+EncoderLayer enc_layer(const ModelConfig& c, bool backward, int l) {
+  if (l < 1 || l > c.enc_depth) throw std::logic_error("enc_layer: no layer " + std::to_string(l));
+  if (l == 1) return backward ? EncoderLayer{enc_bw_W, enc_bw_U, enc_bw_b} : EncoderLayer{enc_fw_W, enc_fw_U, enc_fw_b};
+  const int first = layer_block(c, backward, l);
+  return {static_cast<Param>(first), static_cast<Param>(first + 1), static_cast<Param>(first + 2)};
 }
 
 Transition dec_cell(const ModelConfig& c, int k) {

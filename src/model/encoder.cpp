@@ -1,5 +1,6 @@
 #include "rnnsearch/model/encoder.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "rnnsearch/model/dropout.h"
@@ -11,10 +12,13 @@ namespace {
 
 struct DirectionParams {
   Param W, U, b;
-  bool reverse;  // the backward GRU visits positions S-1 .. 0 (and has its own transitions)
+  bool reverse;  // the backward GRU visits positions S-1 .. 0 (and has its own parameters)
+  int layer;     // 1 .. enc_depth
 };
-constexpr DirectionParams kForward{enc_fw_W, enc_fw_U, enc_fw_b, false};
-constexpr DirectionParams kBackward{enc_bw_W, enc_bw_U, enc_bw_b, true};
+DirectionParams direction_params(const ModelConfig& c, bool reverse, int layer) {
+  const EncoderLayer p = enc_layer(c, reverse, layer);
+  return {p.W, p.U, p.b, reverse, layer};
+}
 
 // The state blocks a step at position j reads and writes (see EncoderDirection::states).
 Index prev_block(const DirectionParams& d, Index j) { return d.reverse ? j + 1 : j; }
@@ -28,23 +32,31 @@ MatRef<T> transition_output(EncoderDirection<T>& d, const DirectionParams& p, In
   return k < N ? step_rows(d.deep[k - 1].input, j, B) : step_rows(d.states, out_block(p, j), B);
 }
 
+// Row j*B + b of a direction's states (S+1 blocks) that holds its output at position j:
+// blocks 1..S forwards, 0..S-1 backwards.
+template <class M>
+auto output_rows(M&& states, bool reverse, Index S, Index B) {
+  return states.middleRows(reverse ? 0 : B, S * B);
+}
+
+// X: the layer's input, S*B rows (x for layer 1, the layer below's output otherwise).
 template <class T>
-void direction_forward(const Parameters<T>& params, const DirectionParams& p, EncoderWorkspace<T>& ws,
-                       EncoderDirection<T>& d) {
+void direction_forward(const Parameters<T>& params, const DirectionParams& p, const MatCRef<T>& X,
+                       EncoderWorkspace<T>& ws, EncoderDirection<T>& d) {
   const ModelConfig& c = params.config();
   const Index B = ws.batch, S = ws.max_len, n = c.hidden, N = c.enc_cell_depth;
   // [a_r | a_z | a_h] = x_j W + b, or LN_W(x_j W) + b, for every position at once
   if (c.layer_norm)
     for (NormBuffers<T>* norm : {&d.w_norm, &d.u_norm}) norm->size(S * B, 3 * n);
   auto gates = rows_of(d.gates, S * B, 3 * n);
-  gru_input_forward<T>(ws.x.topRows(S * B), params.mat(p.W), params.vec(p.b),
-                       layer_norm_of<T>(params, p.W, d.w_norm, 0, S * B, nullptr), gates);
+  gru_input_forward<T>(X, params.mat(p.W), params.vec(p.b), layer_norm_of<T>(params, p.W, d.w_norm, 0, S * B, nullptr),
+                       gates);
   // transitions 2..N have no input product: g = b_k at every position
   d.deep.resize(N - 1);
   for (Index k = 2; k <= N; ++k) {
     TransitionBuffers<T>& t = d.deep[k - 2];
     t.size(S * B, n, c.layer_norm);
-    t.gates.topRows(S * B).rowwise() = params.vec(enc_transition(c, p.reverse, k).b);
+    t.gates.topRows(S * B).rowwise() = params.vec(enc_transition(c, p.reverse, k, p.layer).b);
   }
   auto states = rows_of(d.states, (S + 1) * B, n);
   auto r_h = rows_of(d.r_h, S * B, n);
@@ -58,22 +70,37 @@ void direction_forward(const Parameters<T>& params, const DirectionParams& p, En
                         scratch, transition_output(d, p, 1, j, B));
     for (Index k = 2; k <= N; ++k) {
       TransitionBuffers<T>& t = d.deep[k - 2];
-      const Param U = enc_transition(c, p.reverse, k).U;
+      const Param U = enc_transition(c, p.reverse, k, p.layer).U;
       gru_step_forward<T>(step_rows(t.input, j, B), params.mat(U), &ws.moving[j * B],
                           {step_rows(t.gates, j, B), step_rows(t.r_h, j, B),
                            layer_norm_of<T>(params, U, t.u_norm, j * B, B, nullptr)},
                           scratch, transition_output(d, p, k, j, B));
     }
   }
+  // --skip: layer l ≥ 2 outputs its state plus its input
+  if (c.skip && p.layer > 1) rows_of(d.skip_output, S * B, n) = output_rows(states, p.reverse, S, B) + X;
 }
 
+// A layer's output, S*B rows: its states, or with --skip (l ≥ 2) their sum with its input.
 template <class T>
-void direction_backward(const Parameters<T>& params, const DirectionParams& p, EncoderWorkspace<T>& ws,
-                        EncoderDirection<T>& d, Parameters<T>& grads) {
+MatCRef<T> layer_output(const ModelConfig& c, const DirectionParams& p, const EncoderDirection<T>& d, Index S,
+                        Index B) {
+  if (c.skip && p.layer > 1) return d.skip_output.topRows(S * B);
+  return output_rows(d.states, p.reverse, S, B);
+}
+
+// From d.doutput (S*B × n, the gradient of the layer's output): every parameter gradient of
+// the layer, and the gradient of its input X, written to dX (accumulate: added to it).
+template <class T>
+void direction_backward(const Parameters<T>& params, const DirectionParams& p, const MatCRef<T>& X,
+                        EncoderWorkspace<T>& ws, EncoderDirection<T>& d, Parameters<T>& grads, MatRef<T> dX,
+                        bool accumulate) {
   const ModelConfig& c = params.config();
   const Index B = ws.batch, S = ws.max_len, n = c.hidden, N = c.enc_cell_depth;
   auto states = d.states.topRows((S + 1) * B);
-  auto dstates = d.dstates.topRows((S + 1) * B);
+  auto dstates = rows_of(d.dstates, (S + 1) * B, n);
+  dstates.setZero();
+  output_rows(dstates, p.reverse, S, B) = d.doutput.topRows(S * B);
   auto dg = d.gates.topRows(S * B);  // each step's gates, until the step's backward replaces them by dg
   auto scratch = ws.gru_scratch.topRows(B);
   for (TransitionBuffers<T>& t : d.deep) rows_of(t.dinput, B, n);
@@ -82,7 +109,7 @@ void direction_backward(const Parameters<T>& params, const DirectionParams& p, E
     // transitions N..2: the gradient of tᴺ_j is the state's, that of tᵏ⁻¹_j comes from transition k only
     for (Index k = N; k >= 2; --k) {
       TransitionBuffers<T>& t = d.deep[k - 2];
-      const Param U = enc_transition(c, p.reverse, k).U;
+      const Param U = enc_transition(c, p.reverse, k, p.layer).U;
       t.dinput.setZero();
       gru_step_backward<T>(k == N ? MatCRef<T>(step_rows(dstates, out_block(p, j), B)) : MatCRef<T>(d.deep[k - 1].dinput.topRows(B)),
                            step_rows(t.input, j, B), params.mat(U), &ws.moving[j * B], step_rows(t.gates, j, B),
@@ -95,7 +122,7 @@ void direction_backward(const Parameters<T>& params, const DirectionParams& p, E
   }
   // Transitions 2..N: g = b_k, so db_k = Σ dg; dU_k from their inputs, as for U below
   for (Index k = 2; k <= N; ++k) {
-    const Transition tp = enc_transition(c, p.reverse, k);
+    const Transition tp = enc_transition(c, p.reverse, k, p.layer);
     transition_weight_grads<T>(d.deep[k - 2], S * B, c.layer_norm, grads.mat(tp.U), grads.vec(tp.b));
   }
   // Row j*B+b of h_prev_all is the state the step at position j started from; the recurrent
@@ -103,11 +130,15 @@ void direction_backward(const Parameters<T>& params, const DirectionParams& p, E
   const auto h_prev_all = p.reverse ? states.bottomRows(S * B) : states.topRows(S * B);
   gru_accumulate_dU<T>(h_prev_all, d.r_h.topRows(S * B), c.layer_norm ? d.u_norm.hat.topRows(S * B) : dg,
                        grads.mat(p.U));
-  // a = x W + b, or LN_W(x W) + b
-  const MatCRef<T> dP = gru_input_backward<T>(ws.x.topRows(S * B), dg,
-                                              layer_norm_of<T>(params, p.W, d.w_norm, 0, S * B, &grads),
+  // a = X W + b, or LN_W(X W) + b
+  const MatCRef<T> dP = gru_input_backward<T>(X, dg, layer_norm_of<T>(params, p.W, d.w_norm, 0, S * B, &grads),
                                               grads.mat(p.W), grads.vec(p.b));
-  ws.dx.topRows(S * B).noalias() += dP * params.mat(p.W).transpose();
+  if (accumulate)
+    dX.noalias() += dP * params.mat(p.W).transpose();
+  else
+    dX.noalias() = dP * params.mat(p.W).transpose();
+  // --skip: the output is state + X, so X's gradient also has the output's
+  if (c.skip && p.layer > 1) dX += d.doutput.topRows(S * B);
 }
 
 }  // namespace
@@ -135,15 +166,26 @@ void encoder_forward(const Parameters<T>& params, const int* src, const int* len
     x.array() *= mask.array();
   }
 
-  direction_forward(params, kForward, ws, ws.fw);
-  direction_forward(params, kBackward, ws, ws.bw);
+  // Each direction's stack: layer 1 reads x, layer l the output of layer l−1
+  const ModelConfig& c = params.config();
+  const int L = c.enc_depth;
+  for (auto* layers : {&ws.fw, &ws.bw}) {
+    const bool reverse = layers == &ws.bw;
+    layers->resize(L);
+    for (int l = 1; l <= L; ++l)
+      direction_forward<T>(params, direction_params(c, reverse, l),
+                           l == 1 ? MatCRef<T>(x) : layer_output(c, direction_params(c, reverse, l - 1), (*layers)[l - 2], S, B),
+                           ws, (*layers)[l - 1]);
+  }
 
-  // a_j = [h→_j ; h←_j], batch-major
+  // a_j = [h→_j ; h←_j] of the top layers, batch-major
+  const MatCRef<T> top_fw = layer_output(c, direction_params(c, false, L), ws.fw[L - 1], S, B);
+  const MatCRef<T> top_bw = layer_output(c, direction_params(c, true, L), ws.bw[L - 1], S, B);
   auto annotations = rows_of(ws.annotations, B * S, 2 * n);
   for (Index b = 0; b < B; ++b)
     for (Index j = 0; j < S; ++j) {
-      annotations.row(b * S + j).head(n) = ws.fw.states.row((j + 1) * B + b);
-      annotations.row(b * S + j).tail(n) = ws.bw.states.row(j * B + b);
+      annotations.row(b * S + j).head(n) = top_fw.row(j * B + b);
+      annotations.row(b * S + j).tail(n) = top_bw.row(j * B + b);
     }
   // K_j = a_j att_U + att_b
   auto keys = rows_of(ws.keys, B * S, n);
@@ -185,21 +227,29 @@ void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<
   grads.vec(att_b) += dk.colwise().sum();
   dann.noalias() += dk * params.mat(att_U).transpose();
 
-  // a_j = [h→_j ; h←_j]: hand each half to its direction's state gradient
-  auto dfw = rows_of(ws.fw.dstates, (S + 1) * B, n);
-  auto dbw = rows_of(ws.bw.dstates, (S + 1) * B, n);
-  dfw.setZero();
-  dbw.setZero();
+  // a_j = [h→_j ; h←_j]: hand each half to its top layer's output gradient
+  const ModelConfig& c = params.config();
+  const int L = c.enc_depth;
+  auto dfw = rows_of(ws.fw[L - 1].doutput, S * B, n);
+  auto dbw = rows_of(ws.bw[L - 1].doutput, S * B, n);
   for (Index b = 0; b < B; ++b)
     for (Index j = 0; j < S; ++j) {
-      dfw.row((j + 1) * B + b) = dann.row(b * S + j).head(n);
+      dfw.row(j * B + b) = dann.row(b * S + j).head(n);
       dbw.row(j * B + b) = dann.row(b * S + j).tail(n);
     }
 
+  // Down each stack: layer l's input gradient is layer l−1's output gradient, layer 1's is dx
   auto dx = rows_of(ws.dx, S * B, e);
   dx.setZero();
-  direction_backward(params, kForward, ws, ws.fw, grads);
-  direction_backward(params, kBackward, ws, ws.bw, grads);
+  for (auto* layers : {&ws.fw, &ws.bw}) {
+    const bool reverse = layers == &ws.bw;
+    for (int l = L; l >= 1; --l) {
+      const DirectionParams below = direction_params(c, reverse, std::max(l - 1, 1));
+      const MatCRef<T> X = l == 1 ? MatCRef<T>(ws.x.topRows(S * B)) : layer_output(c, below, (*layers)[l - 2], S, B);
+      MatRef<T> dX = l == 1 ? MatRef<T>(dx) : MatRef<T>(rows_of((*layers)[l - 2].doutput, S * B, n));
+      direction_backward<T>(params, direction_params(c, reverse, l), X, ws, (*layers)[l - 1], grads, dX, l == 1);
+    }
+  }
 
   // x_j = src_emb[w_j] (∘ dropout mask): scatter-add into the used embedding rows only
   if (ws.dropout) dx.array() *= ws.dropout_mask.topRows(S * B).array();

@@ -20,8 +20,8 @@ inline double relative_difference(const MatCRef<float>& got, const MatCRef<float
 }
 
 // Maxout, maxout with tied target embeddings, linear output layers, maxout with layer
-// normalization, and maxout with a two-transition encoder and a two-cell conditional decoder
-// (e=32, n=24, l=32, 300 target words), each with its name.
+// normalization, and maxout with a two-transition, two-layer encoder (with --skip) and a
+// two-cell conditional decoder (e=32, n=24, l=32, 300 target words), each with its name.
 inline std::vector<std::pair<std::string, ModelConfig>> output_layer_variants() {
   std::vector<std::pair<std::string, ModelConfig>> variants;
   for (const char* name :
@@ -31,7 +31,8 @@ inline std::vector<std::pair<std::string, ModelConfig>> output_layer_variants() 
     config.tied_embeddings = kind == "maxout tied";
     config.layer_norm = kind == "maxout layer-normalized";
     config.enc_cell_depth = kind.find("deep") != std::string::npos ? 2 : 1;
-    config.dec_cell_base_depth = config.enc_cell_depth;
+    config.dec_cell_base_depth = config.enc_depth = config.enc_cell_depth;
+    config.skip = config.enc_depth > 1;
     variants.emplace_back(kind, config);
   }
   return variants;

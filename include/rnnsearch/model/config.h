@@ -33,6 +33,11 @@ struct ModelConfig {
   // from s_{i-1} and enters all three gates; B ≥ 2 is the conditional GRU of Nematus and
   // Marian's s2s with B cells: s' = GRU_1(E_i, s_{i-1}), c_i from s', then cells 2..B.
   int dec_cell_base_depth = 1;  // 1 .. kMaxCellDepth
+  // Stacked encoder layers (--enc-depth, §1.3): each direction is a stack of L GRU layers (of
+  // enc_cell_depth transitions each), layer l ≥ 2 reading layer l−1's output of the same
+  // direction; with skip (--skip) layer l ≥ 2's output is its state plus its input.
+  int enc_depth = 1;  // 1 .. kMaxDepth
+  bool skip = false;
 
   bool conditional_decoder() const { return dec_cell_base_depth > 1; }
   // The output layer's state: s_{i-1} for the paper's maxout output, s_i otherwise.
@@ -45,6 +50,7 @@ struct ModelConfig {
 };
 
 constexpr int kMaxCellDepth = 16;
+constexpr int kMaxDepth = 16;
 
 void to_json(nlohmann::json& j, const ModelConfig& c);
 void from_json(const nlohmann::json& j, ModelConfig& c);  // throws rnnsearch::Error
@@ -76,8 +82,15 @@ enum Param : int {
 struct Transition {
   Param U, b;
 };
-// k = 2 .. config.enc_cell_depth
-Transition enc_transition(const ModelConfig& config, bool backward, int k);
+// k = 2 .. config.enc_cell_depth, in layer 1 .. config.enc_depth
+Transition enc_transition(const ModelConfig& config, bool backward, int k, int layer = 1);
+// Encoder layers l = 2 .. L (--enc-depth L) follow the decoder's cells, for each direction
+// (forward, then backward) W (n×3n), U (n×3n), b (3n), the gains and biases of W and U, then
+// the layer's transitions 2..N. Layer 1 is enc_fw_W, enc_fw_U, enc_fw_b (enc_bw_*).
+struct EncoderLayer {
+  Param W, U, b;
+};
+EncoderLayer enc_layer(const ModelConfig& config, bool backward, int layer);
 // k = 2 .. config.dec_cell_base_depth (cell 2 reads c dec_C as its input product, §1.4)
 Transition dec_cell(const ModelConfig& config, int k);
 
@@ -102,7 +115,7 @@ struct ParamSpec {
   size_t size() const { return present ? static_cast<size_t>(rows * cols) : 0; }
 };
 
-// Specs indexed by Param (kNumParams of them, then those of enc_transition and dec_cell); offsets are
+// Specs indexed by Param (kNumParams of them, then those of enc_transition, dec_cell and enc_layer); offsets are
 // cumulative over the present tensors.
 std::vector<ParamSpec> parameter_layout(const ModelConfig& config);
 size_t parameter_count(const ModelConfig& config);

@@ -6,7 +6,9 @@
 //          (input side x W + b, or LN_W(x W) + b with layer normalization, §1.2)
 //          with --enc-cell-depth N, each GRU is N transitions per position (deep transition):
 //            t¹_j = GRU(x_j W + b, h_{j-1}; U),  tᵏ_j = GRU(b_k, tᵏ⁻¹_j; U_k) k = 2..N,  h_j = tᴺ_j
-//   a_j  = [h→_j ; h←_j]                                  annotations, 1×2n
+//          with --enc-depth L, each direction is L such layers, layer l reading layer l−1's
+//          output (its state, plus its input with --skip) instead of x
+//   a_j  = [h→_j ; h←_j]   (the top layers' outputs)      annotations, 1×2n
 //   s_0  = tanh(mean_{j<len} a_j init_W + init_b)         decoder start state
 //   K_j  = a_j att_U + att_b                              attention keys
 //
@@ -36,6 +38,8 @@ struct EncoderDirection {
   // rows; the backward replaces each x̂ by its product's gradient dP
   NormBuffers<T> w_norm, u_norm;
   std::vector<TransitionBuffers<T>> deep;  // transitions 2..N (--enc-cell-depth N), rows j*B + b
+  Mat<T> skip_output;  // S*B × n  --skip, layers ≥ 2: the output, state + input
+  Mat<T> doutput;      // S*B × n  (backward) the gradient of the layer's output
 };
 
 template <class T>
@@ -47,7 +51,7 @@ struct EncoderWorkspace {
   Mat<T> x;                         // S*B × e   embeddings after dropout
   Mat<T> dropout_mask;              // S*B × e   (rows used only with dropout)
   bool dropout = false;
-  EncoderDirection<T> fw, bw;
+  std::vector<EncoderDirection<T>> fw, bw;  // layers 1..L of each direction (--enc-depth L)
   Mat<T> gru_scratch;               // B × 3n
   Mat<T> annotations;               // B*S × 2n  batch-major: row b*S + j
   Mat<T> keys;                      // B*S × n
