@@ -370,10 +370,8 @@ TEST(Train, WritesTheModelDirectory) {
   EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("out_Wo").shape, (std::vector<long>{6, target_vocab}));
 }
 
-// A layer-normalized model: config.json says so, model.npz has the gains and biases, the log
-// names it, and it translates (its decoder step normalises as training did).
-// A deep-transition, stacked encoder and a conditional decoder: config.json and model.npz say so, and
-// the model translates; a depth outside 1..16 is one line naming the option.
+// A deep-transition, stacked encoder and a conditional decoder: config.json and model.npz say
+// so, and the model translates; a depth outside 1..16 is one line naming the option.
 TEST(Train, DeepTransitionModelTrainsAndTranslates) {
   test::TempDir dir;
   const auto [status, err] =
@@ -399,6 +397,8 @@ TEST(Train, DeepTransitionModelTrainsAndTranslates) {
     }
 }
 
+// A layer-normalized model: config.json says so, model.npz has the gains and biases, the log
+// names it, and it translates (its decoder step normalises as training did).
 TEST(Train, LayerNormalizedModelTrainsAndTranslates) {
   test::TempDir dir;
   const auto [status, err] = run(train_command(dir.path("m"), "--max-updates 10 --layer-normalization"), dir);

@@ -77,7 +77,7 @@ enum Param : int {
 
 // The deeper transitions of --enc-cell-depth N follow the fixed tensors above, for the forward
 // direction (transitions 2..N) and then the backward one; then the conditional decoder's
-// cells 2..B; four tensors each: the recurrent weights U (n×3n), the bias b (3n), and U's
+// cells 2..B (and after those the encoder layers of enc_layer); four tensors each: the recurrent weights U (n×3n), the bias b (3n), and U's
 // layer-norm gain and bias (present only with layer normalization).
 struct Transition {
   Param U, b;
