@@ -218,6 +218,31 @@ TEST(Train, RefusesToResumeFromFilesOfDifferentCheckpoints) {
   EXPECT_NE(err.find("progress.json"), std::string::npos) << err;
 }
 
+// A resumed run keeps its config.json: a model option given that differs from it is refused
+// with one line naming the option and both values, and nothing in the run changes; options
+// left out, or given with the run's values, resume.
+TEST(Train, ResumeRefusesADifferentModelOptionGiven) {
+  test::TempDir dir;
+  ASSERT_EQ(run(train_command(dir.path("m"), "--max-updates 4 --dec-cell-base-depth 2"), dir).first, 0);
+  const std::string before = read_file(dir.path("m/model.npz"));
+  for (const char* other : {"--dec-cell-base-depth 1", "--dec-cell-base-depth 3", "--layer-normalization",
+                                   "--dec-cell-base-depth 2 --enc-depth 2", "--output-layer linear"}) {
+    const auto [status, err] = run(train_command(dir.path("m"), std::string("--max-updates 8 ") + other), dir);
+    EXPECT_EQ(status, 1) << other;
+    EXPECT_NE(err.find("m/config.json"), std::string::npos) << err;
+    EXPECT_NE(err.find("the run to resume has --"), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  }
+  const auto [status, err] = run(train_command(dir.path("m"), "--max-updates 8 --layer-normalization"), dir);
+  EXPECT_NE(err.find("--layer-normalization off, not on"), std::string::npos) << err;
+  EXPECT_TRUE(read_file(dir.path("m/model.npz")) == before);
+  for (const char* same : {"--dec-cell-base-depth 2", ""}) {
+    const auto [resumed, resumed_err] = run(train_command(dir.path("m"), std::string("--max-updates 6 ") + same), dir);
+    EXPECT_EQ(resumed, 0) << resumed_err;
+    EXPECT_NE(resumed_err.find("resuming at update"), std::string::npos) << resumed_err;
+  }
+}
+
 // --save-freq 5 without --valid-freq: checkpoints at updates 5, 10, ... long before the
 // first epoch ends (300 updates of one sentence), the first time progress.json appears.
 TEST(Train, SaveFreqWritesCheckpointsBetweenValidations) {

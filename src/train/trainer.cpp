@@ -48,6 +48,36 @@ std::unique_ptr<FileLock> lock_if_root(const std::string& dir) {
                                     "another rnnsearch train is using " + dir);
 }
 
+std::string on_off(bool on) { return on ? "on" : "off"; }
+
+// A resumed run keeps the model of its config.json; a model option the command line gives
+// (options.model_options_given) must agree with it, or the run would go on as another model
+// than the one asked for without a word (as when a script's default changes).
+void check_resumed_model(const TrainOptions& options, const ModelConfig& run, const std::string& config_path) {
+  using Value = std::string (*)(const ModelConfig&);
+  static const std::pair<const char*, Value> kOptions[] = {
+      {"emb", [](const ModelConfig& c) { return std::to_string(c.emb); }},
+      {"hidden", [](const ModelConfig& c) { return std::to_string(c.hidden); }},
+      {"maxout", [](const ModelConfig& c) { return std::to_string(c.maxout); }},
+      {"output-layer", [](const ModelConfig& c) { return output_kind_name(c.output); }},
+      {"tied-embeddings", [](const ModelConfig& c) { return on_off(c.tied_embeddings); }},
+      {"layer-normalization", [](const ModelConfig& c) { return on_off(c.layer_norm); }},
+      {"enc-cell-depth", [](const ModelConfig& c) { return std::to_string(c.enc_cell_depth); }},
+      {"dec-cell-base-depth", [](const ModelConfig& c) { return std::to_string(c.dec_cell_base_depth); }},
+      {"enc-depth", [](const ModelConfig& c) { return std::to_string(c.enc_depth); }},
+      {"skip", [](const ModelConfig& c) { return on_off(c.skip); }},
+  };
+  const std::vector<std::string>& given = options.model_options_given;
+  for (const auto& [name, value] : kOptions) {
+    if (std::find(given.begin(), given.end(), name) == given.end()) continue;
+    const std::string asked = value(options.model), had = value(run);
+    if (asked != had)
+      throw Error(located(config_path, 0,
+                          std::string("the run to resume has --") + name + " " + had + ", not " + asked +
+                              ": give another --model, or leave the option out to go on with the run's"));
+  }
+}
+
 // The same decision on every rank: rank 0's.
 bool roots_choice(bool choice) {
   std::string bytes(choice ? "1" : "");
@@ -138,6 +168,7 @@ void Trainer::set_up() {
                           std::string("the run to resume reads --tokenizer ") +
                               tokenizer_kind_name(model_def_.tokenizer.kind) + " text, not " +
                               tokenizer_kind_name(o_.tokenizer.kind) + ": give another --model or the same --tokenizer"));
+    if (resume) check_resumed_model(o_, model_def_.config, path(model_files::kConfig));
   }
   resume = roots_choice(resume);
   if (!mpi::is_root()) model_def_ = load_model_definition(dir_);
