@@ -29,13 +29,15 @@ const std::vector<int> kWords = {Vocab::kUnk, 4, 5};
 // Large weights make the output distributions peaked, so scores are far apart.
 template <class T>
 Parameters<T> tiny_model(OutputKind output, uint64_t seed, bool layer_norm = false, int enc_cell_depth = 1,
-                         int dec_cell_base_depth = 1, int enc_depth = 1) {
+                         int dec_cell_base_depth = 1, int enc_depth = 1, int dec_depth = 1) {
   ModelConfig config = test::tiny_config(/*src_vocab=*/7, /*tgt_vocab=*/6, output);
   config.layer_norm = layer_norm;
   config.enc_cell_depth = enc_cell_depth;
   config.dec_cell_base_depth = dec_cell_base_depth;
   config.enc_depth = enc_depth;
-  config.skip = enc_depth > 1;
+  config.dec_depth = dec_depth;
+  config.dec_cell_high_depth = dec_depth > 1 ? 2 : 1;
+  config.skip = enc_depth > 1 || dec_depth > 1;
   Parameters<T> params(config);
   test::init_for_check(params, 1.0, seed);  // (with layer normalization, gains and biases other than 1 and 0)
   return params;
@@ -59,7 +61,8 @@ class SingleRowDecoder {
     reset();
   }
   void reset() {
-    s_ = encoder_.s0.topRows(1);
+    s_.resize(1, params_.config().state_width());
+    decoder_start_states<T>(params_.config(), encoder_.s0.topRows(1), s_);
     y_ = Vocab::kBos;
   }
   // Runs the step that predicts the next token after y_.
@@ -151,19 +154,22 @@ TEST(BeamSearchOracle, ForcedDecodingMatchesTrainingForward) {
     int depth, dec_depth;
     OutputKind output = OutputKind::maxout;
     int layers = 1;  // (with --skip when more than 1)
+    int dec_layers = 1;  // (with --skip and two high transitions when more than 1)
   };
   for (const Model& m : {Model{false, 1, 1}, {true, 1, 1}, {false, 3, 1}, {true, 2, 1}, {false, 1, 2},
-                         {true, 2, 3}, {false, 1, 2, OutputKind::linear}, {true, 2, 2, OutputKind::maxout, 3}}) {
+                         {true, 2, 3}, {false, 1, 2, OutputKind::linear}, {true, 2, 2, OutputKind::maxout, 3},
+                         {false, 1, 2, OutputKind::maxout, 1, 2}, {true, 2, 2, OutputKind::linear, 2, 3}}) {
     const bool layer_norm = m.layer_norm;
     const int depth = m.depth;
-    const auto params = tiny_model<double>(m.output, 3, layer_norm, depth, m.dec_depth, m.layers);
+    const auto params = tiny_model<double>(m.output, 3, layer_norm, depth, m.dec_depth, m.layers, m.dec_layers);
     const std::vector<int> source = {4, 5, 6, 3}, target = {5, 1, 4, 3};
     SingleRowDecoder<double> decoder(params, source);
     const Forced f = forced_decode(decoder, {5, 1, 4}, true);
     ModelWorkspace<double> ws;
     const double cost = rnnsearch_forward<double>(params, pad_batch({source}, {target}, {0}), Regularization{}, ws);
     EXPECT_NEAR(f.log_prob, -cost, 1e-12) << "layer normalization " << layer_norm << ", encoder cell depth " << depth
-                                          << ", decoder base depth " << m.dec_depth << ", encoder layers " << m.layers;
+                                          << ", decoder base depth " << m.dec_depth << ", encoder layers " << m.layers
+                                          << ", decoder layers " << m.dec_layers;
   }
 }
 
@@ -175,6 +181,7 @@ struct ExhaustiveCase {
   int enc_cell_depth = 1;
   int dec_cell_base_depth = 1;
   int enc_depth = 1;
+  int dec_depth = 1;
 };
 
 class ExhaustiveBeam : public ::testing::TestWithParam<ExhaustiveCase> {};
@@ -184,7 +191,7 @@ class ExhaustiveBeam : public ::testing::TestWithParam<ExhaustiveCase> {};
 TEST_P(ExhaustiveBeam, ReturnsTheBestOfAllSequences) {
   const ExhaustiveCase c = GetParam();
   const auto params =
-      tiny_model<double>(c.output, 11, c.layer_norm, c.enc_cell_depth, c.dec_cell_base_depth, c.enc_depth);
+      tiny_model<double>(c.output, 11, c.layer_norm, c.enc_cell_depth, c.dec_cell_base_depth, c.enc_depth, c.dec_depth);
   BeamSearch<double> search(params);
   int finished_best = 0;
   for (const auto& source : kSources) {
@@ -217,7 +224,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, ExhaustiveBeam,
                                            ExhaustiveCase{OutputKind::maxout, 0.0, 4, true, 3},
                                            ExhaustiveCase{OutputKind::maxout, 1.0, 4, false, 1, 2},
                                            ExhaustiveCase{OutputKind::linear, 0.6, 4, true, 2, 3},
-                                           ExhaustiveCase{OutputKind::maxout, 1.0, 4, true, 1, 2, 2}));
+                                           ExhaustiveCase{OutputKind::maxout, 1.0, 4, true, 1, 2, 2},
+                                           ExhaustiveCase{OutputKind::maxout, 1.0, 4, false, 1, 2, 1, 2},
+                                           ExhaustiveCase{OutputKind::linear, 0.6, 4, true, 2, 2, 2, 3}));
 
 // The PyTorch reference's beam() (model.py) for one sentence, written as plainly as there:
 // every hypothesis' log-probabilities recomputed from scratch by teacher forcing its prefix.

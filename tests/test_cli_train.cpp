@@ -64,7 +64,9 @@ INSTANTIATE_TEST_SUITE_P(Features, ResumedRun,
                                            "--accumulate 3", "--lr-warmup 10 --lr-decay-inv-sqrt 15 --save-freq 5",
                                            "--layer-normalization --exponential-smoothing 0.05",
                                            "--enc-cell-depth 3 --dec-cell-base-depth 3 --enc-depth 2 --skip "
-                                           "--layer-normalization --label-smoothing 0.1"));
+                                           "--layer-normalization --label-smoothing 0.1",
+                                           "--enc-cell-depth 2 --dec-cell-base-depth 2 --dec-cell-high-depth 2 "
+                                           "--enc-depth 2 --dec-depth 2 --skip --layer-normalization"));
 
 // The first update of a 4-update warm-up takes a quarter of the rate: the same weights as a
 // run with --lr a quarter of the default (Adam's first step is proportional to the rate).
@@ -395,15 +397,21 @@ TEST(Train, WritesTheModelDirectory) {
   EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("out_Wo").shape, (std::vector<long>{6, target_vocab}));
 }
 
-// A deep-transition, stacked encoder and a conditional decoder: config.json and model.npz say
-// so, and the model translates; a depth outside 1..16 is one line naming the option.
+// A deep-transition, stacked encoder and a conditional decoder with a second layer:
+// config.json and model.npz say so, and the model translates; a depth outside 1..16 is one
+// line naming the option, and so are depths that do not go together.
 TEST(Train, DeepTransitionModelTrainsAndTranslates) {
   test::TempDir dir;
   const auto [status, err] =
-      run(train_command(dir.path("m"), "--max-updates 10 --enc-cell-depth 2 --dec-cell-base-depth 3 --enc-depth 2 --skip"),
+      run(train_command(dir.path("m"), "--max-updates 10 --enc-cell-depth 2 --dec-cell-base-depth 3 --enc-depth 2 "
+                                       "--dec-depth 2 --dec-cell-high-depth 2 --skip"),
           dir);
   ASSERT_EQ(status, 0) << err;
-  EXPECT_NE(err.find("enc-cell-depth=2 dec-cell-base-depth=3 enc-depth=2 skip"), std::string::npos) << err;
+  EXPECT_NE(err.find("enc-cell-depth=2 dec-cell-base-depth=3 enc-depth=2 dec-depth=2 dec-cell-high-depth=2 skip"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("dec_l2_cell2_U").shape, (std::vector<long>{12, 36}));
+  EXPECT_NE(read_file(dir.path("m/config.json")).find("\"dec_depth\": 2"), std::string::npos);
   EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("enc_fw_l2_cell2_U").shape, (std::vector<long>{12, 36}));
   EXPECT_NE(read_file(dir.path("m/config.json")).find("\"enc_cell_depth\": 2"), std::string::npos);
   EXPECT_NE(read_file(dir.path("m/config.json")).find("\"dec_cell_base_depth\": 3"), std::string::npos);
@@ -414,12 +422,21 @@ TEST(Train, DeepTransitionModelTrainsAndTranslates) {
                                                      dir);
   ASSERT_EQ(translated.status, 0) << translated.err;
   EXPECT_EQ(test::lines_of(translated.out).size(), test::lines_of(read_file(std::string(kTiny) + "val.en")).size());
-  for (const std::string option : {"enc-cell-depth", "dec-cell-base-depth", "enc-depth"})
+  for (const std::string option : {"enc-cell-depth", "dec-cell-base-depth", "enc-depth", "dec-depth", "dec-cell-high-depth"})
     for (const char* depth : {"0", "17"}) {
       const auto [bad, message] = run(train_command(dir.path("bad"), "--" + option + " " + depth), dir);
       EXPECT_EQ(bad, 1);
       EXPECT_EQ(message, "rnnsearch train: error: --" + option + " must be between 1 and 16, not " + depth + "\n");
     }
+  for (const auto& [options, problem] :
+       {std::pair<std::string, std::string>{"--dec-depth 2", "sit on the conditional GRU"},
+        {"--dec-cell-base-depth 2 --dec-cell-high-depth 2", "give --dec-depth 2 or more"},
+        {"--skip", "give --enc-depth or --dec-depth 2 or more"}}) {
+    const auto [bad, message] = run(train_command(dir.path("bad"), options), dir);
+    EXPECT_EQ(bad, 1) << options;
+    EXPECT_NE(message.find(problem), std::string::npos) << message;
+    EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 1) << message;
+  }
 }
 
 // A layer-normalized model: config.json says so, model.npz has the gains and biases, the log

@@ -60,6 +60,8 @@ struct Case {
   int dec_cell_base_depth = 1;
   int enc_depth = 1;
   bool skip = false;
+  int dec_depth = 1;
+  int dec_cell_high_depth = 1;
 };
 
 // The three output layers: maxout, linear, maxout with tied embeddings.
@@ -76,6 +78,8 @@ ModelConfig config_of(const Case& c) {
   config.dec_cell_base_depth = c.dec_cell_base_depth;
   config.enc_depth = c.enc_depth;
   config.skip = c.skip;
+  config.dec_depth = c.dec_depth;
+  config.dec_cell_high_depth = c.dec_cell_high_depth;
   return config;
 }
 
@@ -93,7 +97,9 @@ TEST_P(ModelGradient, MatchesCentralDifferences) {
   // none at h/4: truncation, not a wrong gradient; at ±0.3 it was worse). Those models draw
   // from ±1.
   const ModelConfig& config = params.config();
-  const bool deep = config.enc_cell_depth * config.enc_depth + config.dec_cell_base_depth > 3;
+  const bool deep = config.enc_cell_depth * config.enc_depth + config.dec_cell_base_depth +
+                        (config.dec_depth - 1) * config.dec_cell_high_depth >
+                    3;
   test::init_for_check(params, config.layer_norm && deep ? 1.0 : 0.5, 7);
   const Batch batch = tiny_batch(c.padded);
   // a fixed seed gives the same masks every call
@@ -148,7 +154,16 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                            Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 1, 2},
                                            Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, false, 1, 1, 3, true},
                                            Case{OutputKind::maxout, true, 0, 0, 0, false, true, 2, 1, 2, true},
-                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2, 2, 2, true}));
+                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2, 2, 2, true},
+                                           // --dec-depth, --dec-cell-high-depth: every decoder layer's W, U, b
+                                           // and transitions, and s_0 through each layer's start state
+                                           Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 2, 1, false, 2},
+                                           Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, false, 1, 2, 1, true, 3, 2},
+                                           // (with layer normalization, too: the 5-point differences' truncation
+                                           // reached 2.5e-5 here, 16-fold less at h/2; the case below has it)
+                                           Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 3, 1, true, 2, 3},
+                                           // the Marian-style deep s2s configuration of issue 42
+                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2, 2, 2, true, 2, 2}));
 
 // Layer-level checks: a loss L = Σ w ∘ output with fixed random weights w, differentiated
 // with respect to every input and parameter of the layer by central differences.
@@ -520,7 +535,7 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
   std::vector<Vec> fw(S), bw(S), ann(S);
   // one step of encoder layer l: transition 1 reads the input, transitions 2..N only the state (§1.3)
   auto encoder_step = [&](bool backward, int l, const Vec& input, const Vec& h_prev) {
-    const EncoderLayer layer = enc_layer(c, backward, l);
+    const GruLayerParams layer = enc_layer(c, backward, l);
     Vec h = gru_reference(normed(row_times(input, p.mat(layer.W)), p, layer.W) + vec_of(p.vec(layer.b)), h_prev, p,
                           layer.U);
     for (int k = 2; k <= c.enc_cell_depth; ++k) {
@@ -552,6 +567,7 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
     mean += ann[j] / double(S);
   }
   Vec s = (row_times(mean, p.mat(init_W)) + vec_of(p.vec(init_b))).array().tanh();
+  std::vector<Vec> high(c.dec_depth - 1, s);  // --dec-depth: layers 2..D's states, from s_0 (§1.4)
   double cost = 0;
   int y_prev = Vocab::kBos;
   for (int y : tgt) {
@@ -581,8 +597,19 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
     } else {
       s_new = gru_reference(g_E + normed(row_times(ctx, p.mat(dec_C)), p, dec_C), s, p, dec_U);
     }
+    // layer l ≥ 2 reads the output of the layer below, o¹ = s (plus it, with --skip)
+    Vec o = s_new;
+    for (int l = 2; l <= c.dec_depth; ++l) {
+      const GruLayerParams layer = dec_layer(c, l);
+      Vec h = gru_reference(normed(row_times(o, p.mat(layer.W)), p, layer.W) + vec_of(p.vec(layer.b)), high[l - 2], p,
+                            layer.U);
+      for (int k = 2; k <= c.dec_cell_high_depth; ++k)
+        h = gru_reference(vec_of(p.vec(layer.transition(k).b)), h, p, layer.transition(k).U);
+      high[l - 2] = h;
+      o = c.skip ? Vec(h + o) : h;
+    }
     Vec X(c.output_input());
-    X << (c.output == OutputKind::maxout && !conditional ? s : s_new), E, ctx;
+    X << (c.output == OutputKind::maxout && !conditional ? s : o), E, ctx;
     Vec logits;
     if (c.output == OutputKind::maxout) {
       const Vec pre = row_times(X, p.mat(out_W)) + vec_of(p.vec(out_b));
@@ -604,16 +631,20 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
 TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
   for (Case model : kOutputLayers)
   for (bool layer_norm : {false, true})
-  for (const auto& [cell_depth, dec_depth, layers] : {std::tuple{1, 1, 1}, {3, 1, 1}, {1, 2, 1}, {2, 3, 1}, {1, 1, 3},
-                                                      {2, 2, 2}}) {
+  for (const auto& [cell_depth, dec_depth, layers, dec_layers] :
+       {std::tuple{1, 1, 1, 1}, {3, 1, 1, 1}, {1, 2, 1, 1}, {2, 3, 1, 1}, {1, 1, 3, 1}, {2, 2, 2, 1}, {1, 2, 1, 2},
+        {2, 2, 2, 3}}) {
     model.layer_norm = layer_norm;
     model.enc_cell_depth = cell_depth;
     model.dec_cell_base_depth = dec_depth;
     model.enc_depth = layers;
-    model.skip = layers == 3;
+    model.dec_depth = dec_layers;
+    model.dec_cell_high_depth = dec_layers == 3 ? 2 : 1;
+    model.skip = layers == 3 || dec_layers == 3;
     SCOPED_TRACE((layer_norm ? "layer normalization" : "plain") + std::string(", encoder cell depth ") +
                  std::to_string(cell_depth) + ", decoder base depth " + std::to_string(dec_depth) + ", encoder layers " +
-                 std::to_string(layers) + (model.skip ? " with skip" : ""));
+                 std::to_string(layers) + ", decoder layers " + std::to_string(dec_layers) +
+                 (model.skip ? " with skip" : ""));
     Parameters<double> params(config_of(model));
     test::init_for_check(params, 0.5, 5);
     const std::vector<std::vector<int>> src = {{4, 5, 6, 7, 3}, {8, 3}, {9, 10, 4, 3}};

@@ -155,7 +155,7 @@ TEST(Weights, DeepTransitionAddsAUAndABPerTransition) {
   load_weights(dir.path("model.npz"), loaded);
   EXPECT_EQ(loaded.values(), params.values());
   EXPECT_NE(test::error_of([&] { load_weights(dir.path("model.npz"), shallow); }).find("_cell"), std::string::npos);
-  for (const char* key : {"enc_cell_depth", "dec_cell_base_depth", "enc_depth"})
+  for (const char* key : {"enc_cell_depth", "dec_cell_base_depth", "enc_depth", "dec_depth", "dec_cell_high_depth"})
     for (int bad : {0, 17}) {
       nlohmann::json wrong = json;
       wrong[key] = bad;
@@ -205,6 +205,39 @@ TEST(Weights, StackedEncoderLayersComeLast) {
   EXPECT_EQ(read_back.enc_depth, 3);
   EXPECT_TRUE(read_back.skip);
   EXPECT_EQ(nlohmann::json(small_config()).count("skip"), 0u);
+}
+
+// --dec-depth D adds layers 2..D after the encoder's layers, each with W, U, b, the norms
+// of W and U, and --dec-cell-high-depth H's transitions; the paper's decoder cannot have
+// them, nor can high transitions go without layers.
+TEST(Weights, StackedDecoderLayersComeLast) {
+  ModelConfig config = small_config();
+  config.enc_cell_depth = 2;
+  config.dec_cell_base_depth = 2;
+  config.enc_depth = 2;
+  config.layer_norm = true;
+  const size_t single = parameter_count(config);
+  config.dec_depth = 3;
+  config.dec_cell_high_depth = 3;
+  const size_t per_layer = (4 * 12) * 2 + 12 + 4 * 12 + 2 * (4 * 12 + 12 + 2 * 12);  // W U b, 4 norms, 2 transitions
+  EXPECT_EQ(parameter_count(config), single + 2 * per_layer);
+  Parameters<float> params(config);
+  EXPECT_EQ(params.spec(dec_layer(config, 2).W).name, "dec_l2_W");
+  EXPECT_EQ(params.spec(dec_layer(config, 3).b).name, "dec_l3_b");
+  EXPECT_EQ(params.spec(dec_layer(config, 3).transition(3).U).name, "dec_l3_cell3_U");
+  EXPECT_EQ(params.spec(params.norm(dec_layer(config, 2).W).gain).name, "dec_l2_W_lns");
+  EXPECT_EQ(params.spec(enc_transition(config, true, 2, 2).U).name, "enc_bw_l2_cell2_U");  // unmoved
+  EXPECT_EQ(params.spec(dec_layer(config, 3).transition(3).U).offset + 4 * 12 + 12 + 2 * 12, params.values().size());
+  const ModelConfig read_back = nlohmann::json(config).get<ModelConfig>();
+  EXPECT_EQ(read_back.dec_depth, 3);
+  EXPECT_EQ(read_back.dec_cell_high_depth, 3);
+  EXPECT_EQ(read_back.state_width(), 3 * 4);
+  nlohmann::json paper = config;
+  paper["dec_cell_base_depth"] = 1;
+  EXPECT_NE(test::error_of([&] { paper.get<ModelConfig>(); }).find("conditional GRU"), std::string::npos);
+  nlohmann::json no_layers = config;
+  no_layers["dec_depth"] = 1;
+  EXPECT_NE(test::error_of([&] { no_layers.get<ModelConfig>(); }).find("--dec-depth 2 or more"), std::string::npos);
 }
 
 // rnnsearch average: the element-wise mean of checkpoints, refused across different models.

@@ -92,14 +92,16 @@ diff=$(max_difference "$work/one3/model.npz" "$work/three/model.npz")
 echo "test_mpi: training, 3 ranks vs 1 process: max |difference| $diff"
 
 # 1c. A layer-normalized model with a deep-transition, two-layer encoder and a conditional
-# decoder (their gains, biases, layers, transitions and cells are parameters like the others,
-# in the parts of the norm blocks): 2 ranks = 1 process × 2 threads, exactly.
-deep=(--layer-normalization --enc-cell-depth 2 --dec-cell-base-depth 2 --enc-depth 2 --skip)
+# decoder under a second, deep-transition decoder layer (the Marian-style deep s2s model:
+# their gains, biases, layers, transitions and cells are parameters like the others, in the
+# parts of the norm blocks): 2 ranks = 1 process × 2 threads, exactly.
+deep=(--layer-normalization --enc-cell-depth 2 --dec-cell-base-depth 2 --enc-depth 2 --dec-depth 2
+  --dec-cell-high-depth 2 --skip)
 "$bin" "${train[@]}" "${deep[@]}" --model "$work/one_ln" --threads 2 --max-updates 20 > /dev/null \
   2> "$work/one_ln.log" || fail "1-process layer-normalized training failed: $(cat "$work/one_ln.log")"
 mpi2 "$bin" "${train[@]}" "${deep[@]}" --model "$work/two_ln" --threads 1 --max-updates 20 > /dev/null \
   2> "$work/two_ln.log" || fail "2-rank layer-normalized training failed: $(cat "$work/two_ln.log")"
-grep -q "layer-normalized enc-cell-depth=2 dec-cell-base-depth=2 enc-depth=2 skip" "$work/two_ln.log" || fail "the deep layer-normalized log does not say so"
+grep -q "layer-normalized enc-cell-depth=2 dec-cell-base-depth=2 enc-depth=2 dec-depth=2 dec-cell-high-depth=2 skip" "$work/two_ln.log" || fail "the deep layer-normalized log does not say so"
 diff=$(max_difference "$work/one_ln/model.npz" "$work/two_ln/model.npz")
 [ "$diff" = 0.0 ] || fail "layer-normalized, deep transition: 2 ranks differ from 1 process by $diff"
 echo "test_mpi: layer-normalized deep-transition training, 2 ranks vs 1 process: max |difference| $diff"

@@ -72,7 +72,13 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
        "1: the paper's decoder; B >= 2: the conditional GRU of Nematus and Marian's s2s with B cells (attention after the first)")
       ("enc-depth", po::value(&o.model.enc_depth)->default_value(1)->notifier(between("enc-depth", 1, kMaxDepth)),
        "stacked GRU layers in each encoder direction (as Marian's s2s --enc-depth, enc-type bidirectional)")
-      ("skip", po::bool_switch(&o.model.skip), "residual connections: layers from the second on add their input to their output")
+      ("dec-depth", po::value(&o.model.dec_depth)->default_value(1)->notifier(between("dec-depth", 1, kMaxDepth)),
+       "stacked decoder layers over the conditional GRU (as Marian's s2s --dec-depth), each with a state of its own")
+      ("dec-cell-high-depth", po::value(&o.model.dec_cell_high_depth)->default_value(1)
+           ->notifier(between("dec-cell-high-depth", 1, kMaxCellDepth)),
+       "GRU transitions per step in each decoder layer from the second on (deep transition)")
+      ("skip", po::bool_switch(&o.model.skip),
+       "residual connections: encoder and decoder layers from the second on add their input to their output")
       ("batch-size", po::value(&batch)->notifier(at_least("batch-size", 1)), "sentences per batch (overrides the preset)")
       ("optimizer", po::value(&optimizer)->default_value("adam"), "adam or sgd")
       ("lr", po::value(&o.optimizer.lr)->default_value(1e-3)->notifier(non_negative("lr")), "learning rate")
@@ -162,9 +168,13 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   for (const char* name : {"emb", "hidden", "maxout"})
     if (given(name) || given("preset")) o.model_options_given.push_back(name);
   for (const char* name : {"output-layer", "tied-embeddings", "layer-normalization", "enc-cell-depth",
-                           "dec-cell-base-depth", "enc-depth", "skip"})
+                           "dec-cell-base-depth", "enc-depth", "dec-depth", "dec-cell-high-depth", "skip"})
     if (given(name)) o.model_options_given.push_back(name);
   check_tied_embeddings(o.model);
+  check_decoder_layers(o.model);
+  if (o.model.skip && o.model.enc_depth == 1 && o.model.dec_depth == 1)
+    throw Error("--skip adds a layer's input to its output from the second layer on: give --enc-depth or --dec-depth 2 "
+                "or more");
   o.batch_size = batch > 0 ? batch : sizes.batch;
   o.optimizer.kind = parse_optimizer_kind(optimizer);
   if (!vm.count("dropout-embeddings")) o.regularization.embedding_dropout = dropout;

@@ -159,13 +159,13 @@ size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const Pr
   reserve_memory(static_cast<Index>(sentences_.size()), S);
   const Index R = static_cast<Index>(row_sentence_.size());
   for (Member& m : members_) {
-    const Index n = m.params->config().hidden;
-    if (m.s_prev.rows() < R + B || m.s_prev.cols() != n) {  // grow, keeping the rows of the next step
-      Mat<T> grown(std::max(R + B, 2 * m.s_prev.rows()), n);
+    const Index width = m.params->config().state_width();
+    if (m.s_prev.rows() < R + B || m.s_prev.cols() != width) {  // grow, keeping the rows of the next step
+      Mat<T> grown(std::max(R + B, 2 * m.s_prev.rows()), width);
       if (R > 0) grown.topRows(R) = m.s_prev.topRows(R);
       m.s_prev.swap(grown);
     }
-    m.s_prev.middleRows(R, B) = m.encoder.s0.topRows(B);
+    decoder_start_states<T>(m.params->config(), m.encoder.s0.topRows(B), m.s_prev.middleRows(R, B));
     for (Index i = 0; i < B; ++i) {
       const Index b = slots[i], len = lengths_[i];
       m.annotations.middleRows(b * stride_, len) = m.encoder.annotations.middleRows(i * S, len);
@@ -413,7 +413,7 @@ template <class T>
 Index BeamSearch<T>::gather_states() {
   const Index rows = static_cast<Index>(parent_rows_.size());
   for (Member& m : members_) {
-    auto s_prev = rows_of(m.s_prev, rows, m.params->config().hidden);
+    auto s_prev = rows_of(m.s_prev, rows, m.params->config().state_width());
     for (Index r = 0; r < rows; ++r) s_prev.row(r) = m.step.states.row(parent_rows_[r]);
   }
   return rows;

@@ -26,6 +26,8 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
   if (c.enc_cell_depth > 1) j["enc_cell_depth"] = c.enc_cell_depth;
   if (c.dec_cell_base_depth > 1) j["dec_cell_base_depth"] = c.dec_cell_base_depth;
   if (c.enc_depth > 1) j["enc_depth"] = c.enc_depth;
+  if (c.dec_depth > 1) j["dec_depth"] = c.dec_depth;
+  if (c.dec_cell_high_depth > 1) j["dec_cell_high_depth"] = c.dec_cell_high_depth;
   if (c.skip) j["skip"] = true;
 }
 
@@ -36,6 +38,16 @@ void check_tied_embeddings(const ModelConfig& c) {
   if (c.maxout != c.emb)
     throw Error("tied embeddings need as many maxout units as embedding units (l = " + std::to_string(c.maxout) +
                 ", e = " + std::to_string(c.emb) + ")");
+}
+
+void check_decoder_layers(const ModelConfig& c) {
+  if (c.dec_depth > 1 && !c.conditional_decoder())
+    throw Error("--dec-depth " + std::to_string(c.dec_depth) +
+                ": stacked decoder layers sit on the conditional GRU, as in Marian's s2s (give --dec-cell-base-depth 2 "
+                "or more)");
+  if (c.dec_cell_high_depth > 1 && c.dec_depth == 1)
+    throw Error("--dec-cell-high-depth " + std::to_string(c.dec_cell_high_depth) +
+                " is the depth of decoder layers 2 and up: give --dec-depth 2 or more");
 }
 
 namespace {
@@ -72,11 +84,15 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
     c.dec_cell_base_depth =
         whole_number(j.value("dec_cell_base_depth", nlohmann::json(1)), "dec_cell_base_depth", 1, kMaxCellDepth);
     c.enc_depth = whole_number(j.value("enc_depth", nlohmann::json(1)), "enc_depth", 1, kMaxDepth);
+    c.dec_depth = whole_number(j.value("dec_depth", nlohmann::json(1)), "dec_depth", 1, kMaxDepth);
+    c.dec_cell_high_depth =
+        whole_number(j.value("dec_cell_high_depth", nlohmann::json(1)), "dec_cell_high_depth", 1, kMaxCellDepth);
     c.skip = j.value("skip", false);
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("model config: ") + e.what());
   }
   check_tied_embeddings(c);
+  check_decoder_layers(c);
   long parameters = 0;
   for (const ParamSpec& spec : parameter_layout(c)) parameters += spec.present ? spec.rows * spec.cols : 0;
   if (parameters > kMaxParameters)
@@ -123,18 +139,20 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
   add_cells("enc_fw", c.enc_cell_depth);
   add_cells("enc_bw", c.enc_cell_depth);
   add_cells("dec", c.dec_cell_base_depth);
-  // --enc-depth: layers 2..L of each direction (enc_layer), each with its transitions
+  // --enc-depth: layers 2..L of each direction (enc_layer), then --dec-depth: the decoder's
+  // layers 2..D (dec_layer), each with its transitions
+  auto add_layer = [&](const std::string& layer, int depth) {
+    const Param W = static_cast<Param>(specs.size());
+    specs.push_back({layer + "_W", n, 3 * n, false, true, 0});
+    specs.push_back({layer + "_U", n, 3 * n, false, true, 0});
+    specs.push_back({layer + "_b", 1, 3 * n, true, true, 0});
+    add_norm(W);
+    add_norm(static_cast<Param>(W + 1));
+    add_cells(layer, depth);
+  };
   for (const char* direction : {"enc_fw", "enc_bw"})
-    for (int l = 2; l <= c.enc_depth; ++l) {
-      const std::string layer = std::string(direction) + "_l" + std::to_string(l);
-      const Param W = static_cast<Param>(specs.size());
-      specs.push_back({layer + "_W", n, 3 * n, false, true, 0});
-      specs.push_back({layer + "_U", n, 3 * n, false, true, 0});
-      specs.push_back({layer + "_b", 1, 3 * n, true, true, 0});
-      add_norm(W);
-      add_norm(static_cast<Param>(W + 1));
-      add_cells(layer, c.enc_cell_depth);
-    }
+    for (int l = 2; l <= c.enc_depth; ++l) add_layer(std::string(direction) + "_l" + std::to_string(l), c.enc_cell_depth);
+  for (int l = 2; l <= c.dec_depth; ++l) add_layer("dec_l" + std::to_string(l), c.dec_cell_high_depth);
   size_t offset = 0;
   for (ParamSpec& s : specs) {
     s.offset = offset;
@@ -145,11 +163,26 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
 
 namespace {
 
-// The first index of encoder layer l ≥ 2's block (enc_layer), and the block's size.
-int layer_block_size(const ModelConfig& c) { return 7 + 4 * (c.enc_cell_depth - 1); }
-int layer_block(const ModelConfig& c, bool backward, int l) {
-  const int after_cells = kNumParams + 4 * (2 * (c.enc_cell_depth - 1) + c.dec_cell_base_depth - 1);
-  return after_cells + ((backward ? c.enc_depth - 1 : 0) + l - 2) * layer_block_size(c);
+// The first index of a stacked layer's block (enc_layer, dec_layer) and the block's size:
+// W, U, b, their 4 norms, then 4 per transition.
+int layer_block_size(int depth) { return 7 + 4 * (depth - 1); }
+int first_layer_block(const ModelConfig& c) {
+  return kNumParams + 4 * (2 * (c.enc_cell_depth - 1) + c.dec_cell_base_depth - 1);
+}
+int enc_layer_block(const ModelConfig& c, bool backward, int l) {
+  return first_layer_block(c) + ((backward ? c.enc_depth - 1 : 0) + l - 2) * layer_block_size(c.enc_cell_depth);
+}
+int dec_layer_block(const ModelConfig& c, int l) {
+  return first_layer_block(c) + 2 * (c.enc_depth - 1) * layer_block_size(c.enc_cell_depth) +
+         (l - 2) * layer_block_size(c.dec_cell_high_depth);
+}
+
+// The layer whose block starts at `first` (W, U, b, norms, transitions 2..depth).
+GruLayerParams layer_at(int first, int depth) {
+  GruLayerParams p{static_cast<Param>(first), static_cast<Param>(first + 1), static_cast<Param>(first + 2), depth};
+  for (int k = 2; k <= depth; ++k)
+    p.transitions[k - 2] = {static_cast<Param>(first + 7 + 4 * (k - 2)), static_cast<Param>(first + 8 + 4 * (k - 2))};
+  return p;
 }
 
 }  // namespace
@@ -157,16 +190,28 @@ int layer_block(const ModelConfig& c, bool backward, int l) {
 Transition enc_transition(const ModelConfig& c, bool backward, int k, int layer) {
   if (k < 2 || k > c.enc_cell_depth || layer < 1 || layer > c.enc_depth)
     throw std::logic_error("enc_transition: no transition " + std::to_string(k) + " in layer " + std::to_string(layer));
-  const int first = layer == 1 ? kNumParams + 4 * ((backward ? c.enc_cell_depth - 1 : 0) + k - 2)
-                               : layer_block(c, backward, layer) + 7 + 4 * (k - 2);
+  if (layer > 1) return layer_at(enc_layer_block(c, backward, layer), c.enc_cell_depth).transition(k);
+  const int first = kNumParams + 4 * ((backward ? c.enc_cell_depth - 1 : 0) + k - 2);
   return {static_cast<Param>(first), static_cast<Param>(first + 1)};
 }
 
-EncoderLayer enc_layer(const ModelConfig& c, bool backward, int l) {
+GruLayerParams enc_layer(const ModelConfig& c, bool backward, int l) {
   if (l < 1 || l > c.enc_depth) throw std::logic_error("enc_layer: no layer " + std::to_string(l));
-  if (l == 1) return backward ? EncoderLayer{enc_bw_W, enc_bw_U, enc_bw_b} : EncoderLayer{enc_fw_W, enc_fw_U, enc_fw_b};
-  const int first = layer_block(c, backward, l);
-  return {static_cast<Param>(first), static_cast<Param>(first + 1), static_cast<Param>(first + 2)};
+  GruLayerParams p = l > 1 ? layer_at(enc_layer_block(c, backward, l), c.enc_cell_depth)
+                   : backward ? GruLayerParams{enc_bw_W, enc_bw_U, enc_bw_b, c.enc_cell_depth}
+                              : GruLayerParams{enc_fw_W, enc_fw_U, enc_fw_b, c.enc_cell_depth};
+  if (l == 1)
+    for (int k = 2; k <= c.enc_cell_depth; ++k) p.transitions[k - 2] = enc_transition(c, backward, k, 1);
+  p.reverse = backward;
+  p.residual = c.skip && l > 1;
+  return p;
+}
+
+GruLayerParams dec_layer(const ModelConfig& c, int l) {
+  if (l < 2 || l > c.dec_depth) throw std::logic_error("dec_layer: no layer " + std::to_string(l));
+  GruLayerParams p = layer_at(dec_layer_block(c, l), c.dec_cell_high_depth);
+  p.residual = c.skip;
+  return p;
 }
 
 Transition dec_cell(const ModelConfig& c, int k) {

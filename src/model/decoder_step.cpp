@@ -171,16 +171,29 @@ void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory,
   ws.cells.resize(cfg.dec_cell_base_depth - 1);
   for (TransitionBuffers<T>& cell : ws.cells) cell.size(R, n, cfg.layer_norm);
   auto X = rows_of(ws.X, R, cfg.output_input());  // [s, E, c]: c is written in place
-  auto states = rows_of(ws.states, R, n);
-  decoder_recurrence<T>(params, memory, row_sentence, ws.moving.data(), s_prev, ws.gru_scratch,
+  auto states = rows_of(ws.states, R, cfg.state_width());
+  decoder_recurrence<T>(params, memory, row_sentence, ws.moving.data(), s_prev.leftCols(n), ws.gru_scratch,
                         ws.attention_scratch,
                         {rows_of(ws.queries, R, n), rows_of(ws.alpha, R, memory.max_len), X.rightCols(2 * n),
                          {g_E, rows_of(ws.r_h, R, n),
                           layer_norm_of<T>(params, dec_U, ws.U_norm, 0, R, nullptr)},
-                         states, layer_norm_of<T>(params, dec_C, ws.C_norm, 0, R, nullptr), &ws.cells, 0});
-  // log p(y | ...) from [s_prev (the paper's maxout) or s, E, c]
+                         states.leftCols(n), layer_norm_of<T>(params, dec_C, ws.C_norm, 0, R, nullptr), &ws.cells, 0});
+  // --dec-depth: layer l's step reads layer l−1's output and continues its own state (§1.4)
+  ws.layers.resize(cfg.dec_depth - 1);
+  for (int l = 2; l <= cfg.dec_depth; ++l) {
+    profile::ScopedPhase phase(profile::Phase::decoder_gru_forward);
+    const MatCRef<T> h_prev = s_prev.middleCols((l - 1) * n, n);
+    const MatCRef<T> input = l == 2 ? MatCRef<T>(states.leftCols(n))
+                                    : gru_layer_output(dec_layer(cfg, l - 1), ws.layers[l - 3], 1, R);
+    gru_layer_forward<T>(params, dec_layer(cfg, l), input, ws.moving.data(), 1, R, &h_prev, ws.layers[l - 2],
+                         ws.gru_scratch);
+    states.middleCols((l - 1) * n, n) = step_rows(ws.layers[l - 2].states, 1, R);
+  }
+  // log p(y | ...) from [s_prev (the paper's maxout), s or the top layer's output, E, c]
   if (cfg.output_reads_previous_state())
     X.leftCols(n) = s_prev;
+  else if (cfg.dec_depth > 1)
+    X.leftCols(n) = gru_layer_output(dec_layer(cfg, cfg.dec_depth), ws.layers.back(), 1, R);
   else
     X.leftCols(n) = states;
   X.middleCols(n, e) = E;

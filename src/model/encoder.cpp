@@ -1,147 +1,8 @@
 #include "rnnsearch/model/encoder.h"
 
-#include <algorithm>
-#include <optional>
-
 #include "rnnsearch/model/dropout.h"
-#include "rnnsearch/model/gru.h"
-#include "rnnsearch/model/layer_norm.h"
 
 namespace rnnsearch {
-namespace {
-
-struct DirectionParams {
-  Param W, U, b;
-  bool reverse;  // the backward GRU visits positions S-1 .. 0 (and has its own parameters)
-  int layer;     // 1 .. enc_depth
-};
-DirectionParams direction_params(const ModelConfig& c, bool reverse, int layer) {
-  const EncoderLayer p = enc_layer(c, reverse, layer);
-  return {p.W, p.U, p.b, reverse, layer};
-}
-
-// The state blocks a step at position j reads and writes (see EncoderDirection::states).
-Index prev_block(const DirectionParams& d, Index j) { return d.reverse ? j + 1 : j; }
-Index out_block(const DirectionParams& d, Index j) { return d.reverse ? j : j + 1; }
-
-// Where transition k (1..N) of the step at position j writes its output: the next
-// transition's input, or the direction's state (k = N).
-template <class T>
-MatRef<T> transition_output(EncoderDirection<T>& d, const DirectionParams& p, Index k, Index j, Index B) {
-  const Index N = static_cast<Index>(d.deep.size()) + 1;
-  return k < N ? step_rows(d.deep[k - 1].input, j, B) : step_rows(d.states, out_block(p, j), B);
-}
-
-// Row j*B + b of a direction's states (S+1 blocks) that holds its output at position j:
-// blocks 1..S forwards, 0..S-1 backwards.
-template <class M>
-auto output_rows(M&& states, bool reverse, Index S, Index B) {
-  return states.middleRows(reverse ? 0 : B, S * B);
-}
-
-// X: the layer's input, S*B rows (x for layer 1, the layer below's output otherwise).
-template <class T>
-void direction_forward(const Parameters<T>& params, const DirectionParams& p, const MatCRef<T>& X,
-                       EncoderWorkspace<T>& ws, EncoderDirection<T>& d) {
-  const ModelConfig& c = params.config();
-  const Index B = ws.batch, S = ws.max_len, n = c.hidden, N = c.enc_cell_depth;
-  // [a_r | a_z | a_h] = x_j W + b, or LN_W(x_j W) + b, for every position at once
-  if (c.layer_norm)
-    for (NormBuffers<T>* norm : {&d.w_norm, &d.u_norm}) norm->size(S * B, 3 * n);
-  auto gates = rows_of(d.gates, S * B, 3 * n);
-  gru_input_forward<T>(X, params.mat(p.W), params.vec(p.b), layer_norm_of<T>(params, p.W, d.w_norm, 0, S * B, nullptr),
-                       gates);
-  // transitions 2..N have no input product: g = b_k at every position
-  d.deep.resize(N - 1);
-  for (Index k = 2; k <= N; ++k) {
-    TransitionBuffers<T>& t = d.deep[k - 2];
-    t.size(S * B, n, c.layer_norm);
-    t.gates.topRows(S * B).rowwise() = params.vec(enc_transition(c, p.reverse, k, p.layer).b);
-  }
-  auto states = rows_of(d.states, (S + 1) * B, n);
-  auto r_h = rows_of(d.r_h, S * B, n);
-  auto scratch = rows_of(ws.gru_scratch, B, 3 * n);
-  step_rows(states, p.reverse ? S : 0, B).setZero();  // h_0 = 0
-  for (Index i = 0; i < S; ++i) {
-    const Index j = p.reverse ? S - 1 - i : i;
-    gru_step_forward<T>(step_rows(states, prev_block(p, j), B), params.mat(p.U), &ws.moving[j * B],
-                        {step_rows(gates, j, B), step_rows(r_h, j, B),
-                         layer_norm_of<T>(params, p.U, d.u_norm, j * B, B, nullptr)},
-                        scratch, transition_output(d, p, 1, j, B));
-    for (Index k = 2; k <= N; ++k) {
-      TransitionBuffers<T>& t = d.deep[k - 2];
-      const Param U = enc_transition(c, p.reverse, k, p.layer).U;
-      gru_step_forward<T>(step_rows(t.input, j, B), params.mat(U), &ws.moving[j * B],
-                          {step_rows(t.gates, j, B), step_rows(t.r_h, j, B),
-                           layer_norm_of<T>(params, U, t.u_norm, j * B, B, nullptr)},
-                          scratch, transition_output(d, p, k, j, B));
-    }
-  }
-  // --skip: layer l ≥ 2 outputs its state plus its input
-  if (c.skip && p.layer > 1) rows_of(d.skip_output, S * B, n) = output_rows(states, p.reverse, S, B) + X;
-}
-
-// A layer's output, S*B rows: its states, or with --skip (l ≥ 2) their sum with its input.
-template <class T>
-MatCRef<T> layer_output(const ModelConfig& c, const DirectionParams& p, const EncoderDirection<T>& d, Index S,
-                        Index B) {
-  if (c.skip && p.layer > 1) return d.skip_output.topRows(S * B);
-  return output_rows(d.states, p.reverse, S, B);
-}
-
-// From d.doutput (S*B × n, the gradient of the layer's output): every parameter gradient of
-// the layer, and the gradient of its input X, written to dX (accumulate: added to it).
-template <class T>
-void direction_backward(const Parameters<T>& params, const DirectionParams& p, const MatCRef<T>& X,
-                        EncoderWorkspace<T>& ws, EncoderDirection<T>& d, Parameters<T>& grads, MatRef<T> dX,
-                        bool accumulate) {
-  const ModelConfig& c = params.config();
-  const Index B = ws.batch, S = ws.max_len, n = c.hidden, N = c.enc_cell_depth;
-  auto states = d.states.topRows((S + 1) * B);
-  auto dstates = rows_of(d.dstates, (S + 1) * B, n);
-  dstates.setZero();
-  output_rows(dstates, p.reverse, S, B) = d.doutput.topRows(S * B);
-  auto dg = d.gates.topRows(S * B);  // each step's gates, until the step's backward replaces them by dg
-  auto scratch = ws.gru_scratch.topRows(B);
-  for (TransitionBuffers<T>& t : d.deep) rows_of(t.dinput, B, n);
-  for (Index i = S - 1; i >= 0; --i) {  // the forward's visiting order, reversed
-    const Index j = p.reverse ? S - 1 - i : i;
-    // transitions N..2: the gradient of tᴺ_j is the state's, that of tᵏ⁻¹_j comes from transition k only
-    for (Index k = N; k >= 2; --k) {
-      TransitionBuffers<T>& t = d.deep[k - 2];
-      const Param U = enc_transition(c, p.reverse, k, p.layer).U;
-      t.dinput.setZero();
-      gru_step_backward<T>(k == N ? MatCRef<T>(step_rows(dstates, out_block(p, j), B)) : MatCRef<T>(d.deep[k - 1].dinput.topRows(B)),
-                           step_rows(t.input, j, B), params.mat(U), &ws.moving[j * B], step_rows(t.gates, j, B),
-                           scratch, t.dinput.topRows(B), layer_norm_of<T>(params, U, t.u_norm, j * B, B, &grads));
-    }
-    gru_step_backward<T>(N > 1 ? MatCRef<T>(d.deep[0].dinput.topRows(B)) : MatCRef<T>(step_rows(dstates, out_block(p, j), B)),
-                         step_rows(states, prev_block(p, j), B), params.mat(p.U), &ws.moving[j * B],
-                         step_rows(dg, j, B), scratch, step_rows(dstates, prev_block(p, j), B),
-                         layer_norm_of<T>(params, p.U, d.u_norm, j * B, B, &grads));
-  }
-  // Transitions 2..N: g = b_k, so db_k = Σ dg; dU_k from their inputs, as for U below
-  for (Index k = 2; k <= N; ++k) {
-    const Transition tp = enc_transition(c, p.reverse, k, p.layer);
-    transition_weight_grads<T>(d.deep[k - 2], S * B, c.layer_norm, grads.mat(tp.U), grads.vec(tp.b));
-  }
-  // Row j*B+b of h_prev_all is the state the step at position j started from; the recurrent
-  // products' gradient is dg, or the dP that replaced their x̂
-  const auto h_prev_all = p.reverse ? states.bottomRows(S * B) : states.topRows(S * B);
-  gru_accumulate_dU<T>(h_prev_all, d.r_h.topRows(S * B), c.layer_norm ? d.u_norm.hat.topRows(S * B) : dg,
-                       grads.mat(p.U));
-  // a = X W + b, or LN_W(X W) + b
-  const MatCRef<T> dP = gru_input_backward<T>(X, dg, layer_norm_of<T>(params, p.W, d.w_norm, 0, S * B, &grads),
-                                              grads.mat(p.W), grads.vec(p.b));
-  if (accumulate)
-    dX.noalias() += dP * params.mat(p.W).transpose();
-  else
-    dX.noalias() = dP * params.mat(p.W).transpose();
-  // --skip: the output is state + X, so X's gradient also has the output's
-  if (c.skip && p.layer > 1) dX += d.doutput.topRows(S * B);
-}
-
-}  // namespace
 
 template <class T>
 void encoder_forward(const Parameters<T>& params, const int* src, const int* lengths, Index B, Index S,
@@ -173,14 +34,14 @@ void encoder_forward(const Parameters<T>& params, const int* src, const int* len
     const bool reverse = layers == &ws.bw;
     layers->resize(L);
     for (int l = 1; l <= L; ++l)
-      direction_forward<T>(params, direction_params(c, reverse, l),
-                           l == 1 ? MatCRef<T>(x) : layer_output(c, direction_params(c, reverse, l - 1), (*layers)[l - 2], S, B),
-                           ws, (*layers)[l - 1]);
+      gru_layer_forward<T>(params, enc_layer(c, reverse, l),
+                           l == 1 ? MatCRef<T>(x) : gru_layer_output(enc_layer(c, reverse, l - 1), (*layers)[l - 2], S, B),
+                           ws.moving.data(), S, B, nullptr, (*layers)[l - 1], ws.gru_scratch);
   }
 
   // a_j = [h→_j ; h←_j] of the top layers, batch-major
-  const MatCRef<T> top_fw = layer_output(c, direction_params(c, false, L), ws.fw[L - 1], S, B);
-  const MatCRef<T> top_bw = layer_output(c, direction_params(c, true, L), ws.bw[L - 1], S, B);
+  const MatCRef<T> top_fw = gru_layer_output(enc_layer(c, false, L), ws.fw[L - 1], S, B);
+  const MatCRef<T> top_bw = gru_layer_output(enc_layer(c, true, L), ws.bw[L - 1], S, B);
   auto annotations = rows_of(ws.annotations, B * S, 2 * n);
   for (Index b = 0; b < B; ++b)
     for (Index j = 0; j < S; ++j) {
@@ -244,10 +105,11 @@ void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<
   for (auto* layers : {&ws.fw, &ws.bw}) {
     const bool reverse = layers == &ws.bw;
     for (int l = L; l >= 1; --l) {
-      const DirectionParams below = direction_params(c, reverse, std::max(l - 1, 1));
-      const MatCRef<T> X = l == 1 ? MatCRef<T>(ws.x.topRows(S * B)) : layer_output(c, below, (*layers)[l - 2], S, B);
+      const MatCRef<T> X = l == 1 ? MatCRef<T>(ws.x.topRows(S * B))
+                                  : gru_layer_output(enc_layer(c, reverse, l - 1), (*layers)[l - 2], S, B);
       MatRef<T> dX = l == 1 ? MatRef<T>(dx) : MatRef<T>(rows_of((*layers)[l - 2].doutput, S * B, n));
-      direction_backward<T>(params, direction_params(c, reverse, l), X, ws, (*layers)[l - 1], grads, dX, l == 1);
+      gru_layer_backward<T>(params, enc_layer(c, reverse, l), X, ws.moving.data(), S, B, (*layers)[l - 1], grads, dX,
+                            l == 1, ws.gru_scratch);
     }
   }
 

@@ -9,18 +9,21 @@
 namespace rnnsearch {
 namespace {
 
-// The output layer reads s_{i-1} (the paper's maxout deep output) or s_i (linear, or the
-// conditional decoder): state block i or i+1 for 0-based step i.
-Index output_state_block(const ModelConfig& config, Index step) {
-  return config.output_reads_previous_state() ? step : step + 1;
-}
-
 // Row b of a batch attends to sentence b.
 const int* identity_rows(Index B) {
   thread_local std::vector<int> rows;
   if (static_cast<Index>(rows.size()) < B)
     for (Index b = static_cast<Index>(rows.size()); b < B; ++b) rows.push_back(static_cast<int>(b));
   return rows.data();
+}
+
+// The output of decoder layer l over all T*B target rows (row i*B + b: after step i): the
+// conditional GRU's states s_1..s_T (l = 1), or stacked layer l's (--dec-depth).
+template <class T>
+MatCRef<T> decoder_layer_output(const Parameters<T>& params, const ModelWorkspace<T>& ws, int l) {
+  const Index B = ws.batch, Tn = ws.tgt_len;
+  if (l == 1) return ws.states.middleRows(B, Tn * B);
+  return gru_layer_output(dec_layer(params.config(), l), ws.layers[l - 2], Tn, B);
 }
 
 // Where decoder step i writes (rows i*B … of the workspace); grads: where the layer norms'
@@ -95,6 +98,15 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   for (Index i = 0; i < Tn; ++i)
     decoder_recurrence<T>(params, memory, identity_rows(B), &ws.moving[i * B], step_rows(states, i, B),
                           ws.gru_scratch, ws.attention_scratch, step_outputs<T>(params, ws, i, nullptr));
+  // --dec-depth: layers 2..D over all target positions at once, each reading the output of
+  // the layer below and starting from s_0 (§1.4)
+  const MatCRef<T> s0 = ws.encoder.s0.topRows(B);
+  ws.layers.resize(cfg.dec_depth - 1);
+  for (int l = 2; l <= cfg.dec_depth; ++l) {
+    profile::ScopedPhase phase(profile::Phase::decoder_gru_forward);
+    gru_layer_forward<T>(params, dec_layer(cfg, l), decoder_layer_output(params, ws, l - 1), ws.moving.data(), Tn, B,
+                         &s0, ws.layers[l - 2], ws.gru_scratch);
+  }
 
   // The output layer runs once on the N non-padding positions: X = [s, E, c], where E is
   // the embedding itself: the output layer's input has its own dropout mask, not E_mask too.
@@ -108,9 +120,13 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
       }
   const Index N = static_cast<Index>(ws.out_rows.size());
   auto X = rows_of(ws.X, N, din);
+  const MatCRef<T> top = decoder_layer_output(params, ws, cfg.dec_depth);
   for (Index k = 0; k < N; ++k) {
     const Index i = ws.out_rows[k] / B, b = ws.out_rows[k] % B;
-    X.row(k).head(n) = states.row(output_state_block(cfg, i) * B + b);
+    if (cfg.output_reads_previous_state())
+      X.row(k).head(n) = states.row(i * B + b);  // s_{i-1}
+    else
+      X.row(k).head(n) = top.row(ws.out_rows[k]);  // s_i, or the top layer's output
     X.row(k).segment(n, e) = tgt_embeddings.row(ws.inputs[ws.out_rows[k]]);
     X.row(k).tail(2 * n) = ws.contexts.row(ws.out_rows[k]);
   }
@@ -138,11 +154,29 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   auto demb = grads.mat(tgt_emb);
   dstates.setZero();
   dcontexts.setZero();
+  // the output layer's state: s_{i-1} (block i of dstates), s_i (block i+1) or the top layer's output
+  const bool stacked = cfg.dec_depth > 1;
+  MatRef<T> dtop = stacked ? MatRef<T>(rows_of(ws.layers.back().doutput, Tn * B, n)) : MatRef<T>(dstates.middleRows(B, Tn * B));
+  if (stacked) dtop.setZero();
   for (Index k = 0; k < N; ++k) {
     const Index i = ws.out_rows[k] / B, b = ws.out_rows[k] % B;
-    dstates.row(output_state_block(cfg, i) * B + b) += dX.row(k).head(n);
+    if (cfg.output_reads_previous_state())
+      dstates.row(i * B + b) += dX.row(k).head(n);
+    else
+      dtop.row(ws.out_rows[k]) += dX.row(k).head(n);
     demb.row(ws.inputs[ws.out_rows[k]]) += dX.row(k).segment(n, e);
     dcontexts.row(ws.out_rows[k]) = dX.row(k).tail(2 * n);
+  }
+
+  // --dec-depth: layers D..2, each handing its input's gradient to the layer below (layer
+  // 1's states s_1..s_T) and its start state's to s_0
+  for (int l = cfg.dec_depth; l >= 2; --l) {
+    profile::ScopedPhase phase(profile::Phase::decoder_gru_backward);
+    const GruLayerParams p = dec_layer(cfg, l);
+    MatRef<T> dinput = l == 2 ? MatRef<T>(dstates.middleRows(B, Tn * B)) : MatRef<T>(rows_of(ws.layers[l - 3].doutput, Tn * B, n));
+    gru_layer_backward<T>(params, p, decoder_layer_output(params, ws, l - 1), ws.moving.data(), Tn, B, ws.layers[l - 2],
+                          grads, dinput, l == 2, ws.gru_scratch);
+    step_rows(dstates, 0, B) += gru_layer_dh0(p, ws.layers[l - 2], Tn, B);
   }
 
   // Decoder steps in reverse
@@ -167,11 +201,11 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
                                      states.topRows(Tn * B), ws.r_h.topRows(Tn * B), ws.contexts.topRows(Tn * B),
                                      layer_norm ? ws.U_norm.hat.topRows(Tn * B) : dg,
                                      layer_norm ? ws.C_norm.hat.topRows(Tn * B) : dg_C, dqueries, grads);
+  std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::decoder_weight_grads);
   for (int k = 2; k <= cfg.dec_cell_base_depth; ++k) {
     const Transition cell = dec_cell(cfg, k);
     transition_weight_grads<T>(ws.cells[k - 2], Tn * B, layer_norm, grads.mat(cell.U), grads.vec(cell.b));
   }
-  std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::decoder_weight_grads);
   // g = E dec_W + dec_b + ..., or LN_W(E dec_W) + dec_b + ...
   const MatCRef<T> dP = gru_input_backward<T>(ws.E.topRows(Tn * B), dg,
                                               layer_norm_of<T>(params, dec_W, ws.W_norm, 0, Tn * B, &grads),

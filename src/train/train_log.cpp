@@ -46,7 +46,10 @@ std::string model_line(const ModelConfig& config, size_t parameters, int batch_s
          (config.tied_embeddings ? " tied" : "") + (config.layer_norm ? " layer-normalized" : "") +
          (config.enc_cell_depth > 1 ? " enc-cell-depth=" + std::to_string(config.enc_cell_depth) : "") +
          (config.dec_cell_base_depth > 1 ? " dec-cell-base-depth=" + std::to_string(config.dec_cell_base_depth) : "") +
-         (config.enc_depth > 1 ? " enc-depth=" + std::to_string(config.enc_depth) : "") + (config.skip ? " skip" : "") +
+         (config.enc_depth > 1 ? " enc-depth=" + std::to_string(config.enc_depth) : "") +
+         (config.dec_depth > 1 ? " dec-depth=" + std::to_string(config.dec_depth) : "") +
+         (config.dec_cell_high_depth > 1 ? " dec-cell-high-depth=" + std::to_string(config.dec_cell_high_depth) : "") +
+         (config.skip ? " skip" : "") +
          ", " +
          std::to_string(parameters) + " parameters; batch " + std::to_string(batch_size) + ", " +
          (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks × " : "") + std::to_string(threads) +

@@ -21,7 +21,8 @@ inline double relative_difference(const MatCRef<float>& got, const MatCRef<float
 
 // Maxout, maxout with tied target embeddings, linear output layers, maxout with layer
 // normalization, and maxout with a two-transition, two-layer encoder (with --skip) and a
-// two-cell conditional decoder (e=32, n=24, l=32, 300 target words), each with its name.
+// two-cell conditional decoder under a second two-transition decoder layer (e=32, n=24, l=32,
+// 300 target words), each with its name.
 inline std::vector<std::pair<std::string, ModelConfig>> output_layer_variants() {
   std::vector<std::pair<std::string, ModelConfig>> variants;
   for (const char* name :
@@ -31,7 +32,8 @@ inline std::vector<std::pair<std::string, ModelConfig>> output_layer_variants() 
     config.tied_embeddings = kind == "maxout tied";
     config.layer_norm = kind == "maxout layer-normalized";
     config.enc_cell_depth = kind.find("deep") != std::string::npos ? 2 : 1;
-    config.dec_cell_base_depth = config.enc_depth = config.enc_cell_depth;
+    config.dec_cell_base_depth = config.enc_depth = config.dec_depth = config.dec_cell_high_depth =
+        config.enc_cell_depth;
     config.skip = config.enc_depth > 1;
     variants.emplace_back(kind, config);
   }
@@ -43,12 +45,17 @@ inline LowPrecisionProjection low_precision(const Int8Projection& p) { return {n
 
 // Decoding with each member of a two-model ensemble in Projection (Bf16Projection or
 // Int8Projection): the best hypotheses' log-probabilities move by the roundings (at most
-// relative_tolerance), not more, and do move (the low-precision path was taken).
+// relative_tolerance), not more, and do move (the low-precision path was taken). The members
+// differ as an ensemble's may: the paper's decoder, and a conditional GRU under a second,
+// deep-transition decoder layer with --skip (whose state is twice as wide).
 template <class Projection>
 void expect_ensemble_decodes_near_fp32(double relative_tolerance) {
   ModelConfig config = tiny_config(20, 40, OutputKind::maxout, 16, 12, 16);
   config.tied_embeddings = true;
-  Parameters<float> first(config), second(config);
+  ModelConfig deep = config;
+  deep.dec_cell_base_depth = deep.dec_depth = deep.dec_cell_high_depth = 2;
+  deep.skip = true;
+  Parameters<float> first(config), second(deep);
   first.init_uniform(0.5, 9);
   second.init_uniform(0.5, 10);
   Projection first_low, second_low;

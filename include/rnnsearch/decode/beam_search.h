@@ -168,7 +168,7 @@ class BeamSearch {
     Mat<T> annotations, keys;      // the attention memory: slots × stride rows, 2n and n wide
     DecoderStepWorkspace<T> step;
     OutputShortlist<T> shortlist;  // this model's output weights of the batch's shortlist
-    Mat<T> s_prev;  // R×n decoder states the next step continues
+    Mat<T> s_prev;  // R×state_width() decoder states the next step continues
   };
   void run_models(Index rows);
 

@@ -2,6 +2,7 @@
 // Model sizes and the parameter layout of docs/design.md §1-§2: the names, shapes and order of
 // every tensor. All parameters live in one contiguous buffer (see parameters.h), in the
 // order of the Param enum, so the optimizer, clipping and checkpoints see one flat vector.
+#include <array>
 #include <cstddef>
 #include <limits>
 #include <string>
@@ -12,6 +13,9 @@
 namespace rnnsearch {
 
 enum class OutputKind { maxout, linear };
+
+constexpr int kMaxCellDepth = 16;
+constexpr int kMaxDepth = 16;
 
 struct ModelConfig {
   int src_vocab = 0, tgt_vocab = 0;
@@ -37,11 +41,19 @@ struct ModelConfig {
   // enc_cell_depth transitions each), layer l ≥ 2 reading layer l−1's output of the same
   // direction; with skip (--skip) layer l ≥ 2's output is its state plus its input.
   int enc_depth = 1;  // 1 .. kMaxDepth
+  // Stacked decoder layers (--dec-depth D, §1.4; on the conditional GRU only): layers 2..D,
+  // each of dec_cell_high_depth transitions, read the output of the layer below (with skip
+  // plus it) and keep a state of their own, started from s_0; the output layer reads layer
+  // D's output. The decoder's state is then D·n wide (state_width).
+  int dec_depth = 1;            // 1 .. kMaxDepth
+  int dec_cell_high_depth = 1;  // 1 .. kMaxCellDepth
   bool skip = false;
 
   bool conditional_decoder() const { return dec_cell_base_depth > 1; }
   // The output layer's state: s_{i-1} for the paper's maxout output, s_i otherwise.
   bool output_reads_previous_state() const { return output == OutputKind::maxout && !conditional_decoder(); }
+  // The decoder state a hypothesis carries: [s¹ | … | sᴰ], one n-wide block per layer.
+  int state_width() const { return dec_depth * hidden; }
 
   // Width of the output layer's input [s, E, c]: n + e + 2n.
   int output_input() const { return hidden + emb + 2 * hidden; }
@@ -49,8 +61,6 @@ struct ModelConfig {
   int output_width() const { return output == OutputKind::maxout ? 2 * maxout : tgt_vocab; }
 };
 
-constexpr int kMaxCellDepth = 16;
-constexpr int kMaxDepth = 16;
 
 void to_json(nlohmann::json& j, const ModelConfig& c);
 void from_json(const nlohmann::json& j, ModelConfig& c);  // throws rnnsearch::Error
@@ -58,6 +68,9 @@ std::string output_kind_name(OutputKind kind);
 OutputKind parse_output_kind(const std::string& name);     // throws rnnsearch::Error
 // Throws rnnsearch::Error when tied_embeddings is set on sizes that cannot be tied.
 void check_tied_embeddings(const ModelConfig& config);
+// Throws rnnsearch::Error when stacked decoder layers are asked of the paper's decoder, or
+// high transitions without them.
+void check_decoder_layers(const ModelConfig& config);
 
 // The parameter tensors, in storage order.
 enum Param : int {
@@ -77,22 +90,33 @@ enum Param : int {
 
 // The deeper transitions of --enc-cell-depth N follow the fixed tensors above, for the forward
 // direction (transitions 2..N) and then the backward one; then the conditional decoder's
-// cells 2..B (and after those the encoder layers of enc_layer); four tensors each: the recurrent weights U (n×3n), the bias b (3n), and U's
+// cells 2..B; four tensors each: the recurrent weights U (n×3n), the bias b (3n), and U's
 // layer-norm gain and bias (present only with layer normalization).
 struct Transition {
   Param U, b;
 };
 // k = 2 .. config.enc_cell_depth, in layer 1 .. config.enc_depth
 Transition enc_transition(const ModelConfig& config, bool backward, int k, int layer = 1);
+// k = 2 .. config.dec_cell_base_depth (cell 2 reads c dec_C as its input product, §1.4)
+Transition dec_cell(const ModelConfig& config, int k);
+
+// One layer of a stack of GRUs (gru_layer.h): transition 1 reads the layer's input through
+// W, U, b, transitions 2..depth only the state; reverse: it runs from the last position to
+// the first; residual (--skip, layers ≥ 2): its output is its state plus its input.
+struct GruLayerParams {
+  Param W, U, b;
+  int depth = 1;
+  std::array<Transition, kMaxCellDepth> transitions{};  // [k - 2] for k = 2 .. depth
+  bool reverse = false, residual = false;
+  Transition transition(int k) const { return transitions[k - 2]; }
+};
 // Encoder layers l = 2 .. L (--enc-depth L) follow the decoder's cells, for each direction
 // (forward, then backward) W (n×3n), U (n×3n), b (3n), the gains and biases of W and U, then
 // the layer's transitions 2..N. Layer 1 is enc_fw_W, enc_fw_U, enc_fw_b (enc_bw_*).
-struct EncoderLayer {
-  Param W, U, b;
-};
-EncoderLayer enc_layer(const ModelConfig& config, bool backward, int layer);
-// k = 2 .. config.dec_cell_base_depth (cell 2 reads c dec_C as its input product, §1.4)
-Transition dec_cell(const ModelConfig& config, int k);
+GruLayerParams enc_layer(const ModelConfig& config, bool backward, int layer);
+// Decoder layers l = 2 .. D (--dec-depth D) come last, each as an encoder layer's block with
+// dec_cell_high_depth transitions.
+GruLayerParams dec_layer(const ModelConfig& config, int layer);
 
 // The gain and bias that normalise the product of a matrix with --layer-normalization.
 struct NormParams {
@@ -115,7 +139,8 @@ struct ParamSpec {
   size_t size() const { return present ? static_cast<size_t>(rows * cols) : 0; }
 };
 
-// Specs indexed by Param (kNumParams of them, then those of enc_transition, dec_cell and enc_layer); offsets are
+// Specs indexed by Param (kNumParams of them, then those of enc_transition, dec_cell,
+// enc_layer and dec_layer); offsets are
 // cumulative over the present tensors.
 std::vector<ParamSpec> parameter_layout(const ModelConfig& config);
 size_t parameter_count(const ModelConfig& config);

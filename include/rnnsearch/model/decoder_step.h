@@ -13,11 +13,20 @@
 //   t² = GRU(c dec_C + dec_cell2_b, s'; dec_cell2_U)  tᵏ = GRU(dec_cellk_b, tᵏ⁻¹; dec_cellk_U)
 //   s = tᴮ                                             log p = log_softmax(output([s, E, c]))
 //
+// and with --dec-depth D (§1.4) over it layers l = 2..D, each a GRU layer (gru_layer.h) with
+// its own state, reading the output o^{l−1} of the layer below (o¹ = s):
+//
+//   sˡ = GRU layer l(o^{l−1}, sˡ_prev)    oˡ = sˡ, or sˡ + o^{l−1} with --skip
+//   log p = log_softmax(output([oᴰ, E, c]))
+//
+// The state a row carries is then [s¹ | … | sᴰ] (R × D·n, ModelConfig::state_width).
+//
 // The encoder output (annotations, keys, s_0) comes from encoder_forward, run once per batch.
 #include <optional>
 
 #include "rnnsearch/model/encoder.h"
 #include "rnnsearch/model/gru.h"
+#include "rnnsearch/model/gru_layer.h"
 #include "rnnsearch/model/layer_norm.h"
 #include "rnnsearch/model/output_layer.h"
 
@@ -100,16 +109,25 @@ struct DecoderStepWorkspace {
   Mat<T> E, gates, queries, r_h, X, gru_scratch, attention_scratch;  // gates: g_E, g, then [r | z | h̃]
   NormBuffers<T> W_norm, C_norm, U_norm;  // layer normalization: x̂ and s of each product
   std::vector<TransitionBuffers<T>> cells;  // the conditional decoder's cells 2..B
+  std::vector<GruLayer<T>> layers;          // --dec-depth: layers 2..D, one step of R rows each
   OutputCache<T> output;
   std::vector<T> moving;  // all ones: every row takes the step
   // results of the last step, R rows each
-  Mat<T> states;          // R×n  s
+  Mat<T> states;          // R×state_width()  s, or [s¹ | … | sᴰ] with --dec-depth D
   Mat<T> alpha;           // R×S  attention weights
   Mat<T> log_probs;       // R×V, or R×V' over a shortlist's words
 };
 
-// memory: the encoded sentences (attention_memory(encoder) of a batch). With a shortlist,
-// log p is computed and normalised over its V' words only.
+// The state a decoder starts from: s_0 (R × n, from the encoder) in every layer's block of
+// states (R × state_width()).
+template <class T>
+void decoder_start_states(const ModelConfig& config, const MatCRef<T>& s0, MatRef<T> states) {
+  const Index n = config.hidden;
+  for (int layer = 0; layer < config.dec_depth; ++layer) states.middleCols(layer * n, n) = s0;
+}
+
+// memory: the encoded sentences (attention_memory(encoder) of a batch); s_prev: R ×
+// state_width(). With a shortlist, log p is computed and normalised over its V' words only.
 template <class T>
 void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
                   const MatCRef<T>& s_prev, const int* y_prev, DecoderStepWorkspace<T>& ws,

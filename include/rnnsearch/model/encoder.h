@@ -18,29 +18,10 @@
 #include <vector>
 
 #include "rnnsearch/model/attention.h"
-#include "rnnsearch/model/gru.h"
-#include "rnnsearch/model/layer_norm.h"
+#include "rnnsearch/model/gru_layer.h"
 #include "rnnsearch/model/parameters.h"
 
 namespace rnnsearch {
-
-// One GRU direction over the sequence; every matrix is time-major, rows j*B + b, indexed by
-// source position j (also for the backward direction, which visits j = S-1 .. 0).
-template <class T>
-struct EncoderDirection {
-  Mat<T> gates;        // S*B × 3n   x W + b for all positions in one GEMM, which each step
-                       //            replaces by its [r | z | h̃], and the backward by dg
-  Mat<T> states;       // (S+1)*B × n: fw: block 0 = h_0, block j+1 = h→_j;
-                       //              bw: block j = h←_j, block S = h_0
-  Mat<T> r_h;          // S*B × n    r ∘ h_prev
-  Mat<T> dstates;      // (S+1)*B × n (backward)
-  // layer normalization only: x̂ and s of x W and of each step's recurrent products, S*B
-  // rows; the backward replaces each x̂ by its product's gradient dP
-  NormBuffers<T> w_norm, u_norm;
-  std::vector<TransitionBuffers<T>> deep;  // transitions 2..N (--enc-cell-depth N), rows j*B + b
-  Mat<T> skip_output;  // S*B × n  --skip, layers ≥ 2: the output, state + input
-  Mat<T> doutput;      // S*B × n  (backward) the gradient of the layer's output
-};
 
 template <class T>
 struct EncoderWorkspace {
@@ -51,7 +32,7 @@ struct EncoderWorkspace {
   Mat<T> x;                         // S*B × e   embeddings after dropout
   Mat<T> dropout_mask;              // S*B × e   (rows used only with dropout)
   bool dropout = false;
-  std::vector<EncoderDirection<T>> fw, bw;  // layers 1..L of each direction (--enc-depth L)
+  std::vector<GruLayer<T>> fw, bw;  // layers 1..L of each direction (--enc-depth L, gru_layer.h)
   Mat<T> gru_scratch;               // B × 3n
   Mat<T> annotations;               // B*S × 2n  batch-major: row b*S + j
   Mat<T> keys;                      // B*S × n

@@ -17,7 +17,8 @@
 //   E_i = tgt_emb[y_{i-1}] (y_{-1} = <s>)     q_i = s_i att_W     α_i, c_i = attention(q_i)
 //   g_i = E_i dec_W + dec_b + c_i dec_C        s_{i+1} = GRU(g_i, s_i; dec_U)
 // (with --layer-normalization each product normalised first, §1.2), or the conditional GRU
-// of --dec-cell-base-depth (decoder_step.h, §1.4)
+// of --dec-cell-base-depth (decoder_step.h, §1.4), and over it the layers 2..D of --dec-depth
+// (gru_layer.h, §1.4), run over all positions once the conditional GRU's loop is done
 #include <cstdint>
 #include <vector>
 
@@ -56,6 +57,7 @@ struct ModelWorkspace {
   // recurrent products, T*B rows; the backward replaces each x̂ by dP
   NormBuffers<T> W_norm, C_norm, U_norm;
   std::vector<TransitionBuffers<T>> cells;  // the conditional decoder's cells 2..B, T*B rows each
+  std::vector<GruLayer<T>> layers;           // the stacked decoder's layers 2..D (--dec-depth), T*B rows
   Mat<T> gru_scratch, attention_scratch;
   // output layer on the N non-padding positions
   std::vector<int> out_rows;        // N: the time-major row i*B + b of each
