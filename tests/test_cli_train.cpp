@@ -243,6 +243,14 @@ TEST(Train, ResumeRefusesADifferentModelOptionGiven) {
     EXPECT_EQ(resumed, 0) << resumed_err;
     EXPECT_NE(resumed_err.find("resuming at update"), std::string::npos) << resumed_err;
   }
+  // options that need others a new run would need too resume with the run's alone
+  ASSERT_EQ(run(train_command(dir.path("deep"), "--max-updates 4 --dec-cell-base-depth 2 --dec-depth 2 --skip"), dir).first,
+            0);
+  for (const char* part : {"--skip", "--dec-depth 2"}) {
+    const auto [resumed, resumed_err] = run(train_command(dir.path("deep"), std::string("--max-updates 6 ") + part), dir);
+    EXPECT_EQ(resumed, 0) << resumed_err;
+    EXPECT_NE(resumed_err.find("resuming at update"), std::string::npos) << resumed_err;
+  }
 }
 
 // --save-freq 5 without --valid-freq: checkpoints at updates 5, 10, ... long before the

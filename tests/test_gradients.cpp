@@ -159,8 +159,9 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                            // and transitions, and s_0 through each layer's start state
                                            Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 2, 1, false, 2},
                                            Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, false, 1, 2, 1, true, 3, 2},
-                                           // (with layer normalization, too: the 5-point differences' truncation
-                                           // reached 2.5e-5 here, 16-fold less at h/2; the case below has it)
+                                           // (with layer normalization this case's 5-point differences' truncation
+                                           // reached 2.5e-5, 16-fold less at h/2; layer normalization with stacked
+                                           // decoder layers is the Marian-style case below, H = 2)
                                            Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 3, 1, true, 2, 3},
                                            // the Marian-style deep s2s configuration of issue 42
                                            Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2, 2, 2, true, 2, 2}));

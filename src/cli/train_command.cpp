@@ -171,10 +171,6 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
                            "dec-cell-base-depth", "enc-depth", "dec-depth", "dec-cell-high-depth", "skip"})
     if (given(name)) o.model_options_given.push_back(name);
   check_tied_embeddings(o.model);
-  check_decoder_layers(o.model);
-  if (o.model.skip && o.model.enc_depth == 1 && o.model.dec_depth == 1)
-    throw Error("--skip adds a layer's input to its output from the second layer on: give --enc-depth or --dec-depth 2 "
-                "or more");
   o.batch_size = batch > 0 ? batch : sizes.batch;
   o.optimizer.kind = parse_optimizer_kind(optimizer);
   if (!vm.count("dropout-embeddings")) o.regularization.embedding_dropout = dropout;

@@ -1,5 +1,8 @@
 #include "rnnsearch/model/decoder_step.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "rnnsearch/util/profile.h"
 
 namespace rnnsearch {
@@ -158,6 +161,9 @@ void decoder_step(const Parameters<T>& params, const AttentionMemory<T>& memory,
                   const OutputShortlist<T>* shortlist) {
   const ModelConfig& cfg = params.config();
   const Index R = s_prev.rows(), n = cfg.hidden, e = cfg.emb;
+  if (s_prev.cols() != cfg.state_width())
+    throw std::logic_error("decoder_step: s_prev has " + std::to_string(s_prev.cols()) + " columns, not the state width " +
+                           std::to_string(cfg.state_width()));
   // E = tgt_emb[y_prev];  g_E = E dec_W + dec_b
   auto E = rows_of(ws.E, R, e);
   for (Index r = 0; r < R; ++r) E.row(r) = params.mat(tgt_emb).row(y_prev[r]);
