@@ -164,12 +164,12 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   o.model.hidden = hidden > 0 ? hidden : sizes.hidden;
   o.model.maxout = maxout > 0 ? maxout : sizes.maxout;
   o.model.output = parse_output_kind(output_layer);
-  const auto given = [&vm](const char* name) { return vm.count(name) && !vm[name].defaulted(); };
-  for (const char* name : {"emb", "hidden", "maxout"})
-    if (given(name) || given("preset")) o.model_options_given.push_back(name);
-  for (const char* name : {"output-layer", "tied-embeddings", "layer-normalization", "enc-cell-depth",
-                           "dec-cell-base-depth", "enc-depth", "dec-depth", "dec-cell-high-depth", "skip"})
-    if (given(name)) o.model_options_given.push_back(name);
+  // (--preset gives the sizes)
+  for (const auto& [name, value] : vm)
+    if (!value.defaulted())
+      for (const std::string& given : name == "preset" ? std::vector<std::string>{"emb", "hidden", "maxout"}
+                                                        : std::vector<std::string>{name})
+        o.options_given.push_back(given);
   check_tied_embeddings(o.model);
   o.batch_size = batch > 0 ? batch : sizes.batch;
   o.optimizer.kind = parse_optimizer_kind(optimizer);

@@ -151,7 +151,8 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
     add_cells(layer, depth);
   };
   for (const char* direction : {"enc_fw", "enc_bw"})
-    for (int l = 2; l <= c.enc_depth; ++l) add_layer(std::string(direction) + "_l" + std::to_string(l), c.enc_cell_depth);
+    for (int l = 2; l <= c.enc_depth; ++l)
+      add_layer(std::string(direction) + "_l" + std::to_string(l), c.enc_cell_depth);
   for (int l = 2; l <= c.dec_depth; ++l) add_layer("dec_l" + std::to_string(l), c.dec_cell_high_depth);
   size_t offset = 0;
   for (ParamSpec& s : specs) {

@@ -156,7 +156,8 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   dcontexts.setZero();
   // the output layer's state: s_{i-1} (block i of dstates), s_i (block i+1) or the top layer's output
   const bool stacked = cfg.dec_depth > 1;
-  MatRef<T> dtop = stacked ? MatRef<T>(rows_of(ws.layers.back().doutput, Tn * B, n)) : MatRef<T>(dstates.middleRows(B, Tn * B));
+  MatRef<T> dtop = stacked ? MatRef<T>(rows_of(ws.layers.back().doutput, Tn * B, n))
+                           : MatRef<T>(dstates.middleRows(B, Tn * B));
   if (stacked) dtop.setZero();
   for (Index k = 0; k < N; ++k) {
     const Index i = ws.out_rows[k] / B, b = ws.out_rows[k] % B;
@@ -173,7 +174,8 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   for (int l = cfg.dec_depth; l >= 2; --l) {
     profile::ScopedPhase phase(profile::Phase::decoder_gru_backward);
     const GruLayerParams p = dec_layer(cfg, l);
-    MatRef<T> dinput = l == 2 ? MatRef<T>(dstates.middleRows(B, Tn * B)) : MatRef<T>(rows_of(ws.layers[l - 3].doutput, Tn * B, n));
+    MatRef<T> dinput = l == 2 ? MatRef<T>(dstates.middleRows(B, Tn * B))  // d s_1..s_T
+                              : MatRef<T>(rows_of(ws.layers[l - 3].doutput, Tn * B, n));
     gru_layer_backward<T>(params, p, decoder_layer_output(params, ws, l - 1), ws.moving.data(), Tn, B, ws.layers[l - 2],
                           grads, dinput, l == 2, ws.gru_scratch);
     step_rows(dstates, 0, B) += gru_layer_dh0(p, ws.layers[l - 2], Tn, B);

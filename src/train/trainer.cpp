@@ -51,7 +51,7 @@ std::unique_ptr<FileLock> lock_if_root(const std::string& dir) {
 std::string on_off(bool on) { return on ? "on" : "off"; }
 
 // A resumed run keeps the model of its config.json; a model option the command line gives
-// (options.model_options_given) must agree with it, or the run would go on as another model
+// (options.options_given; this table is the list of model options) must agree with it, or the run would go on as another model
 // than the one asked for without a word (as when a script's default changes).
 void check_resumed_model(const TrainOptions& options, const ModelConfig& run, const std::string& config_path) {
   using Value = std::string (*)(const ModelConfig&);
@@ -69,7 +69,7 @@ void check_resumed_model(const TrainOptions& options, const ModelConfig& run, co
       {"dec-cell-high-depth", [](const ModelConfig& c) { return std::to_string(c.dec_cell_high_depth); }},
       {"skip", [](const ModelConfig& c) { return on_off(c.skip); }},
   };
-  const std::vector<std::string>& given = options.model_options_given;
+  const std::vector<std::string>& given = options.options_given;
   for (const auto& [name, value] : kOptions) {
     if (std::find(given.begin(), given.end(), name) == given.end()) continue;
     const std::string asked = value(options.model), had = value(run);

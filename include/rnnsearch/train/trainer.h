@@ -31,9 +31,10 @@ namespace rnnsearch {
 struct TrainOptions {
   std::string train_src, train_tgt, valid_src, valid_tgt, model_dir;
   ModelConfig model;  // sizes and output kind; vocabulary sizes are filled in by train()
-  // The model options the command line gave (e.g. "dec-cell-base-depth"): a resumed run keeps
-  // its config.json, and is refused if one of these differs from it.
-  std::vector<std::string> model_options_given;
+  // The options the command line gave (e.g. "dec-cell-base-depth"; --preset counts as the
+  // sizes): a resumed run keeps its config.json, and is refused if a model option among these
+  // differs from it.
+  std::vector<std::string> options_given;
   TokenizerOptions tokenizer;
   int batch_size = 64;
   int accumulate = 1;          // batches per update (their gradients averaged over their tokens)
