@@ -35,6 +35,29 @@ TEST(Weights, ArraysHaveTheDesignNamesAndShapes) {
   for (const auto& [name, shape] : expected) EXPECT_EQ(arrays.at(name).shape, shape) << name;
 }
 
+// The MPI ranks of one host keep the weights in memory they share (use_storage): the views
+// write there, a copy owns its values, a move keeps where they are.
+TEST(Weights, ParametersOverStorageTheyDoNotOwn) {
+  Parameters<float> params(small_config());
+  params.init_uniform(0.1, 3);
+  AlignedVector<float> storage(params.values().begin(), params.values().end());
+  const Parameters<float> copy_before = params;
+  params.use_storage(storage.data());
+  EXPECT_EQ(params.values().data(), storage.data());
+  EXPECT_EQ(params.values(), copy_before.values());
+  params.mat(att_W)(1, 2) = 5;
+  EXPECT_EQ(storage[params.spec(att_W).offset + 1 * 4 + 2], 5);
+  Parameters<float> copy = params;  // owns its values
+  EXPECT_NE(copy.values().data(), storage.data());
+  copy.mat(att_W)(1, 2) = 6;
+  EXPECT_EQ(params.mat(att_W)(1, 2), 5);
+  Parameters<float> moved = std::move(params);
+  EXPECT_EQ(moved.values().data(), storage.data());
+  const Parameters<float> view(small_config(), storage.data());
+  EXPECT_EQ(view.vec(att_v).data(), storage.data() + view.spec(att_v).offset);
+  EXPECT_EQ(view.values().size(), copy_before.values().size());
+}
+
 TEST(Weights, RoundTrip) {
   test::TempDir dir;
   Parameters<float> params(small_config(OutputKind::linear));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Two MPI ranks against one process (docs/design.md §7), on corpora/tiny:
-#   1. training: 2 ranks × 1 thread end with the weights of 1 process × 2 threads (and 3
-#      ranks with those of 3 threads, to rounding);
+#   1. training: 2 ranks × 1 thread end with the weights of 1 process × 2 threads, and 3
+#      ranks with those of 3 threads, exchanging in shared memory; again with the exchange
+#      of several hosts (the ring; exact for 2 ranks, to rounding for 3);
 #   2. resuming a 2-rank run gives the weights of an uninterrupted one;
 #   3. translate and score: output byte-identical to 1 process (text, n-best, JSON, alignments);
 #   4. a rank that fails alone (its corpus missing) ends the whole job, non-zero, in seconds;
@@ -54,16 +55,16 @@ EOF
 }
 
 # 1. Same global batch, same shards (global shard g = rank × threads + thread), same dropout
-# masks. Each rank sums the gradients of its part of the weights (a reduce-scatter) where 1
-# process adds its threads': with two shards that is a + b against b + a, equal in IEEE
-# arithmetic; the clipping norm is summed in blocks in an order that depends neither on
-# threads nor ranks; each rank steps its part (Adam, and the weight average that validates)
-# and the parts are gathered. So the weights agree exactly: tolerance 0.
+# masks. On one host the ranks keep the weights and their gradients in shared memory, and
+# rank r adds the ranks' gradients of its part in rank order, as 1 process adds its
+# threads' (train/weight_partition.h); the clipping norm is summed in blocks in an order
+# that depends neither on threads nor ranks; each rank steps its part (Adam, and the weight
+# average that validates). So the weights agree exactly: tolerance 0.
 "$bin" "${train[@]}" --model "$work/one" --threads 2 --max-updates 20 > /dev/null 2> "$work/one.log" ||
   fail "1-process training failed: $(cat "$work/one.log")"
 mpi2 "$bin" "${train[@]}" --model "$work/two" --threads 1 --max-updates 20 > /dev/null 2> "$work/two.log" ||
   fail "2-rank training failed: $(cat "$work/two.log")"
-grep -q "2 MPI ranks" "$work/two.log" || fail "the 2-rank log does not say it ran on 2 ranks"
+grep -q "2 MPI ranks (shared memory)" "$work/two.log" || fail "the 2-rank log does not say it ran on 2 ranks sharing memory"
 [ "$(grep -c '^model:' "$work/two.log")" = 1 ] || fail "the 2-rank log is not written by rank 0 alone"
 diff=$(max_difference "$work/one/model.npz" "$work/two/model.npz")
 [ "$diff" = 0.0 ] || fail "2 ranks differ from 1 process by $diff"
@@ -76,20 +77,37 @@ state=$(max_difference "$work/one/optimizer.npz" "$work/two/optimizer.npz")
   fail "validation lines differ: $(grep '^valid' "$work/one.log" "$work/two.log")"
 echo "test_mpi: training, 2 ranks vs 1 process: max |difference| $diff"
 
-# 1b. Three ranks: parts of unequal size (21, 21 and 22 of the norm's 64 blocks) and a ring
-# of two steps. The ring adds the three gradients in another order than the threads of one
-# process ((c + a) + b against (a + b) + c for some parts): a rounding of the gradient (6e-8
-# relative) per update, which Adam passes on about as large to the weights (in its step
-# lr · m / sqrt(v) the same relative change of m and sqrt(v) cancels). 20 updates left 1e-7
-# on this machine; tolerance 1e-5: far below the 1e-3 step that a part left unstepped or a
-# gradient lost would leave.
+# 1a. The exchange of ranks on several hosts, forced on this one: a ring reduce-scatter of
+# the gradients and an all-gather of the weights. With two shards the ring adds a + b or
+# b + a, equal in IEEE arithmetic: exact as well.
+RNNSEARCH_MPI_RING=1 mpi2 "$bin" "${train[@]}" --model "$work/two_ring" --threads 1 --max-updates 20 > /dev/null \
+  2> "$work/two_ring.log" || fail "2-rank ring training failed: $(cat "$work/two_ring.log")"
+grep -q "2 MPI ranks (ring)" "$work/two_ring.log" || fail "RNNSEARCH_MPI_RING=1 did not choose the ring"
+diff=$(max_difference "$work/one/model.npz" "$work/two_ring/model.npz")
+[ "$diff" = 0.0 ] || fail "2 ranks (ring) differ from 1 process by $diff"
+state=$(max_difference "$work/one/optimizer.npz" "$work/two_ring/optimizer.npz")
+[ "$state" = 0.0 ] || fail "the 2-rank (ring) optimizer state differs from 1 process's by $state"
+echo "test_mpi: training, 2 ranks (ring) vs 1 process: max |difference| $diff"
+
+# 1b. Three ranks: parts of unequal size (21, 21 and 22 of the norm's 64 blocks). In shared
+# memory the three gradients are added in rank order, (a + b) + c as by 3 threads: exact.
+# The ring adds them in another order for some parts ((c + a) + b): a rounding of the
+# gradient (6e-8 relative) per update, which Adam passes on about as large to the weights
+# (in its step lr · m / sqrt(v) the same relative change of m and sqrt(v) cancels). 20
+# updates left 1e-7 on this machine; tolerance 1e-5: far below the 1e-3 step that a part
+# left unstepped or a gradient lost would leave.
 "$bin" "${train[@]}" --model "$work/one3" --threads 3 --max-updates 20 > /dev/null 2> "$work/one3.log" ||
   fail "1-process 3-thread training failed: $(cat "$work/one3.log")"
 "$mpirun" -np 3 "$bin" "${train[@]}" --model "$work/three" --threads 1 --max-updates 20 > /dev/null \
   2> "$work/three.log" || fail "3-rank training failed: $(cat "$work/three.log")"
 diff=$(max_difference "$work/one3/model.npz" "$work/three/model.npz")
-/usr/bin/python3 -c "import sys; sys.exit(0 if $diff <= 1e-5 else 1)" || fail "3 ranks differ from 1 process by $diff"
+[ "$diff" = 0.0 ] || fail "3 ranks (shared memory) differ from 1 process by $diff"
 echo "test_mpi: training, 3 ranks vs 1 process: max |difference| $diff"
+RNNSEARCH_MPI_RING=1 "$mpirun" -np 3 "$bin" "${train[@]}" --model "$work/three_ring" --threads 1 --max-updates 20 \
+  > /dev/null 2> "$work/three_ring.log" || fail "3-rank ring training failed: $(cat "$work/three_ring.log")"
+diff=$(max_difference "$work/one3/model.npz" "$work/three_ring/model.npz")
+/usr/bin/python3 -c "import sys; sys.exit(0 if $diff <= 1e-5 else 1)" || fail "3 ranks (ring) differ from 1 process by $diff"
+echo "test_mpi: training, 3 ranks (ring) vs 1 process: max |difference| $diff"
 
 # 1c. A layer-normalized model with a deep-transition, two-layer encoder and a conditional
 # decoder under a second, deep-transition decoder layer (the Marian-style deep s2s model:

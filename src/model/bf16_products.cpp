@@ -15,7 +15,7 @@ thread_local const Bf16Weights* active_weights = nullptr;
 
 void Bf16Weights::assign(const Parameters<float>& params) {
   const ModelConfig& cfg = params.config();
-  base_ = params.values().data();  // the trainer swaps in the weight average to validate it
+  base_ = params.values().data();  // the trainer validates the weight average from its own buffer
   if (params.values().size() != size_) {
     size_ = params.values().size();
     values_.reset(new uint16_t[size_]);

@@ -25,8 +25,8 @@ Optimizer::Optimizer(const OptimizerOptions& options, size_t parameter_count, si
   }
 }
 
-void Optimizer::step(AlignedVector<float>& params, const AlignedVector<float>& grads, float grad_scale) {
-  if (options_.smoothing > 0 && average_.empty()) average_ = params;
+void Optimizer::step(FlatSpan<float> params, FlatSpan<const float> grads, float grad_scale) {
+  if (options_.smoothing > 0 && average_.empty()) average_.assign(params.begin(), params.end());
   ++steps_;
   float* p = params.data();
   const float* g = grads.data();
@@ -53,7 +53,7 @@ std::vector<AlignedVector<float>*> Optimizer::state() {
   return arrays;
 }
 
-void Optimizer::adam_step(AlignedVector<float>& params, const AlignedVector<float>& grads, float grad_scale) {
+void Optimizer::adam_step(FlatSpan<float> params, FlatSpan<const float> grads, float grad_scale) {
   float* p = params.data();
   const float* g = grads.data();
   const float beta1 = static_cast<float>(options_.beta1), beta2 = static_cast<float>(options_.beta2);
@@ -114,7 +114,7 @@ void Optimizer::load(const std::string& path) {
   }
 }
 
-void norm_block_sums(const AlignedVector<float>& grads, int first, int last, double* block_sums) {
+void norm_block_sums(FlatSpan<const float> grads, int first, int last, double* block_sums) {
   const size_t size = grads.size();
   const float* g = grads.data();
 #pragma omp parallel for schedule(static)

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/file_lock.h"
@@ -210,9 +211,11 @@ void Trainer::set_up() {
     }
     progress_.seed = o_.seed;
   }
+  partition_->place(*params_, *grads_);
   if (resume) saved_update_ = progress_.update;
   if (o_.bench_seconds > 0) bench_ = std::make_unique<Benchmark>(o_.bench_seconds, o_.bench_warmup);
-  log_.line(model_line(model_def_.config, params_->values().size(), o_.batch_size, o_.threads, o_.precision));
+  log_.line(model_line(model_def_.config, params_->values().size(), o_.batch_size, o_.threads, o_.precision,
+                       partition_->shares_memory()));
 }
 
 bool Trainer::budget_exhausted() const {
@@ -242,22 +245,15 @@ void Trainer::validate_and_save(bool epoch_end) {
   bool improved, decayed = false;
   gather_optimizer_state();
   {
-    // The average takes the parameters' place (a buffer swap, no copy) until the scope ends,
-    // also by an exception: the checkpoint below must hold the raw weights.
-    struct AverageInPlace {
-      Optimizer& optimizer;
-      AlignedVector<float>& params;
-      const bool swapped = optimizer.average() != nullptr;
-      AverageInPlace(Optimizer& o, AlignedVector<float>& p) : optimizer(o), params(p) {
-        if (swapped) optimizer.swap_average(params);
-      }
-      ~AverageInPlace() {
-        if (swapped) optimizer.swap_average(params);
-      }
-    } average_in_place(*optimizer_, params_->values());
-    scores = validator_->run(model_def_, *params_, *model_);
+    // With --exponential-smoothing the average validates and is saved as the best weights:
+    // a Parameters over its buffer (no copy; gathered from the ranks just above).
+    AlignedVector<float>* average = optimizer_->average();
+    std::optional<Parameters<float>> averaged;
+    if (average) averaged.emplace(model_def_.config, average->data());
+    const Parameters<float>& weights = averaged ? *averaged : *params_;
+    scores = validator_->run(model_def_, weights, *model_);
     improved = scores.cost(o_.valid_metrics.front()) < progress_.best_valid_cost;
-    if (improved && mpi::is_root()) save_weights(path(model_files::kBestWeights), *params_);
+    if (improved && mpi::is_root()) save_weights(path(model_files::kBestWeights), weights);
   }
   if (improved) {
     progress_.best_valid_cost = scores.cost(o_.valid_metrics.front());
@@ -300,8 +296,8 @@ Trainer::UpdateCost Trainer::gradient(const Batches& update) {
     const long batch_tokens = model_->last_tokens();
     if (b > 0) {  // grads_ holds the mean over the earlier batches' tokens: reweight, add this one
       const float keep = static_cast<float>(sums.tokens) / static_cast<float>(sums.tokens + batch_tokens);
-      AlignedVector<float>& total = grads_->values();
-      const AlignedVector<float>& batch = batch_grads_->values();
+      const FlatSpan<float> total = grads_->values();
+      const FlatSpan<const float> batch = std::as_const(*batch_grads_).values();
 #pragma omp parallel for simd schedule(static) num_threads(o_.threads)
       for (size_t k = 0; k < total.size(); ++k) total[k] = keep * total[k] + (1 - keep) * batch[k];
     }

@@ -22,17 +22,63 @@ WeightPartition::WeightPartition(size_t parameter_count)
   if (ranks > 1) received_.resize(largest);
 }
 
-void WeightPartition::sum_gradients(AlignedVector<float>& grads) {
-  mpi::reduce_scatter_sum(grads.data(), bounds_, received_.data());
+void WeightPartition::place(Parameters<float>& params, Parameters<float>& grads) {
+  const size_t count = params.values().size();
+  shared_weights_ = mpi::SharedFloats::allocate(rank_ == 0 ? count : 0);
+  if (!shared_weights_) return;
+  shared_grads_ = mpi::SharedFloats::allocate(count);
+  if (!shared_grads_) {  // every rank gets the same answer
+    shared_weights_.reset();
+    return;
+  }
+  float* weights = shared_weights_->segment(0);
+  if (rank_ == 0) std::copy(params.values().begin(), params.values().end(), weights);
+  shared_weights_->synchronize();
+  params.use_storage(weights);
+  grads.use_storage(shared_grads_->segment(rank_));
 }
 
-double WeightPartition::gradient_norm(const AlignedVector<float>& grads) const {
+void WeightPartition::sum_gradients(FlatSpan<float> grads) {
+  if (!shared_grads_) {
+    mpi::reduce_scatter_sum(grads.data(), bounds_, received_.data());
+    return;
+  }
+  shared_grads_->synchronize();  // every rank's backward pass is done
+  // Rank 0's + rank 1's + … in blocks that stay in L1: this rank's own segment is one of
+  // the addends, so each block's sum is written back only once it is complete.
+  constexpr long kBlock = 2048;
+  const int ranks = mpi::size();
+  float* out = grads.data();
+  const long begin = static_cast<long>(this->begin()), end = static_cast<long>(this->end());
+#pragma omp parallel for schedule(static)
+  for (long first = begin; first < end; first += kBlock) {
+    alignas(64) float sum[kBlock];
+    const long n = std::min(kBlock, end - first);
+    const float* in = shared_grads_->segment(0) + first;
+#pragma omp simd
+    for (long k = 0; k < n; ++k) sum[k] = in[k];
+    for (int r = 1; r < ranks; ++r) {
+      in = shared_grads_->segment(r) + first;
+#pragma omp simd
+      for (long k = 0; k < n; ++k) sum[k] += in[k];
+    }
+#pragma omp simd
+    for (long k = 0; k < n; ++k) out[first + k] = sum[k];
+  }
+}
+
+double WeightPartition::gradient_norm(FlatSpan<const float> grads) const {
   double block_sums[kNormBlocks] = {};  // other ranks' blocks stay 0 here: the sum over ranks is exact
   norm_block_sums(grads, first_block_, last_block_, block_sums);
   mpi::sum(block_sums, kNormBlocks);
   return norm_from_block_sums(block_sums);
 }
 
-void WeightPartition::share(AlignedVector<float>& values) const { mpi::all_gather(values.data(), bounds_); }
+void WeightPartition::share(FlatSpan<float> values) const {
+  if (shared_weights_ && values.data() == shared_weights_->segment(0))
+    shared_weights_->synchronize();
+  else
+    mpi::all_gather(values.data(), bounds_);
+}
 
 }  // namespace rnnsearch

@@ -1,11 +1,16 @@
 #include "rnnsearch/util/mpi.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
+#include <utility>
 #include <stdexcept>
+
+#include <sys/statvfs.h>
 
 #ifdef RNNSEARCH_MPI
 #include <mpi.h>
@@ -50,6 +55,19 @@ bool launched_by_mpirun() {
   for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
     if (std::getenv(name)) return true;
   return false;
+}
+
+[[maybe_unused]] bool ring_asked() {
+  const char* ring = std::getenv("RNNSEARCH_MPI_RING");
+  return ring && *ring && std::strcmp(ring, "0") != 0;
+}
+
+// A shared window Open MPI backs by a file in /dev/shm: on a full tmpfs its pages fault
+// with SIGBUS when first touched, long after the allocation succeeded.
+[[maybe_unused]] bool dev_shm_has_room(size_t bytes) {
+  struct statvfs fs {};
+  if (statvfs("/dev/shm", &fs) != 0) return true;  // not Linux's tmpfs: the MPI's own choice
+  return static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize) >= 2.0 * static_cast<double>(bytes);
 }
 
 }  // namespace
@@ -176,6 +194,68 @@ void barrier() {
   if (g_size > 1) MPI_Barrier(MPI_COMM_WORLD);
 }
 
+constexpr size_t kAlignment = 64;
+
+struct SharedFloats::Window {
+  MPI_Comm host = MPI_COMM_NULL;
+  MPI_Win win = MPI_WIN_NULL;
+};
+
+SharedFloats::SharedFloats(std::unique_ptr<Window> window) : window_(std::move(window)) {}
+
+std::unique_ptr<SharedFloats> SharedFloats::allocate(size_t count) {
+  if (g_size == 1) return nullptr;
+  auto window = std::make_unique<Window>();
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &window->host);
+  int host_size = 0;
+  MPI_Comm_size(window->host, &host_size);
+  unsigned long long total = count;
+  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  int shared = host_size == g_size && !ring_asked() && dev_shm_has_room(total * sizeof(float)) ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!shared) {
+    MPI_Comm_free(&window->host);
+    return nullptr;
+  }
+  // The host's ranks keep their world order (key 0: ties keep it), so host rank = world rank.
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each segment on its own pages
+  // Open MPI's segments start 264 bytes into a page: each is given 64 bytes more and starts
+  // at the next 64-byte boundary, as an AlignedVector (tensor.h: where a vectorised loop
+  // splits a buffer must not depend on where it lies, or 2 ranks would round unlike 2 threads).
+  const size_t padded = count ? count + kAlignment / sizeof(float) : 0;
+  float* mine = nullptr;
+  MPI_Win_allocate_shared(static_cast<MPI_Aint>(padded * sizeof(float)), sizeof(float), info, window->host, &mine,
+                          &window->win);
+  MPI_Info_free(&info);
+  // One passive epoch for the window's life: the ranks load and store, and synchronize()
+  // orders their accesses (MPI_Win_sync and a barrier, MPI-3.1 §11.5.5's pattern).
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, window->win);
+  std::unique_ptr<SharedFloats> floats(new SharedFloats(std::move(window)));
+  for (int r = 0; r < g_size; ++r) {
+    MPI_Aint size = 0;
+    int unit = 0;
+    void* base = nullptr;
+    MPI_Win_shared_query(floats->window_->win, r, &size, &unit, &base);
+    const auto address = reinterpret_cast<std::uintptr_t>(base);
+    floats->segments_.push_back(reinterpret_cast<float*>((address + kAlignment - 1) / kAlignment * kAlignment));
+  }
+  return floats;
+}
+
+SharedFloats::~SharedFloats() {
+  MPI_Win_unlock_all(window_->win);
+  MPI_Win_free(&window_->win);
+  MPI_Comm_free(&window_->host);
+}
+
+void SharedFloats::synchronize() const {
+  MPI_Win_sync(window_->win);
+  MPI_Barrier(window_->host);
+  MPI_Win_sync(window_->win);
+}
+
 void abort(int status) {
   if (g_size > 1) MPI_Abort(MPI_COMM_WORLD, status);
   std::exit(status);
@@ -206,6 +286,11 @@ void broadcast(std::vector<std::string>&) {}
 std::vector<std::string> all_gather(const std::string& bytes) { return {bytes}; }
 void barrier() {}
 void abort(int status) { std::exit(status); }
+
+struct SharedFloats::Window {};
+std::unique_ptr<SharedFloats> SharedFloats::allocate(size_t) { return nullptr; }
+SharedFloats::~SharedFloats() = default;
+void SharedFloats::synchronize() const {}
 
 #endif
 

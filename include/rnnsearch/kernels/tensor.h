@@ -3,6 +3,10 @@
 // rows, (2) the time steps of a time-major sequence are contiguous row blocks
 // (rows t*B .. t*B+B-1), and (3) the .npz arrays (C order) map onto parameters without a copy.
 #include <Eigen/Dense>
+#include <algorithm>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace rnnsearch {
@@ -35,6 +39,36 @@ template <class T> using ConstRowVecMap = Eigen::Map<const RowVec<T>>;
 // tail is the same in every process, which keeps a resumed run bit-identical to an
 // uninterrupted one (a malloc'ed buffer's address mod 64 varies from run to run).
 template <class T> using AlignedVector = std::vector<T, Eigen::aligned_allocator<T>>;
+
+// A flat buffer someone else owns: an AlignedVector's, or memory the MPI ranks of one host
+// share (train/weight_partition.h). FlatSpan<const T> is made from either, and from a
+// FlatSpan<T>.
+template <class T>
+class FlatSpan {
+ public:
+  using value_type = std::remove_const_t<T>;
+  using iterator = T*;
+  using const_iterator = T*;
+  FlatSpan() = default;
+  FlatSpan(T* data, size_t size) : data_(data), size_(size) {}
+  template <class C, class = std::enable_if_t<std::is_convertible_v<decltype(std::declval<C&>().data()), T*>>>
+  FlatSpan(C&& buffer) : data_(buffer.data()), size_(buffer.size()) {}  // NOLINT: as std::span's
+  T* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](size_t k) const { return data_[k]; }
+  T* begin() const { return data_; }
+  T* end() const { return data_ + size_; }
+
+ private:
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+template <class T, class U>
+bool operator==(FlatSpan<T> a, FlatSpan<U> b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
 
 // Workspace matrices grow to the largest batch seen and are then reused: callers take
 // m.topRows(rows). Only a larger batch than any before allocates.

@@ -41,14 +41,12 @@ class Optimizer {
 
   // One step on the gradient grad_scale · grads (the clipping factor, folded into the step:
   // one pass over the gradient fewer than scaling it first).
-  void step(AlignedVector<float>& params, const AlignedVector<float>& grads, float grad_scale = 1);
+  void step(FlatSpan<float> params, FlatSpan<const float> grads, float grad_scale = 1);
   long steps() const { return steps_; }
   void set_lr(double lr) { options_.lr = lr; }  // the schedule's rate of the next step (lr_schedule.h)
   // θ̄, or nullptr without smoothing or before the first step.
   const AlignedVector<float>* average() const { return average_.empty() ? nullptr : &average_; }
-  // Exchanges θ̄ with values, without copying: the trainer validates the average in the
-  // parameters' own buffer and swaps back (one model-sized buffer fewer).
-  void swap_average(AlignedVector<float>& values) { average_.swap(values); }
+  AlignedVector<float>* average() { return average_.empty() ? nullptr : &average_; }
   // The parameter-sized arrays of the state (Adam's moments, the average once started).
   std::vector<AlignedVector<float>*> state();
 
@@ -58,7 +56,7 @@ class Optimizer {
   void load(const std::string& path);  // throws rnnsearch::Error on a size mismatch
 
  private:
-  void adam_step(AlignedVector<float>& params, const AlignedVector<float>& grads, float grad_scale);
+  void adam_step(FlatSpan<float> params, FlatSpan<const float> grads, float grad_scale);
 
   OptimizerOptions options_;
   size_t parameter_count_;
@@ -75,7 +73,7 @@ class Optimizer {
 constexpr int kNormBlocks = 64;
 inline size_t norm_block_begin(size_t size, int block) { return size * static_cast<size_t>(block) / kNormBlocks; }
 // Σ g² of blocks first … last − 1 into block_sums[first … last − 1].
-void norm_block_sums(const AlignedVector<float>& grads, int first, int last, double* block_sums);
+void norm_block_sums(FlatSpan<const float> grads, int first, int last, double* block_sums);
 double norm_from_block_sums(const double* block_sums);  // sqrt(Σ_b block_sums[b]), in block order
 // The factor of torch.nn.utils.clip_grad_norm_: max_norm / (‖g‖ + 1e-6) if ‖g‖ > max_norm,
 // else 1 (and always 1 for max_norm 0, no clipping).

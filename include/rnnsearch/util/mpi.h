@@ -8,6 +8,7 @@
 // it, or a process not started by mpirun) the group has one rank and every operation
 // below is a no-op, so single-process code pays nothing.
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -36,6 +37,31 @@ void max(double* data, size_t count);
 // - all_gather: every rank's part of data to every rank, in place.
 void reduce_scatter_sum(float* data, const std::vector<size_t>& bounds, float* scratch);
 void all_gather(float* data, const std::vector<size_t>& bounds);
+
+// Floats every rank of the job reads and writes in place: an MPI-3 shared-memory window
+// (MPI_Win_allocate_shared), when all the ranks run on one host. Each rank gives its count
+// (0 is fine) and sees every rank's segment, each on a 64-byte boundary.
+class SharedFloats {
+ public:
+  // Collective. Null, and every rank takes the same answer, with one rank, in a build
+  // without MPI, when the ranks span several hosts, when /dev/shm (where Open MPI keeps the
+  // window; a container's is often 64 MB) has less than twice the window's size free, or
+  // when RNNSEARCH_MPI_RING=1 asks for the exchange of several hosts on one.
+  static std::unique_ptr<SharedFloats> allocate(size_t count);
+  ~SharedFloats();
+  SharedFloats(const SharedFloats&) = delete;
+  SharedFloats& operator=(const SharedFloats&) = delete;
+
+  float* segment(int rank) const { return segments_[static_cast<size_t>(rank)]; }
+  // A barrier of the ranks after which each sees what all wrote into the window before it.
+  void synchronize() const;
+
+ private:
+  struct Window;
+  explicit SharedFloats(std::unique_ptr<Window> window);
+  std::unique_ptr<Window> window_;
+  std::vector<float*> segments_;
+};
 
 void broadcast(std::string& bytes);                              // rank 0's bytes everywhere
 void broadcast(std::vector<std::string>& texts);                 // rank 0's lines everywhere
