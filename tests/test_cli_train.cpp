@@ -228,7 +228,8 @@ TEST(Train, ResumeRefusesADifferentModelOptionGiven) {
   ASSERT_EQ(run(train_command(dir.path("m"), "--max-updates 4 --dec-cell-base-depth 2"), dir).first, 0);
   const std::string before = read_file(dir.path("m/model.npz"));
   for (const char* other : {"--dec-cell-base-depth 1", "--dec-cell-base-depth 3", "--layer-normalization",
-                                   "--dec-cell-base-depth 2 --enc-depth 2", "--output-layer linear"}) {
+                            "--dec-cell-base-depth 2 --enc-depth 2", "--output-layer linear",
+                            "--enc-type alternating"}) {
     const auto [status, err] = run(train_command(dir.path("m"), std::string("--max-updates 8 ") + other), dir);
     EXPECT_EQ(status, 1) << other;
     EXPECT_NE(err.find("m/config.json"), std::string::npos) << err;
@@ -412,12 +413,14 @@ TEST(Train, DeepTransitionModelTrainsAndTranslates) {
   test::TempDir dir;
   const auto [status, err] =
       run(train_command(dir.path("m"), "--max-updates 10 --enc-cell-depth 2 --dec-cell-base-depth 3 --enc-depth 2 "
-                                       "--dec-depth 2 --dec-cell-high-depth 2 --skip"),
+                                       "--enc-type alternating --dec-depth 2 --dec-cell-high-depth 2 --skip"),
           dir);
   ASSERT_EQ(status, 0) << err;
-  EXPECT_NE(err.find("enc-cell-depth=2 dec-cell-base-depth=3 enc-depth=2 dec-depth=2 dec-cell-high-depth=2 skip"),
+  EXPECT_NE(err.find("enc-cell-depth=2 dec-cell-base-depth=3 enc-depth=2 enc-type=alternating dec-depth=2 "
+                     "dec-cell-high-depth=2 skip"),
             std::string::npos)
       << err;
+  EXPECT_NE(read_file(dir.path("m/config.json")).find("\"enc_type\": \"alternating\""), std::string::npos);
   EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("dec_l2_cell2_U").shape, (std::vector<long>{12, 36}));
   EXPECT_NE(read_file(dir.path("m/config.json")).find("\"dec_depth\": 2"), std::string::npos);
   EXPECT_EQ(load_npz(dir.path("m/model.npz")).at("enc_fw_l2_cell2_U").shape, (std::vector<long>{12, 36}));
@@ -439,7 +442,10 @@ TEST(Train, DeepTransitionModelTrainsAndTranslates) {
   for (const auto& [options, problem] :
        {std::pair<std::string, std::string>{"--dec-depth 2", "sit on the conditional GRU"},
         {"--dec-cell-base-depth 2 --dec-cell-high-depth 2", "give --dec-depth 2 or more"},
-        {"--skip", "give --enc-depth or --dec-depth 2 or more"}}) {
+        {"--skip", "give --enc-depth or --dec-depth 2 or more"},
+        {"--enc-type alternating", "give --enc-depth 2 or more"},
+        {"--enc-depth 2 --enc-type bi-unidirectional", "'bi-unidirectional' (Marian's) is not built"},
+        {"--enc-depth 2 --enc-type forward", "unknown encoder type 'forward' (expected bidirectional or alternating)"}}) {
     const auto [bad, message] = run(train_command(dir.path("bad"), options), dir);
     EXPECT_EQ(bad, 1) << options;
     EXPECT_NE(message.find(problem), std::string::npos) << message;

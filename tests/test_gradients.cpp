@@ -62,6 +62,7 @@ struct Case {
   bool skip = false;
   int dec_depth = 1;
   int dec_cell_high_depth = 1;
+  EncoderType enc_type = EncoderType::bidirectional;
 };
 
 // The three output layers: maxout, linear, maxout with tied embeddings.
@@ -80,6 +81,7 @@ ModelConfig config_of(const Case& c) {
   config.skip = c.skip;
   config.dec_depth = c.dec_depth;
   config.dec_cell_high_depth = c.dec_cell_high_depth;
+  config.enc_type = c.enc_type;
   return config;
 }
 
@@ -164,7 +166,12 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                            // decoder layers is the Marian-style case below, H = 2)
                                            Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 3, 1, true, 2, 3},
                                            // the Marian-style deep s2s configuration of issue 42
-                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2, 2, 2, true, 2, 2}));
+                                           Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2, 2, 2, true, 2, 2},
+                                           // --enc-type alternating: layer 2 of each stack reads the other way
+                                           Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 1, 3, true, 1, 1,
+                                                EncoderType::alternating},
+                                           Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, true, 2, 2, 2, true, 1, 1,
+                                                EncoderType::alternating}));
 
 // Layer-level checks: a loss L = Σ w ∘ output with fixed random weights w, differentiated
 // with respect to every input and parameter of the layer by central differences.
@@ -552,8 +559,10 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
     for (int l = 1; l <= c.enc_depth; ++l) {
       std::vector<Vec> outputs(S);
       Vec h = Vec::Zero(n);
+      // --enc-type alternating: layers 2, 4, … read against their stack's direction
+      const bool reverse = backward != (c.enc_type == EncoderType::alternating && l % 2 == 0);
       for (Index k = 0; k < S; ++k) {
-        const Index j = backward ? S - 1 - k : k;
+        const Index j = reverse ? S - 1 - k : k;
         h = encoder_step(backward, l, inputs[j], h);
         outputs[j] = c.skip && l > 1 ? Vec(h + inputs[j]) : h;
       }
@@ -632,9 +641,10 @@ double sentence_cost_reference(const Parameters<double>& p, const std::vector<in
 TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
   for (Case model : kOutputLayers)
   for (bool layer_norm : {false, true})
-  for (const auto& [cell_depth, dec_depth, layers, dec_layers] :
-       {std::tuple{1, 1, 1, 1}, {3, 1, 1, 1}, {1, 2, 1, 1}, {2, 3, 1, 1}, {1, 1, 3, 1}, {2, 2, 2, 1}, {1, 2, 1, 2},
-        {2, 2, 2, 3}}) {
+  for (const auto& [cell_depth, dec_depth, layers, dec_layers, alternating] :
+       {std::tuple{1, 1, 1, 1, false}, {3, 1, 1, 1, false}, {1, 2, 1, 1, false}, {2, 3, 1, 1, false},
+        {1, 1, 3, 1, false}, {2, 2, 2, 1, false}, {1, 2, 1, 2, false}, {2, 2, 2, 3, false}, {1, 1, 3, 1, true},
+        {2, 2, 2, 3, true}}) {
     model.layer_norm = layer_norm;
     model.enc_cell_depth = cell_depth;
     model.dec_cell_base_depth = dec_depth;
@@ -642,10 +652,11 @@ TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
     model.dec_depth = dec_layers;
     model.dec_cell_high_depth = dec_layers == 3 ? 2 : 1;
     model.skip = layers == 3 || dec_layers == 3;
+    model.enc_type = alternating ? EncoderType::alternating : EncoderType::bidirectional;
     SCOPED_TRACE((layer_norm ? "layer normalization" : "plain") + std::string(", encoder cell depth ") +
                  std::to_string(cell_depth) + ", decoder base depth " + std::to_string(dec_depth) + ", encoder layers " +
                  std::to_string(layers) + ", decoder layers " + std::to_string(dec_layers) +
-                 (model.skip ? " with skip" : ""));
+                 (model.skip ? " with skip" : "") + (alternating ? ", alternating" : ""));
     Parameters<double> params(config_of(model));
     test::init_for_check(params, 0.5, 5);
     const std::vector<std::vector<int>> src = {{4, 5, 6, 7, 3}, {8, 3}, {9, 10, 4, 3}};

@@ -228,6 +228,20 @@ TEST(Weights, StackedEncoderLayersComeLast) {
   EXPECT_EQ(read_back.enc_depth, 3);
   EXPECT_TRUE(read_back.skip);
   EXPECT_EQ(nlohmann::json(small_config()).count("skip"), 0u);
+  // --enc-type alternating: the same tensors; layer 2 of each stack reads the other way
+  EXPECT_EQ(nlohmann::json(config).count("enc_type"), 0u);
+  EXPECT_FALSE(enc_layer(config, false, 2).reverse);
+  config.enc_type = EncoderType::alternating;
+  EXPECT_EQ(parameter_count(config), shallow + 2 * 2 * per_layer);
+  EXPECT_EQ(nlohmann::json(config).at("enc_type"), "alternating");
+  EXPECT_EQ(nlohmann::json(config).get<ModelConfig>().enc_type, EncoderType::alternating);
+  for (const auto& [backward, layer, reverse] : {std::tuple{false, 1, false}, {false, 2, true}, {false, 3, false},
+                                                 {true, 1, true}, {true, 2, false}, {true, 3, true}})
+    EXPECT_EQ(enc_layer(config, backward, layer).reverse, reverse) << backward << " " << layer;
+  nlohmann::json wrong = config;
+  wrong["enc_type"] = "bi-unidirectional";
+  EXPECT_NE(test::error_of([&] { wrong.get<ModelConfig>(); }).find("'bi-unidirectional' (Marian's) is not built"),
+            std::string::npos);
 }
 
 // --dec-depth D adds layers 2..D after the encoder's layers, each with W, U, b, the norms

@@ -44,7 +44,7 @@ void return_large_buffers_to_the_system() {
 
 std::optional<TrainOptions> parse_train_options(const Args& args) {
   TrainOptions o;
-  std::string preset = "small", output_layer = "maxout", optimizer = "adam";
+  std::string preset = "small", output_layer = "maxout", enc_type = "bidirectional", optimizer = "adam";
   int emb = 0, hidden = 0, maxout = 0, batch = 0, threads = 0;
   double dropout = 0;
   std::string subword_type, valid_metrics, precision, tokenizer;
@@ -71,7 +71,10 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("dec-cell-base-depth", po::value(&o.model.dec_cell_base_depth)->default_value(1)->notifier(between("dec-cell-base-depth", 1, kMaxCellDepth)),
        "1: the paper's decoder; B >= 2: the conditional GRU of Nematus and Marian's s2s with B cells (attention after the first)")
       ("enc-depth", po::value(&o.model.enc_depth)->default_value(1)->notifier(between("enc-depth", 1, kMaxDepth)),
-       "stacked GRU layers in each encoder direction (as Marian's s2s --enc-depth, enc-type bidirectional)")
+       "stacked GRU layers in each encoder direction (as Marian's s2s --enc-depth)")
+      ("enc-type", po::value(&enc_type)->default_value("bidirectional"),
+       "the stacked encoder layers: bidirectional (a forward and a backward stack) or alternating (each stack flips "
+       "direction at every layer, as Marian's s2s and Nematus)")
       ("dec-depth", po::value(&o.model.dec_depth)->default_value(1)->notifier(between("dec-depth", 1, kMaxDepth)),
        "stacked decoder layers over the conditional GRU (as Marian's s2s --dec-depth), each with a state of its own")
       ("dec-cell-high-depth", po::value(&o.model.dec_cell_high_depth)->default_value(1)
@@ -164,6 +167,7 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   o.model.hidden = hidden > 0 ? hidden : sizes.hidden;
   o.model.maxout = maxout > 0 ? maxout : sizes.maxout;
   o.model.output = parse_output_kind(output_layer);
+  o.model.enc_type = parse_encoder_type(enc_type);
   // (--preset gives the sizes)
   for (const auto& [name, value] : vm)
     if (!value.defaulted())

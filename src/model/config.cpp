@@ -16,6 +16,18 @@ OutputKind parse_output_kind(const std::string& name) {
   throw Error("unknown output layer '" + name + "' (expected maxout or linear)");
 }
 
+std::string encoder_type_name(EncoderType type) {
+  return type == EncoderType::alternating ? "alternating" : "bidirectional";
+}
+
+EncoderType parse_encoder_type(const std::string& name) {
+  if (name == "bidirectional") return EncoderType::bidirectional;
+  if (name == "alternating") return EncoderType::alternating;
+  if (name == "bi-unidirectional")
+    throw Error("encoder type 'bi-unidirectional' (Marian's) is not built: bidirectional or alternating");
+  throw Error("unknown encoder type '" + name + "' (expected bidirectional or alternating)");
+}
+
 void to_json(nlohmann::json& j, const ModelConfig& c) {
   j = nlohmann::json{{"src_vocab", c.src_vocab}, {"tgt_vocab", c.tgt_vocab}, {"emb", c.emb},
                      {"hidden", c.hidden},       {"maxout", c.maxout},
@@ -26,6 +38,7 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
   if (c.enc_cell_depth > 1) j["enc_cell_depth"] = c.enc_cell_depth;
   if (c.dec_cell_base_depth > 1) j["dec_cell_base_depth"] = c.dec_cell_base_depth;
   if (c.enc_depth > 1) j["enc_depth"] = c.enc_depth;
+  if (c.enc_type != EncoderType::bidirectional) j["enc_type"] = encoder_type_name(c.enc_type);
   if (c.dec_depth > 1) j["dec_depth"] = c.dec_depth;
   if (c.dec_cell_high_depth > 1) j["dec_cell_high_depth"] = c.dec_cell_high_depth;
   if (c.skip) j["skip"] = true;
@@ -84,6 +97,7 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
     c.dec_cell_base_depth =
         whole_number(j.value("dec_cell_base_depth", nlohmann::json(1)), "dec_cell_base_depth", 1, kMaxCellDepth);
     c.enc_depth = whole_number(j.value("enc_depth", nlohmann::json(1)), "enc_depth", 1, kMaxDepth);
+    c.enc_type = parse_encoder_type(j.value("enc_type", std::string("bidirectional")));
     c.dec_depth = whole_number(j.value("dec_depth", nlohmann::json(1)), "dec_depth", 1, kMaxDepth);
     c.dec_cell_high_depth =
         whole_number(j.value("dec_cell_high_depth", nlohmann::json(1)), "dec_cell_high_depth", 1, kMaxCellDepth);
@@ -203,7 +217,8 @@ GruLayerParams enc_layer(const ModelConfig& c, bool backward, int l) {
                               : GruLayerParams{enc_fw_W, enc_fw_U, enc_fw_b, c.enc_cell_depth};
   if (l == 1)
     for (int k = 2; k <= c.enc_cell_depth; ++k) p.transitions[k - 2] = enc_transition(c, backward, k, 1);
-  p.reverse = backward;
+  // alternating: layers 2, 4, … read against their stack's direction
+  p.reverse = backward != (c.enc_type == EncoderType::alternating && l % 2 == 0);
   p.residual = c.skip && l > 1;
   return p;
 }

@@ -155,6 +155,9 @@ ModelDefinition create_model_definition(const TrainOptions& o, const std::string
   if (o.model.skip && o.model.enc_depth == 1 && o.model.dec_depth == 1)
     throw Error("--skip adds a layer's input to its output from the second layer on: give --enc-depth or --dec-depth 2 "
                 "or more");
+  if (o.model.enc_type == EncoderType::alternating && o.model.enc_depth == 1)
+    throw Error("--enc-type alternating flips the direction from the second encoder layer on: give --enc-depth 2 or "
+                "more");
   if (!o.vocab_src.empty() != !o.vocab_tgt.empty()) throw Error("--vocab-src and --vocab-tgt go together");
   if (o.subwords > 0 && !o.vocab_src.empty()) throw Error("--subwords learns its own vocabularies: drop --vocab-src/--vocab-tgt");
   ModelDefinition model;

@@ -47,6 +47,7 @@ std::string model_line(const ModelConfig& config, size_t parameters, int batch_s
          (config.enc_cell_depth > 1 ? " enc-cell-depth=" + std::to_string(config.enc_cell_depth) : "") +
          (config.dec_cell_base_depth > 1 ? " dec-cell-base-depth=" + std::to_string(config.dec_cell_base_depth) : "") +
          (config.enc_depth > 1 ? " enc-depth=" + std::to_string(config.enc_depth) : "") +
+         (config.enc_type != EncoderType::bidirectional ? " enc-type=" + encoder_type_name(config.enc_type) : "") +
          (config.dec_depth > 1 ? " dec-depth=" + std::to_string(config.dec_depth) : "") +
          (config.dec_cell_high_depth > 1 ? " dec-cell-high-depth=" + std::to_string(config.dec_cell_high_depth) : "") +
          (config.skip ? " skip" : "") +

@@ -66,6 +66,7 @@ void check_resumed_model(const TrainOptions& options, const ModelConfig& run, co
       {"enc-cell-depth", [](const ModelConfig& c) { return std::to_string(c.enc_cell_depth); }},
       {"dec-cell-base-depth", [](const ModelConfig& c) { return std::to_string(c.dec_cell_base_depth); }},
       {"enc-depth", [](const ModelConfig& c) { return std::to_string(c.enc_depth); }},
+      {"enc-type", [](const ModelConfig& c) { return encoder_type_name(c.enc_type); }},
       {"dec-depth", [](const ModelConfig& c) { return std::to_string(c.dec_depth); }},
       {"dec-cell-high-depth", [](const ModelConfig& c) { return std::to_string(c.dec_cell_high_depth); }},
       {"skip", [](const ModelConfig& c) { return on_off(c.skip); }},

@@ -13,6 +13,11 @@
 namespace rnnsearch {
 
 enum class OutputKind { maxout, linear };
+// How the encoder's stacked layers run (--enc-type, as Marian's s2s): bidirectional, a stack
+// that reads forward and one that reads backward; alternating, the same two stacks with the
+// direction flipped at every layer (layer 2 of the forward stack reads backward, …), which
+// is Nematus's encoder (with --skip).
+enum class EncoderType { bidirectional, alternating };
 
 constexpr int kMaxCellDepth = 16;
 constexpr int kMaxDepth = 16;
@@ -41,6 +46,7 @@ struct ModelConfig {
   // enc_cell_depth transitions each), layer l ≥ 2 reading layer l−1's output of the same
   // direction; with skip (--skip) layer l ≥ 2's output is its state plus its input.
   int enc_depth = 1;  // 1 .. kMaxDepth
+  EncoderType enc_type = EncoderType::bidirectional;  // alternating: needs enc_depth ≥ 2
   // Stacked decoder layers (--dec-depth D, §1.4; on the conditional GRU only): layers 2..D,
   // each of dec_cell_high_depth transitions, read the output of the layer below (with skip
   // plus it) and keep a state of their own, started from s_0; the output layer reads layer
@@ -66,6 +72,8 @@ void to_json(nlohmann::json& j, const ModelConfig& c);
 void from_json(const nlohmann::json& j, ModelConfig& c);  // throws rnnsearch::Error
 std::string output_kind_name(OutputKind kind);
 OutputKind parse_output_kind(const std::string& name);     // throws rnnsearch::Error
+std::string encoder_type_name(EncoderType type);
+EncoderType parse_encoder_type(const std::string& name);   // throws rnnsearch::Error
 // Throws rnnsearch::Error when tied_embeddings is set on sizes that cannot be tied.
 void check_tied_embeddings(const ModelConfig& config);
 // Throws rnnsearch::Error when stacked decoder layers are asked of the paper's decoder, or
