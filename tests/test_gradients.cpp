@@ -171,6 +171,8 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                            Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 1, 3, true, 1, 1,
                                                 EncoderType::alternating},
                                            Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, true, 2, 2, 2, true, 1, 1,
+                                                EncoderType::alternating},
+                                           Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 2, 2, false, 1, 1,
                                                 EncoderType::alternating}));
 
 // Layer-level checks: a loss L = Σ w ∘ output with fixed random weights w, differentiated
@@ -644,7 +646,7 @@ TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
   for (const auto& [cell_depth, dec_depth, layers, dec_layers, alternating] :
        {std::tuple{1, 1, 1, 1, false}, {3, 1, 1, 1, false}, {1, 2, 1, 1, false}, {2, 3, 1, 1, false},
         {1, 1, 3, 1, false}, {2, 2, 2, 1, false}, {1, 2, 1, 2, false}, {2, 2, 2, 3, false}, {1, 1, 3, 1, true},
-        {2, 2, 2, 3, true}}) {
+        {1, 1, 2, 1, true}, {2, 2, 2, 3, true}}) {
     model.layer_norm = layer_norm;
     model.enc_cell_depth = cell_depth;
     model.dec_cell_base_depth = dec_depth;

@@ -27,19 +27,20 @@ void encoder_forward(const Parameters<T>& params, const int* src, const int* len
     x.array() *= mask.array();
   }
 
-  // Each direction's stack: layer 1 reads x, layer l the output of layer l−1
+  // Each stack (forward, backward): layer 1 reads x, layer l the output of layer l−1; each
+  // layer's direction is enc_layer's (--enc-type alternating flips layers 2, 4, …)
   const ModelConfig& c = params.config();
   const int L = c.enc_depth;
   for (auto* layers : {&ws.fw, &ws.bw}) {
-    const bool reverse = layers == &ws.bw;
+    const bool backward = layers == &ws.bw;
     layers->resize(L);
     for (int l = 1; l <= L; ++l)
-      gru_layer_forward<T>(params, enc_layer(c, reverse, l),
-                           l == 1 ? MatCRef<T>(x) : gru_layer_output(enc_layer(c, reverse, l - 1), (*layers)[l - 2], S, B),
+      gru_layer_forward<T>(params, enc_layer(c, backward, l),
+                           l == 1 ? MatCRef<T>(x) : gru_layer_output(enc_layer(c, backward, l - 1), (*layers)[l - 2], S, B),
                            ws.moving.data(), S, B, nullptr, (*layers)[l - 1], ws.gru_scratch);
   }
 
-  // a_j = [h→_j ; h←_j] of the top layers, batch-major
+  // a_j = [h→_j ; h←_j] of the top layers (the forward stack's, the backward stack's), batch-major
   const MatCRef<T> top_fw = gru_layer_output(enc_layer(c, false, L), ws.fw[L - 1], S, B);
   const MatCRef<T> top_bw = gru_layer_output(enc_layer(c, true, L), ws.bw[L - 1], S, B);
   auto annotations = rows_of(ws.annotations, B * S, 2 * n);
@@ -88,7 +89,7 @@ void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<
   grads.vec(att_b) += dk.colwise().sum();
   dann.noalias() += dk * params.mat(att_U).transpose();
 
-  // a_j = [h→_j ; h←_j]: hand each half to its top layer's output gradient
+  // a_j = [h→_j ; h←_j] (forward stack, backward stack): each half to its top layer's output gradient
   const ModelConfig& c = params.config();
   const int L = c.enc_depth;
   auto dfw = rows_of(ws.fw[L - 1].doutput, S * B, n);
@@ -103,12 +104,12 @@ void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<
   auto dx = rows_of(ws.dx, S * B, e);
   dx.setZero();
   for (auto* layers : {&ws.fw, &ws.bw}) {
-    const bool reverse = layers == &ws.bw;
+    const bool backward = layers == &ws.bw;
     for (int l = L; l >= 1; --l) {
       const MatCRef<T> X = l == 1 ? MatCRef<T>(ws.x.topRows(S * B))
-                                  : gru_layer_output(enc_layer(c, reverse, l - 1), (*layers)[l - 2], S, B);
+                                  : gru_layer_output(enc_layer(c, backward, l - 1), (*layers)[l - 2], S, B);
       MatRef<T> dX = l == 1 ? MatRef<T>(dx) : MatRef<T>(rows_of((*layers)[l - 2].doutput, S * B, n));
-      gru_layer_backward<T>(params, enc_layer(c, reverse, l), X, ws.moving.data(), S, B, (*layers)[l - 1], grads, dX,
+      gru_layer_backward<T>(params, enc_layer(c, backward, l), X, ws.moving.data(), S, B, (*layers)[l - 1], grads, dX,
                             l == 1, ws.gru_scratch);
     }
   }

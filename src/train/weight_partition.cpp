@@ -1,6 +1,7 @@
 #include "rnnsearch/train/weight_partition.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "rnnsearch/train/optimizer.h"
 #include "rnnsearch/util/mpi.h"
@@ -33,9 +34,13 @@ void WeightPartition::place(Parameters<float>& params, Parameters<float>& grads)
   }
   float* weights = shared_weights_->segment(0);
   if (rank_ == 0) std::copy(params.values().begin(), params.values().end(), weights);
+  // Every page touched now: a /dev/shm that filled up since allocate's check fails here, at
+  // the start, not at some update.
+  std::fill(shared_grads_->segment(rank_), shared_grads_->segment(rank_) + count, 0.f);
   shared_weights_->synchronize();
   params.use_storage(weights);
   grads.use_storage(shared_grads_->segment(rank_));
+  AlignedVector<float>().swap(received_);  // the ring's buffer
 }
 
 void WeightPartition::sum_gradients(FlatSpan<float> grads) {
@@ -43,6 +48,8 @@ void WeightPartition::sum_gradients(FlatSpan<float> grads) {
     mpi::reduce_scatter_sum(grads.data(), bounds_, received_.data());
     return;
   }
+  if (grads.data() != shared_grads_->segment(rank_))
+    throw std::logic_error("WeightPartition::sum_gradients: not the gradient placed in shared memory");
   shared_grads_->synchronize();  // every rank's backward pass is done
   // Rank 0's + rank 1's + … in blocks that stay in L1: this rank's own segment is one of
   // the addends, so each block's sum is written back only once it is complete.

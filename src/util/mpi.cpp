@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <utility>
@@ -225,10 +226,17 @@ std::unique_ptr<SharedFloats> SharedFloats::allocate(size_t count) {
   // at the next 64-byte boundary, as an AlignedVector (tensor.h: where a vectorised loop
   // splits a buffer must not depend on where it lies, or 2 ranks would round unlike 2 threads).
   const size_t padded = count ? count + kAlignment / sizeof(float) : 0;
+  // A host where the MPI cannot make the window (no /dev/shm in a chroot or container, say)
+  // falls back to the ring instead of ending the job: errors return on this communicator.
+  MPI_Comm_set_errhandler(window->host, MPI_ERRORS_RETURN);
   float* mine = nullptr;
-  MPI_Win_allocate_shared(static_cast<MPI_Aint>(padded * sizeof(float)), sizeof(float), info, window->host, &mine,
-                          &window->win);
+  const int status = MPI_Win_allocate_shared(static_cast<MPI_Aint>(padded * sizeof(float)), sizeof(float), info,
+                                             window->host, &mine, &window->win);
   MPI_Info_free(&info);
+  MPI_Comm_set_errhandler(window->host, MPI_ERRORS_ARE_FATAL);  // a failed barrier must not pass
+  int made = status == MPI_SUCCESS ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &made, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!made) return nullptr;  // (freeing a window some ranks lack would wait forever: left as it is)
   // One passive epoch for the window's life: the ranks load and store, and synchronize()
   // orders their accesses (MPI_Win_sync and a barrier, MPI-3.1 §11.5.5's pattern).
   MPI_Win_lock_all(MPI_MODE_NOCHECK, window->win);
@@ -245,6 +253,10 @@ std::unique_ptr<SharedFloats> SharedFloats::allocate(size_t count) {
 }
 
 SharedFloats::~SharedFloats() {
+  // Freeing a window is collective: a rank unwinding an exception alone (a checkpoint it
+  // could not write) would wait here for the others, which wait for it at the next barrier,
+  // and the job would hang instead of ending by main's mpi::abort. The window is left to it.
+  if (std::uncaught_exceptions() > 0) return;
   MPI_Win_unlock_all(window_->win);
   MPI_Win_free(&window_->win);
   MPI_Comm_free(&window_->host);

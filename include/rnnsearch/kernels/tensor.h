@@ -51,8 +51,11 @@ class FlatSpan {
   using const_iterator = T*;
   FlatSpan() = default;
   FlatSpan(T* data, size_t size) : data_(data), size_(size) {}
+  // (lvalues only: a span of a temporary vector would dangle)
   template <class C, class = std::enable_if_t<std::is_convertible_v<decltype(std::declval<C&>().data()), T*>>>
-  FlatSpan(C&& buffer) : data_(buffer.data()), size_(buffer.size()) {}  // NOLINT: as std::span's
+  FlatSpan(C& buffer) : data_(buffer.data()), size_(buffer.size()) {}  // NOLINT: as std::span's
+  template <class U, class = std::enable_if_t<std::is_convertible_v<U*, T*>>>
+  FlatSpan(FlatSpan<U> other) : data_(other.data()), size_(other.size()) {}  // NOLINT: T* to const T*
   T* data() const { return data_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

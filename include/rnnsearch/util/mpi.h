@@ -45,8 +45,9 @@ class SharedFloats {
  public:
   // Collective. Null, and every rank takes the same answer, with one rank, in a build
   // without MPI, when the ranks span several hosts, when /dev/shm (where Open MPI keeps the
-  // window; a container's is often 64 MB) has less than twice the window's size free, or
-  // when RNNSEARCH_MPI_RING=1 asks for the exchange of several hosts on one.
+  // window; a container's is often 64 MB) has less than twice the window's size free, when
+  // the MPI fails to make the window, or when RNNSEARCH_MPI_RING=1 asks for the exchange
+  // of several hosts on one.
   static std::unique_ptr<SharedFloats> allocate(size_t count);
   ~SharedFloats();
   SharedFloats(const SharedFloats&) = delete;
