@@ -26,9 +26,11 @@ Optimizer::Optimizer(const OptimizerOptions& options, size_t parameter_count, si
 }
 
 void Optimizer::step(FlatSpan<float> params, FlatSpan<const float> grads, float grad_scale) {
-  if (options_.smoothing > 0 && average_.empty()) {  // θ̄ starts as θ; only the part stepped here is
-    average_.assign(params.size(), 0.f);               // read: in shared memory other ranks are
-    std::copy(params.begin() + begin_, params.begin() + end_, average_.begin() + begin_);  // writing theirs
+  // θ̄ starts as θ, copied for the part stepped here only: in shared memory (MPI ranks of one
+  // host) the other ranks are writing theirs now; those parts are gathered before θ̄ is read.
+  if (options_.smoothing > 0 && average_.empty()) {
+    average_.assign(params.size(), 0.f);
+    std::copy(params.begin() + begin_, params.begin() + end_, average_.begin() + begin_);
   }
   ++steps_;
   float* p = params.data();

@@ -10,7 +10,6 @@
 #include <memory>
 #include <optional>
 #include <sstream>
-#include <utility>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/file_lock.h"
@@ -52,8 +51,9 @@ std::unique_ptr<FileLock> lock_if_root(const std::string& dir) {
 std::string on_off(bool on) { return on ? "on" : "off"; }
 
 // A resumed run keeps the model of its config.json; a model option the command line gives
-// (options.options_given; this table is the list of model options) must agree with it, or the run would go on as another model
-// than the one asked for without a word (as when a script's default changes).
+// (options.options_given; the table below is the list of model options) must agree with it,
+// or the run would go on as another model than the one asked for without a word (as when a
+// script's default changes).
 void check_resumed_model(const TrainOptions& options, const ModelConfig& run, const std::string& config_path) {
   using Value = std::string (*)(const ModelConfig&);
   static const std::pair<const char*, Value> kOptions[] = {
@@ -298,7 +298,7 @@ Trainer::UpdateCost Trainer::gradient(const Batches& update) {
     if (b > 0) {  // grads_ holds the mean over the earlier batches' tokens: reweight, add this one
       const float keep = static_cast<float>(sums.tokens) / static_cast<float>(sums.tokens + batch_tokens);
       const FlatSpan<float> total = grads_->values();
-      const FlatSpan<const float> batch = std::as_const(*batch_grads_).values();
+      const FlatSpan<const float> batch = batch_grads_->values();
 #pragma omp parallel for simd schedule(static) num_threads(o_.threads)
       for (size_t k = 0; k < total.size(); ++k) total[k] = keep * total[k] + (1 - keep) * batch[k];
     }
