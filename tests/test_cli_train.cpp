@@ -254,6 +254,38 @@ TEST(Train, ResumeRefusesADifferentModelOptionGiven) {
   }
 }
 
+// The same for the options that made the run's vocabularies: another --min-count, --no-lowercase
+// on a lowercasing run, or a --vocab-src that is not the run's vocabulary is one line naming the
+// file, and the run is untouched; the run's own values and vocabulary files resume.
+TEST(Train, ResumeRefusesOtherVocabularyOptions) {
+  test::TempDir dir;
+  ASSERT_EQ(run(train_command(dir.path("m"), "--max-updates 4 --min-count 2"), dir).first, 0);
+  const std::string before = read_file(dir.path("m/model.npz"));
+  // a vocabulary of its own: the run's without its last word
+  std::string other_vocab = read_file(dir.path("m/vocab.src"));
+  other_vocab.erase(other_vocab.rfind('\n', other_vocab.size() - 2) + 1);
+  write_file_atomically(dir.path("other.vocab"), other_vocab);
+  const std::string vocab_pair = " --vocab-tgt " + dir.path("m/vocab.tgt");
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"--min-count 1", "m/config.json", "the run to resume has --min-count 2, not 1"},
+      {"--no-lowercase", "m/config.json", "the run to resume lowercases its text, not --no-lowercase"},
+      {"--vocab-src " + dir.path("other.vocab") + vocab_pair, "other.vocab",
+       "is not the vocabulary of the run to resume"}};
+  for (const auto& [other, file, expected] : cases) {
+    const auto [status, err] = run(train_command(dir.path("m"), "--max-updates 8 " + other), dir);
+    EXPECT_EQ(status, 1) << other;
+    EXPECT_NE(err.find(file), std::string::npos) << err;
+    EXPECT_NE(err.find(expected), std::string::npos) << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  }
+  EXPECT_TRUE(read_file(dir.path("m/model.npz")) == before);
+  for (const std::string& same : {std::string("--min-count 2"), "--vocab-src " + dir.path("m/vocab.src") + vocab_pair}) {
+    const auto [resumed, resumed_err] = run(train_command(dir.path("m"), "--max-updates 6 " + same), dir);
+    EXPECT_EQ(resumed, 0) << resumed_err;
+    EXPECT_NE(resumed_err.find("resuming at update"), std::string::npos) << resumed_err;
+  }
+}
+
 // --save-freq 5 without --valid-freq: checkpoints at updates 5, 10, ... long before the
 // first epoch ends (300 updates of one sentence), the first time progress.json appears.
 TEST(Train, SaveFreqWritesCheckpointsBetweenValidations) {
@@ -484,7 +516,7 @@ TEST(Train, ProfileReportsThePhasesOfTrainingAndOfABenchmark) {
   }
 }
 
-TEST(Train, InitFromStartsFromThoseWeightsAndRefusesOtherShapes) {
+TEST(Train, InitFromStartsFromThoseWeightsAndRefusesOtherShapesOrMeanings) {
   test::TempDir dir;
   ASSERT_EQ(run(train_command(dir.path("base"), "--max-updates 5"), dir).first, 0);
   const std::string weights = dir.path("base/model.npz");
@@ -502,6 +534,26 @@ TEST(Train, InitFromStartsFromThoseWeightsAndRefusesOtherShapes) {
   EXPECT_NE(bad_status, 0);
   EXPECT_NE(bad_err.find(weights), std::string::npos) << bad_err;
   EXPECT_NE(bad_err.find("shape"), std::string::npos) << bad_err;
+  // Weights that fit but mean something else: another vocabulary (of the same training text,
+  // --min-count 1), or the same tensors read in another direction (--enc-type) or without
+  // residuals (--skip). Each is one line naming the file beside the weights that differs.
+  ASSERT_EQ(run(train_command(dir.path("alt"), "--max-updates 1 --enc-depth 2 --enc-type alternating --skip"), dir).first,
+            0);
+  const std::string alt = dir.path("alt/model.npz"),
+                    alt_vocabs = " --vocab-src " + dir.path("alt/vocab.src") + " --vocab-tgt " + dir.path("alt/vocab.tgt");
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"--min-count 1 --init-from " + weights, "base/vocab.src", "other vocabularies than this run's"},
+      {"--enc-depth 2 --skip --init-from " + alt + alt_vocabs, "alt/config.json",
+       "has --enc-type alternating, this run bidirectional"},
+      {"--enc-depth 2 --enc-type alternating --init-from " + alt + alt_vocabs, "alt/config.json",
+       "has --skip on, this run off"}};
+  for (const auto& [options, file, expected] : cases) {
+    const auto [refused, refused_err] = run(train_command(dir.path("refused"), "--max-updates 1 " + options), dir);
+    EXPECT_EQ(refused, 1) << options;
+    EXPECT_NE(refused_err.find(file + ": --init-from "), std::string::npos) << refused_err;
+    EXPECT_NE(refused_err.find(expected), std::string::npos) << refused_err;
+    EXPECT_EQ(std::count(refused_err.begin(), refused_err.end(), '\n'), 1) << refused_err;
+  }
 }
 
 TEST(Train, BadInputFailsWithOneLineNamingTheFile) {

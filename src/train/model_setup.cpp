@@ -4,8 +4,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <optional>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -182,6 +184,68 @@ ModelDefinition create_model_definition(const TrainOptions& o, const std::string
   model.tgt_vocab.save(model_file(dir, model_files::kTgtVocab));
   write_json_file(model_file(dir, model_files::kConfig), model_config_json(model.config, o.tokenizer, training_json(o)));
   return model;
+}
+
+void check_resumed_text(const TrainOptions& o, const ModelDefinition& model, const std::string& dir) {
+  const std::string config_path = model_file(dir, model_files::kConfig);
+  const auto refuse = [&](const std::string& had, const std::string& asked, const std::string& fix) {
+    throw Error(located(config_path, 0, "the run to resume " + had + ", not " + asked + ": give another --model or " + fix));
+  };
+  if (model.tokenizer.kind != o.tokenizer.kind)
+    refuse(std::string("reads --tokenizer ") + tokenizer_kind_name(model.tokenizer.kind) + " text",
+           tokenizer_kind_name(o.tokenizer.kind), "the same --tokenizer");
+  const std::vector<std::string>& given = o.options_given;
+  const auto was_given = [&](const char* name) { return std::find(given.begin(), given.end(), name) != given.end(); };
+  if (was_given("no-lowercase") && model.tokenizer.lowercase && !o.tokenizer.lowercase)
+    refuse("lowercases its text", "--no-lowercase", "leave --no-lowercase out");
+  // The options that made the vocabularies, against config.json's record of them ("training";
+  // a key missing in models from before it is not checked).
+  const nlohmann::json asked = training_json(o), had = read_json_file(config_path).value("training", nlohmann::json::object());
+  static const std::pair<const char*, const char*> kRecorded[] = {{"min-count", "min_count"},
+                                                                  {"subwords", "subwords"},
+                                                                  {"subword-type", "subword_type"},
+                                                                  {"subwords-separate", "subwords_joint"},
+                                                                  {"subwords-sample", "subwords_sample"}};
+  for (const auto& [name, key] : kRecorded) {
+    if (!was_given(name) || !had.contains(key) || had[key] == asked[key]) continue;
+    const auto text = [&](const nlohmann::json& value) {
+      if (value.is_boolean()) return std::string(value.get<bool>() ? "off" : "on");  // subwords_joint = !separate
+      return value.is_string() ? value.get<std::string>() : value.dump();
+    };
+    refuse(std::string("has --") + name + " " + text(had[key]), text(asked[key]),
+           std::string("leave --") + name + " out to go on with the run's");
+  }
+  // Given vocabularies must be the run's (vocab.src/vocab.tgt are what it trains with).
+  for (const auto& [name, path, vocab, file] :
+       {std::tuple{"vocab-src", &o.vocab_src, &model.src_vocab, model_files::kSrcVocab},
+        std::tuple{"vocab-tgt", &o.vocab_tgt, &model.tgt_vocab, model_files::kTgtVocab}}) {
+    if (path->empty()) continue;
+    if (!(Vocab::load(*path) == *vocab))
+      throw Error(located(*path, 0, std::string("is not the vocabulary of the run to resume (") +
+                                        model_file(dir, file) + "): give another --model, or leave --" + name + " out"));
+  }
+}
+
+void check_init_from(const std::string& weights, const ModelDefinition& model) {
+  std::string dir = std::filesystem::path(weights).parent_path().string();
+  if (dir.empty()) dir = ".";
+  if (!std::filesystem::exists(model_file(dir, model_files::kConfig))) return;
+  const ModelDefinition from = load_model_definition(dir);
+  const auto refuse = [&](const std::string& file, const std::string& problem) {
+    throw Error(located(model_file(dir, file), 0, "--init-from " + weights + ": " + problem));
+  };
+  // Options that leave every tensor's shape as it is but change what the weights compute
+  if (from.config.enc_type != model.config.enc_type)
+    refuse(model_files::kConfig, "its model has --enc-type " + encoder_type_name(from.config.enc_type) + ", this run " +
+                                     encoder_type_name(model.config.enc_type));
+  if (from.config.skip != model.config.skip)
+    refuse(model_files::kConfig, std::string("its model has --skip ") + (from.config.skip ? "on" : "off") +
+                                     ", this run " + (model.config.skip ? "on" : "off"));
+  // Embedding row k is word k of the vocabulary it was trained with
+  if (!(from.src_vocab == model.src_vocab) || !(from.tgt_vocab == model.tgt_vocab))
+    refuse(from.src_vocab == model.src_vocab ? model_files::kTgtVocab : model_files::kSrcVocab,
+           "its model has other vocabularies than this run's: give this run --vocab-src " +
+               model_file(dir, model_files::kSrcVocab) + " --vocab-tgt " + model_file(dir, model_files::kTgtVocab));
 }
 
 }  // namespace rnnsearch

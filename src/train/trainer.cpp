@@ -167,12 +167,12 @@ void Trainer::set_up() {
     resume = checkpoints_.exists();
     if (o_.require_resume && !resume) throw Error(located(path(model_files::kProgress), 0, "--resume: no run to resume"));
     model_def_ = resume ? load_model_definition(dir_) : create_model_definition(o_, dir_, preparation);
-    if (model_def_.tokenizer.kind != o_.tokenizer.kind)
-      throw Error(located(path(model_files::kConfig), 0,
-                          std::string("the run to resume reads --tokenizer ") +
-                              tokenizer_kind_name(model_def_.tokenizer.kind) + " text, not " +
-                              tokenizer_kind_name(o_.tokenizer.kind) + ": give another --model or the same --tokenizer"));
-    if (resume) check_resumed_model(o_, model_def_.config, path(model_files::kConfig));
+    if (resume) {
+      check_resumed_text(o_, model_def_, dir_);
+      check_resumed_model(o_, model_def_.config, path(model_files::kConfig));
+    } else if (!o_.init_from.empty()) {
+      check_init_from(o_.init_from, model_def_);  // before the corpus is read: fail at once
+    }
   }
   resume = roots_choice(resume);
   if (!mpi::is_root()) model_def_ = load_model_definition(dir_);

@@ -30,6 +30,7 @@ class Vocab {
   void save(const std::string& path) const;  // atomic: temporary file + rename
 
   size_t size() const { return tokens_.size(); }
+  bool operator==(const Vocab& other) const { return tokens_ == other.tokens_; }  // the same tokens, in order
   int id(const std::string& token) const;  // kUnk when absent
   const std::string& token(int id) const { return tokens_.at(static_cast<size_t>(id)); }
 

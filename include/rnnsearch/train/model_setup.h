@@ -15,6 +15,19 @@ namespace rnnsearch {
 // Its stages (learning subword models, counting vocabularies) show on `progress`.
 ModelDefinition create_model_definition(const TrainOptions& options, const std::string& dir, ProgressMeter& progress);
 
+// A resumed run keeps the text side of its model: its tokenizer, vocabularies and subword
+// models. Throws rnnsearch::Error (one line naming config.json, or the given vocabulary file)
+// when the command line asks for another: --tokenizer, or, when given, --no-lowercase,
+// --min-count, --subwords, --subword-type, --subwords-separate, --subwords-sample,
+// --vocab-src/--vocab-tgt with other contents.
+void check_resumed_text(const TrainOptions& options, const ModelDefinition& model, const std::string& dir);
+
+// --init-from WEIGHTS, when a config.json lies beside them: the model they come from must have
+// the same vocabularies (embedding row k is token k) and the options that change what the
+// weights compute without changing their shapes (--enc-type, --skip); loading checks the shapes.
+// Throws rnnsearch::Error naming the file that differs.
+void check_init_from(const std::string& weights, const ModelDefinition& model);
+
 // What dir's corpus cache (corpus.bin) must have been made from: the training files (path,
 // size, modification time), the vocabularies and subword models in dir (their CRC-32), the
 // tokenizer and --max-length. Throws rnnsearch::Error naming a training file that is missing.
