@@ -535,25 +535,43 @@ TEST(Train, InitFromStartsFromThoseWeightsAndRefusesOtherShapesOrMeanings) {
   EXPECT_NE(bad_err.find(weights), std::string::npos) << bad_err;
   EXPECT_NE(bad_err.find("shape"), std::string::npos) << bad_err;
   // Weights that fit but mean something else: another vocabulary (of the same training text,
-  // --min-count 1), or the same tensors read in another direction (--enc-type) or without
-  // residuals (--skip). Each is one line naming the file beside the weights that differs.
+  // --min-count 1), text read otherwise (--no-lowercase), or the same tensors read in another
+  // direction (--enc-type) or without residuals (--skip). Each is one line naming the file
+  // beside the weights that differs; those checked before the run's definition is made leave
+  // its directory uncreated.
   ASSERT_EQ(run(train_command(dir.path("alt"), "--max-updates 1 --enc-depth 2 --enc-type alternating --skip"), dir).first,
             0);
   const std::string alt = dir.path("alt/model.npz"),
                     alt_vocabs = " --vocab-src " + dir.path("alt/vocab.src") + " --vocab-tgt " + dir.path("alt/vocab.tgt");
   const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
       {"--min-count 1 --init-from " + weights, "base/vocab.src", "other vocabularies than this run's"},
+      {"--no-lowercase --init-from " + weights, "base/config.json",
+       "its model reads --tokenizer words (lowercased) text, this run words"},
       {"--enc-depth 2 --skip --init-from " + alt + alt_vocabs, "alt/config.json",
        "has --enc-type alternating, this run bidirectional"},
       {"--enc-depth 2 --enc-type alternating --init-from " + alt + alt_vocabs, "alt/config.json",
        "has --skip on, this run off"}};
+  int k = 0;
   for (const auto& [options, file, expected] : cases) {
-    const auto [refused, refused_err] = run(train_command(dir.path("refused"), "--max-updates 1 " + options), dir);
+    const std::string model = dir.path("refused" + std::to_string(k++));
+    const auto [refused, refused_err] = run(train_command(model, "--max-updates 1 " + options), dir);
     EXPECT_EQ(refused, 1) << options;
     EXPECT_NE(refused_err.find(file + ": --init-from "), std::string::npos) << refused_err;
     EXPECT_NE(refused_err.find(expected), std::string::npos) << refused_err;
     EXPECT_EQ(std::count(refused_err.begin(), refused_err.end(), '\n'), 1) << refused_err;
+    if (expected.find("vocabularies") == std::string::npos)
+      EXPECT_FALSE(std::filesystem::exists(model + "/config.json")) << options;
   }
+  // The weights reached through a symbolic link in another directory are checked against the
+  // model they are in
+  std::filesystem::create_directory(dir.path("links"));
+  std::filesystem::create_symlink(alt, dir.path("links/model.npz"));
+  const auto [linked, linked_err] =
+      run(train_command(dir.path("linked"), "--max-updates 1 --enc-depth 2 --skip --init-from " +
+                                                dir.path("links/model.npz") + alt_vocabs),
+          dir);
+  EXPECT_EQ(linked, 1);
+  EXPECT_NE(linked_err.find("alt/config.json: --init-from "), std::string::npos) << linked_err;
 }
 
 TEST(Train, BadInputFailsWithOneLineNamingTheFile) {

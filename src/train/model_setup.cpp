@@ -2,9 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <tuple>
@@ -199,15 +199,19 @@ void check_resumed_text(const TrainOptions& o, const ModelDefinition& model, con
   if (was_given("no-lowercase") && model.tokenizer.lowercase && !o.tokenizer.lowercase)
     refuse("lowercases its text", "--no-lowercase", "leave --no-lowercase out");
   // The options that made the vocabularies, against config.json's record of them ("training";
-  // a key missing in models from before it is not checked).
+  // a key missing in models from before it is not checked; an option that made nothing in
+  // this run, --min-count of a subword run or --subword-type of a word-level one, neither).
   const nlohmann::json asked = training_json(o), had = read_json_file(config_path).value("training", nlohmann::json::object());
   static const std::pair<const char*, const char*> kRecorded[] = {{"min-count", "min_count"},
                                                                   {"subwords", "subwords"},
                                                                   {"subword-type", "subword_type"},
                                                                   {"subwords-separate", "subwords_joint"},
                                                                   {"subwords-sample", "subwords_sample"}};
+  const bool had_subwords = had.value("subwords", 0) > 0;
   for (const auto& [name, key] : kRecorded) {
     if (!was_given(name) || !had.contains(key) || had[key] == asked[key]) continue;
+    const std::string k = key;  // --min-count makes word vocabularies, the --subword-* options subword models
+    if (k == "min_count" ? had_subwords : k != "subwords" && !had_subwords) continue;
     const auto text = [&](const nlohmann::json& value) {
       if (value.is_boolean()) return std::string(value.get<bool>() ? "off" : "on");  // subwords_joint = !separate
       return value.is_string() ? value.get<std::string>() : value.dump();
@@ -226,26 +230,70 @@ void check_resumed_text(const TrainOptions& o, const ModelDefinition& model, con
   }
 }
 
-void check_init_from(const std::string& weights, const ModelDefinition& model) {
-  std::string dir = std::filesystem::path(weights).parent_path().string();
-  if (dir.empty()) dir = ".";
-  if (!std::filesystem::exists(model_file(dir, model_files::kConfig))) return;
-  const ModelDefinition from = load_model_definition(dir);
-  const auto refuse = [&](const std::string& file, const std::string& problem) {
-    throw Error(located(model_file(dir, file), 0, "--init-from " + weights + ": " + problem));
-  };
+namespace {
+
+// The model --init-from's weights come from: their directory (symlinks resolved), when it holds
+// config.json and both vocabularies; nothing for weights alone.
+struct ModelBeside {
+  std::string dir;
+  ModelDefinition model;
+};
+std::optional<ModelBeside> model_beside(const std::string& weights) {
+  const std::string dir = std::filesystem::weakly_canonical(weights).parent_path().string();
+  for (const char* name : {model_files::kConfig, model_files::kSrcVocab, model_files::kTgtVocab})
+    if (!std::filesystem::exists(model_file(dir, name))) return std::nullopt;
+  try {
+    return ModelBeside{dir, load_model_definition(dir)};
+  } catch (const Error& e) {
+    throw Error("--init-from " + weights + ": " + e.what());
+  }
+}
+
+[[noreturn]] void refuse_init_from(const std::string& weights, const std::string& file, const std::string& problem) {
+  throw Error(located(file, 0, "--init-from " + weights + ": " + problem));
+}
+
+}  // namespace
+
+void check_init_from_options(const std::string& weights, const TrainOptions& o) {
+  const std::optional<ModelBeside> from = model_beside(weights);
+  if (!from) return;
+  const std::string config = model_file(from->dir, model_files::kConfig);
+  const auto on_off = [](bool on) { return std::string(on ? "on" : "off"); };
   // Options that leave every tensor's shape as it is but change what the weights compute
-  if (from.config.enc_type != model.config.enc_type)
-    refuse(model_files::kConfig, "its model has --enc-type " + encoder_type_name(from.config.enc_type) + ", this run " +
-                                     encoder_type_name(model.config.enc_type));
-  if (from.config.skip != model.config.skip)
-    refuse(model_files::kConfig, std::string("its model has --skip ") + (from.config.skip ? "on" : "off") +
-                                     ", this run " + (model.config.skip ? "on" : "off"));
-  // Embedding row k is word k of the vocabulary it was trained with
-  if (!(from.src_vocab == model.src_vocab) || !(from.tgt_vocab == model.tgt_vocab))
-    refuse(from.src_vocab == model.src_vocab ? model_files::kTgtVocab : model_files::kSrcVocab,
-           "its model has other vocabularies than this run's: give this run --vocab-src " +
-               model_file(dir, model_files::kSrcVocab) + " --vocab-tgt " + model_file(dir, model_files::kTgtVocab));
+  const ModelConfig& had = from->model.config;
+  if (had.enc_type != o.model.enc_type)
+    refuse_init_from(weights, config, "its model has --enc-type " + encoder_type_name(had.enc_type) + ", this run " +
+                                          encoder_type_name(o.model.enc_type));
+  if (had.skip != o.model.skip)
+    refuse_init_from(weights, config, "its model has --skip " + on_off(had.skip) + ", this run " + on_off(o.model.skip));
+  // and the text the embeddings were learnt on
+  const TokenizerOptions& text = from->model.tokenizer;
+  if (text.kind != o.tokenizer.kind || text.lowercase != o.tokenizer.lowercase)
+    refuse_init_from(weights, config,
+                     std::string("its model reads --tokenizer ") + tokenizer_kind_name(text.kind) +
+                         (text.lowercase ? " (lowercased)" : "") + " text, this run " +
+                         tokenizer_kind_name(o.tokenizer.kind) + (o.tokenizer.lowercase ? " (lowercased)" : ""));
+}
+
+void check_init_from_text(const std::string& weights, const ModelDefinition& model, const std::string& dir) {
+  const std::optional<ModelBeside> from = model_beside(weights);
+  if (!from) return;
+  // Embedding row k is token k of the vocabulary the weights were trained with, and a
+  // subword vocabulary's tokens are its subword model's pieces
+  for (const char* name : {model_files::kSrcSubwords, model_files::kTgtSubwords}) {
+    const std::string theirs = model_file(from->dir, name), ours = model_file(dir, name);
+    const bool exists = std::filesystem::exists(theirs);
+    if (exists != std::filesystem::exists(ours) || (exists && read_file(theirs) != read_file(ours)))
+      refuse_init_from(weights, theirs, "its model cuts words into other subword units than this run's");
+  }
+  if (!(from->model.src_vocab == model.src_vocab) || !(from->model.tgt_vocab == model.tgt_vocab))
+    refuse_init_from(weights,
+                     model_file(from->dir, from->model.src_vocab == model.src_vocab ? model_files::kTgtVocab
+                                                                                     : model_files::kSrcVocab),
+                     "its model has other vocabularies than this run's: give this run --vocab-src " +
+                         model_file(from->dir, model_files::kSrcVocab) + " --vocab-tgt " +
+                         model_file(from->dir, model_files::kTgtVocab));
 }
 
 }  // namespace rnnsearch

@@ -166,12 +166,14 @@ void Trainer::set_up() {
     checkpoints_.remove_stale_files();
     resume = checkpoints_.exists();
     if (o_.require_resume && !resume) throw Error(located(path(model_files::kProgress), 0, "--resume: no run to resume"));
+    // (--init-from's checks before anything is written, and before the corpus is read)
+    if (!resume && !o_.init_from.empty()) check_init_from_options(o_.init_from, o_);
     model_def_ = resume ? load_model_definition(dir_) : create_model_definition(o_, dir_, preparation);
     if (resume) {
       check_resumed_text(o_, model_def_, dir_);
       check_resumed_model(o_, model_def_.config, path(model_files::kConfig));
     } else if (!o_.init_from.empty()) {
-      check_init_from(o_.init_from, model_def_);  // before the corpus is read: fail at once
+      check_init_from_text(o_.init_from, model_def_, dir_);
     }
   }
   resume = roots_choice(resume);

@@ -22,11 +22,14 @@ ModelDefinition create_model_definition(const TrainOptions& options, const std::
 // --vocab-src/--vocab-tgt with other contents.
 void check_resumed_text(const TrainOptions& options, const ModelDefinition& model, const std::string& dir);
 
-// --init-from WEIGHTS, when a config.json lies beside them: the model they come from must have
-// the same vocabularies (embedding row k is token k) and the options that change what the
-// weights compute without changing their shapes (--enc-type, --skip); loading checks the shapes.
-// Throws rnnsearch::Error naming the file that differs.
-void check_init_from(const std::string& weights, const ModelDefinition& model);
+// --init-from WEIGHTS, when their directory (symlinks resolved) holds the model they come from
+// (config.json and vocabularies; weights alone are checked by shape as they load). Both throw
+// rnnsearch::Error, one line naming that model's file that differs. Before this run's
+// definition is made: the options that keep every shape but change what the weights compute
+// (--enc-type, --skip) and the tokenizer must be the run's.
+void check_init_from_options(const std::string& weights, const TrainOptions& options);
+// After it (model, in dir): the subword models and vocabularies (embedding row k is token k).
+void check_init_from_text(const std::string& weights, const ModelDefinition& model, const std::string& dir);
 
 // What dir's corpus cache (corpus.bin) must have been made from: the training files (path,
 // size, modification time), the vocabularies and subword models in dir (their CRC-32), the
