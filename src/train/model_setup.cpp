@@ -202,16 +202,17 @@ void check_resumed_text(const TrainOptions& o, const ModelDefinition& model, con
   // a key missing in models from before it is not checked; an option that made nothing in
   // this run, --min-count of a subword run or --subword-type of a word-level one, neither).
   const nlohmann::json asked = training_json(o), had = read_json_file(config_path).value("training", nlohmann::json::object());
-  static const std::pair<const char*, const char*> kRecorded[] = {{"min-count", "min_count"},
-                                                                  {"subwords", "subwords"},
-                                                                  {"subword-type", "subword_type"},
-                                                                  {"subwords-separate", "subwords_joint"},
-                                                                  {"subwords-sample", "subwords_sample"}};
-  const bool had_subwords = had.value("subwords", 0) > 0;
-  for (const auto& [name, key] : kRecorded) {
+  enum class Makes { words, subwords, either };  // the kind of run in which the option makes something
+  static const std::tuple<const char*, const char*, Makes> kRecorded[] = {
+      {"min-count", "min_count", Makes::words},
+      {"subwords", "subwords", Makes::either},
+      {"subword-type", "subword_type", Makes::subwords},
+      {"subwords-separate", "subwords_joint", Makes::subwords},
+      {"subwords-sample", "subwords_sample", Makes::subwords}};
+  const Makes run_kind = had.value("subwords", 0) > 0 ? Makes::subwords : Makes::words;
+  for (const auto& [name, key, makes] : kRecorded) {
+    if (makes != Makes::either && makes != run_kind) continue;
     if (!was_given(name) || !had.contains(key) || had[key] == asked[key]) continue;
-    const std::string k = key;  // --min-count makes word vocabularies, the --subword-* options subword models
-    if (k == "min_count" ? had_subwords : k != "subwords" && !had_subwords) continue;
     const auto text = [&](const nlohmann::json& value) {
       if (value.is_boolean()) return std::string(value.get<bool>() ? "off" : "on");  // subwords_joint = !separate
       return value.is_string() ? value.get<std::string>() : value.dump();
