@@ -26,6 +26,12 @@ std::string model_file(const std::string& dir, const std::string& name) {
   return (std::filesystem::path(dir) / name).string();
 }
 
+bool same_model_file(const std::string& dir_a, const std::string& dir_b, const std::string& name) {
+  const std::string a = model_file(dir_a, name), b = model_file(dir_b, name);
+  const bool exists = std::filesystem::exists(a);
+  return exists == std::filesystem::exists(b) && (!exists || read_file(a) == read_file(b));
+}
+
 void save_weights(const std::string& path, const Parameters<float>& params) {
   std::vector<NpyArrayView> arrays;
   for (int p = 0; p < params.tensor_count(); ++p) {
@@ -112,11 +118,10 @@ std::vector<Model> load_ensemble(const std::vector<std::string>& dirs) {
     if (models.size() == 1) continue;
     for (const char* name : {model_files::kSrcVocab, model_files::kTgtVocab, model_files::kSrcSubwords,
                              model_files::kTgtSubwords}) {
-      const std::string first = model_file(dirs.front(), name), other = model_file(dir, name);
-      const bool exists = std::filesystem::exists(first);
-      if (exists != std::filesystem::exists(other) || (exists && read_file(first) != read_file(other)))
-        throw Error(located(other, 0, std::string("differs from ") + first + ": an ensemble's models must share " +
-                                          "their vocabularies and subword models"));
+      if (!same_model_file(dirs.front(), dir, name))
+        throw Error(located(model_file(dir, name), 0,
+                            "differs from " + model_file(dirs.front(), name) + ": an ensemble's models must share " +
+                                "their vocabularies and subword models"));
     }
     const TokenizerOptions &first = models.front().tokenizer, &other = models.back().tokenizer;
     if (other.kind != first.kind || other.lowercase != first.lowercase)

@@ -7,7 +7,10 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -186,6 +189,48 @@ ModelDefinition create_model_definition(const TrainOptions& o, const std::string
   return model;
 }
 
+namespace {
+
+std::string on_off(bool on) { return on ? "on" : "off"; }
+
+// The model options as the command line names them, each with its value in a ModelConfig.
+using ModelOptionValue = std::string (*)(const ModelConfig&);
+const std::pair<const char*, ModelOptionValue> kModelOptions[] = {
+    {"emb", [](const ModelConfig& c) { return std::to_string(c.emb); }},
+    {"hidden", [](const ModelConfig& c) { return std::to_string(c.hidden); }},
+    {"maxout", [](const ModelConfig& c) { return std::to_string(c.maxout); }},
+    {"output-layer", [](const ModelConfig& c) { return output_kind_name(c.output); }},
+    {"tied-embeddings", [](const ModelConfig& c) { return on_off(c.tied_embeddings); }},
+    {"layer-normalization", [](const ModelConfig& c) { return on_off(c.layer_norm); }},
+    {"enc-cell-depth", [](const ModelConfig& c) { return std::to_string(c.enc_cell_depth); }},
+    {"dec-cell-base-depth", [](const ModelConfig& c) { return std::to_string(c.dec_cell_base_depth); }},
+    {"enc-depth", [](const ModelConfig& c) { return std::to_string(c.enc_depth); }},
+    {"enc-type", [](const ModelConfig& c) { return encoder_type_name(c.enc_type); }},
+    {"dec-depth", [](const ModelConfig& c) { return std::to_string(c.dec_depth); }},
+    {"dec-cell-high-depth", [](const ModelConfig& c) { return std::to_string(c.dec_cell_high_depth); }},
+    {"skip", [](const ModelConfig& c) { return on_off(c.skip); }},
+};
+
+ModelOptionValue model_option(const std::string& name) {
+  for (const auto& [option, value] : kModelOptions)
+    if (name == option) return value;
+  throw std::logic_error("model_option: no model option --" + name);
+}
+
+}  // namespace
+
+void check_resumed_model(const TrainOptions& options, const ModelConfig& run, const std::string& config_path) {
+  const std::vector<std::string>& given = options.options_given;
+  for (const auto& [name, value] : kModelOptions) {
+    if (std::find(given.begin(), given.end(), name) == given.end()) continue;
+    const std::string asked = value(options.model), had = value(run);
+    if (asked != had)
+      throw Error(located(config_path, 0,
+                          std::string("the run to resume has --") + name + " " + had + ", not " + asked +
+                              ": give another --model, or leave the option out to go on with the run's"));
+  }
+}
+
 void check_resumed_text(const TrainOptions& o, const ModelDefinition& model, const std::string& dir) {
   const std::string config_path = model_file(dir, model_files::kConfig);
   const auto refuse = [&](const std::string& had, const std::string& asked, const std::string& fix) {
@@ -260,14 +305,12 @@ void check_init_from_options(const std::string& weights, const TrainOptions& o) 
   const std::optional<ModelBeside> from = model_beside(weights);
   if (!from) return;
   const std::string config = model_file(from->dir, model_files::kConfig);
-  const auto on_off = [](bool on) { return std::string(on ? "on" : "off"); };
   // Options that leave every tensor's shape as it is but change what the weights compute
-  const ModelConfig& had = from->model.config;
-  if (had.enc_type != o.model.enc_type)
-    refuse_init_from(weights, config, "its model has --enc-type " + encoder_type_name(had.enc_type) + ", this run " +
-                                          encoder_type_name(o.model.enc_type));
-  if (had.skip != o.model.skip)
-    refuse_init_from(weights, config, "its model has --skip " + on_off(had.skip) + ", this run " + on_off(o.model.skip));
+  for (const char* name : {"enc-type", "skip"}) {
+    const std::string had = model_option(name)(from->model.config), asked = model_option(name)(o.model);
+    if (had != asked)
+      refuse_init_from(weights, config, std::string("its model has --") + name + " " + had + ", this run " + asked);
+  }
   // and the text the embeddings were learnt on
   const TokenizerOptions& text = from->model.tokenizer;
   if (text.kind != o.tokenizer.kind || text.lowercase != o.tokenizer.lowercase)
@@ -282,12 +325,9 @@ void check_init_from_text(const std::string& weights, const ModelDefinition& mod
   if (!from) return;
   // Embedding row k is token k of the vocabulary the weights were trained with, and a
   // subword vocabulary's tokens are its subword model's pieces
-  for (const char* name : {model_files::kSrcSubwords, model_files::kTgtSubwords}) {
-    const std::string theirs = model_file(from->dir, name), ours = model_file(dir, name);
-    const bool exists = std::filesystem::exists(theirs);
-    if (exists != std::filesystem::exists(ours) || (exists && read_file(theirs) != read_file(ours)))
-      refuse_init_from(weights, theirs, "its model cuts words into other subword units than this run's");
-  }
+  for (const char* name : {model_files::kSrcSubwords, model_files::kTgtSubwords})
+    if (!same_model_file(from->dir, dir, name))
+      refuse_init_from(weights, model_file(from->dir, name), "its model cuts words into other subword units than this run's");
   if (!(from->model.src_vocab == model.src_vocab) || !(from->model.tgt_vocab == model.tgt_vocab))
     refuse_init_from(weights,
                      model_file(from->dir, from->model.src_vocab == model.src_vocab ? model_files::kTgtVocab

@@ -48,40 +48,6 @@ std::unique_ptr<FileLock> lock_if_root(const std::string& dir) {
                                     "another rnnsearch train is using " + dir);
 }
 
-std::string on_off(bool on) { return on ? "on" : "off"; }
-
-// A resumed run keeps the model of its config.json; a model option the command line gives
-// (options.options_given; the table below is the list of model options) must agree with it,
-// or the run would go on as another model than the one asked for without a word (as when a
-// script's default changes).
-void check_resumed_model(const TrainOptions& options, const ModelConfig& run, const std::string& config_path) {
-  using Value = std::string (*)(const ModelConfig&);
-  static const std::pair<const char*, Value> kOptions[] = {
-      {"emb", [](const ModelConfig& c) { return std::to_string(c.emb); }},
-      {"hidden", [](const ModelConfig& c) { return std::to_string(c.hidden); }},
-      {"maxout", [](const ModelConfig& c) { return std::to_string(c.maxout); }},
-      {"output-layer", [](const ModelConfig& c) { return output_kind_name(c.output); }},
-      {"tied-embeddings", [](const ModelConfig& c) { return on_off(c.tied_embeddings); }},
-      {"layer-normalization", [](const ModelConfig& c) { return on_off(c.layer_norm); }},
-      {"enc-cell-depth", [](const ModelConfig& c) { return std::to_string(c.enc_cell_depth); }},
-      {"dec-cell-base-depth", [](const ModelConfig& c) { return std::to_string(c.dec_cell_base_depth); }},
-      {"enc-depth", [](const ModelConfig& c) { return std::to_string(c.enc_depth); }},
-      {"enc-type", [](const ModelConfig& c) { return encoder_type_name(c.enc_type); }},
-      {"dec-depth", [](const ModelConfig& c) { return std::to_string(c.dec_depth); }},
-      {"dec-cell-high-depth", [](const ModelConfig& c) { return std::to_string(c.dec_cell_high_depth); }},
-      {"skip", [](const ModelConfig& c) { return on_off(c.skip); }},
-  };
-  const std::vector<std::string>& given = options.options_given;
-  for (const auto& [name, value] : kOptions) {
-    if (std::find(given.begin(), given.end(), name) == given.end()) continue;
-    const std::string asked = value(options.model), had = value(run);
-    if (asked != had)
-      throw Error(located(config_path, 0,
-                          std::string("the run to resume has --") + name + " " + had + ", not " + asked +
-                              ": give another --model, or leave the option out to go on with the run's"));
-  }
-}
-
 // The same decision on every rank: rank 0's.
 bool roots_choice(bool choice) {
   std::string bytes(choice ? "1" : "");
@@ -306,10 +272,7 @@ Trainer::UpdateCost Trainer::gradient(const Batches& update) {
     }
     sums.tokens += batch_tokens;
   }
-  {
-    profile::ScopedPhase phase(profile::Phase::rank_exchange);
-    partition_->sum_gradients(grads_->values());
-  }
+  partition_->sum_gradients(grads_->values());
   double costs[2] = {sums.cost, sums.nll};
   mpi::sum(costs, 2);
   sums.cost = costs[0];
@@ -329,7 +292,7 @@ bool Trainer::train_update(const Batches& update, long next_batch) {
   if (finite) {
     optimizer_->set_lr(scheduled_lr(o_.optimizer.lr, o_.lr_schedule, progress_.update + 1, progress_.lr_scale));
     optimizer_->step(params_->values(), grads_->values(), clip_factor(norm, o_.clip_norm));
-    phase.emplace(profile::Phase::rank_exchange);
+    phase.reset();
     partition_->share(params_->values());
   } else {
     ++progress_.skipped_updates;

@@ -44,6 +44,9 @@ constexpr const char* kCorpusCache = "corpus.bin";    // the training corpus as 
 }  // namespace model_files
 
 std::string model_file(const std::string& dir, const std::string& name);  // dir + "/" + name
+// Whether file `name` of two model directories is the same: absent from both, or present in
+// both with the same bytes (vocabularies, subword models).
+bool same_model_file(const std::string& dir_a, const std::string& dir_b, const std::string& name);
 
 // Reads config.json and the vocabularies, checked against each other. Throws
 // rnnsearch::Error naming the file at fault.

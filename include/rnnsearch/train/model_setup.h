@@ -15,6 +15,12 @@ namespace rnnsearch {
 // Its stages (learning subword models, counting vocabularies) show on `progress`.
 ModelDefinition create_model_definition(const TrainOptions& options, const std::string& dir, ProgressMeter& progress);
 
+// A resumed run keeps the model of its config.json (config_path): a model option the command
+// line gives (options.options_given) must agree with it, or the run would go on as another
+// model than the one asked for without a word (as when a script's default changes). Throws
+// rnnsearch::Error, one line naming config_path and the option.
+void check_resumed_model(const TrainOptions& options, const ModelConfig& run, const std::string& config_path);
+
 // A resumed run keeps the text side of its model: its tokenizer, vocabularies and subword
 // models. Throws rnnsearch::Error (one line naming config.json, or the given vocabulary file)
 // when the command line asks for another: --tokenizer, or, when given, --no-lowercase,
