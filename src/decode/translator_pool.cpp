@@ -37,12 +37,17 @@ std::shared_ptr<Translator> TranslatorPool::find(const TranslatorOptions& option
 }
 
 std::shared_ptr<Translator> TranslatorPool::get(const TranslatorOptions& options) {
-  if (auto translator = find(options)) return translator;
+  check_beam_options(options.beam);
+  std::vector<double> key = key_of(options);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto translator = kept(key)) return translator;
+  }
   auto made = std::make_shared<Translator>(models_.front(), ensemble_weights(models_), options);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto translator = kept(key_of(options))) return translator;  // another caller made one meanwhile
+  if (auto translator = kept(key)) return translator;  // another caller made one meanwhile
   if (kept_.size() == capacity_) kept_.erase(kept_.begin());
-  kept_.emplace_back(key_of(options), std::move(made));
+  kept_.emplace_back(std::move(key), std::move(made));
   return kept_.back().second;
 }
 
