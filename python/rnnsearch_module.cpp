@@ -131,7 +131,8 @@ class PyTranslator {
     translators_.emplace(models_, 4);  // a few option sets' Translators, kept for the next call
   }
 
-  std::vector<PyTranslation> translate(const py::object& sentences, int beam_size, int n_best, double normalize,
+  std::vector<PyTranslation> translate(const py::object& sentences, int beam_size, int n_best,
+                                       std::optional<double> normalize,
                                        bool replace_unk, int batch_size, bool return_attention,
                                        const std::string& alignment_units, int max_length, int maxi_batch,
                                        bool detokenize, double max_length_factor, double word_penalty,
@@ -151,10 +152,11 @@ class PyTranslator {
       TranslatorOptions options;  // as translate_command sets them from its options
       options.beam.beam_size = beam_size;
       options.beam.n_best = n_best;
-      options.beam.normalize = normalize;
+      if (normalize) options.beam.normalize = *normalize;  // else translate's default
       options.beam.max_length_factor = max_length_factor;
       options.beam.word_penalty = word_penalty;
       if (length_penalty_alpha) {
+        if (normalize) throw Error("--length-penalty-alpha and --normalize both rank by length: give one");
         check_non_negative("length-penalty-alpha", *length_penalty_alpha);  // (a negative α would mean "off")
         options.beam.length_penalty_alpha = *length_penalty_alpha;
       }
@@ -394,14 +396,15 @@ PYBIND11_MODULE(rnnsearch, m) {
            "Loads a model directory (model.best.npz when present), or an ensemble from a list of them. threads "
            "is --threads (0 = all cores); precision is --precision: auto, fp32, bf16 or int8.")
       .def("translate", &PyTranslator::translate, py::arg("sentences"), py::kw_only(), py::arg("beam_size") = 5,
-           py::arg("n_best") = 1, py::arg("normalize") = 1.0, py::arg("replace_unk") = false,
+           py::arg("n_best") = 1, py::arg("normalize") = py::none(), py::arg("replace_unk") = false,
            py::arg("batch_size") = 32, py::arg("return_attention") = false, py::arg("alignment_units") = "words",
            py::arg("max_length") = 200, py::arg("maxi_batch") = 10, py::arg("detokenize") = false,
            py::arg("max_length_factor") = 0.0, py::arg("word_penalty") = 0.0, py::arg("length_penalty_alpha") = py::none(),
            py::arg("coverage_penalty") = 0.0, py::arg("target_prefix") = py::none(),
            "Translates a list of sentences (str or bytes) as `rnnsearch translate` does, byte for byte; one "
            "Translation per sentence, in order. The keywords are translate's options of the same names; "
-           "target_prefix is a list of one prefix per sentence ('' = none), the lines of --target-prefix; "
+           "normalize=None is translate's 1.0 (give it or length_penalty_alpha, not both); target_prefix is a "
+           "list of one prefix per sentence ('' = none), the lines of --target-prefix; "
            "return_attention=True keeps each hypothesis' attention matrix and hard alignment.")
       .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"), py::kw_only(),
            py::arg("return_attention") = false, py::arg("batch_size") = 32, py::arg("max_length") = 200,
