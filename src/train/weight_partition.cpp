@@ -5,6 +5,7 @@
 
 #include "rnnsearch/train/optimizer.h"
 #include "rnnsearch/util/mpi.h"
+#include "rnnsearch/util/profile.h"
 
 namespace rnnsearch {
 
@@ -45,12 +46,17 @@ void WeightPartition::place(Parameters<float>& params, Parameters<float>& grads)
 
 void WeightPartition::sum_gradients(FlatSpan<float> grads) {
   if (!shared_grads_) {
+    profile::ScopedPhase phase(profile::Phase::rank_exchange);
     mpi::reduce_scatter_sum(grads.data(), bounds_, received_.data());
     return;
   }
   if (grads.data() != shared_grads_->segment(rank_))
     throw std::logic_error("WeightPartition::sum_gradients: not the gradient placed in shared memory");
-  shared_grads_->synchronize();  // every rank's backward pass is done
+  {
+    profile::ScopedPhase phase(profile::Phase::rank_wait);
+    shared_grads_->synchronize();  // every rank's backward pass is done
+  }
+  profile::ScopedPhase phase(profile::Phase::rank_exchange);
   // Rank 0's + rank 1's + … in blocks that stay in L1: this rank's own segment is one of
   // the addends, so each block's sum is written back only once it is complete.
   constexpr long kBlock = 2048;
@@ -82,10 +88,13 @@ double WeightPartition::gradient_norm(FlatSpan<const float> grads) const {
 }
 
 void WeightPartition::share(FlatSpan<float> values) const {
-  if (shared_weights_ && values.data() == shared_weights_->segment(0))
+  if (shared_weights_ && values.data() == shared_weights_->segment(0)) {
+    profile::ScopedPhase phase(profile::Phase::rank_wait);
     shared_weights_->synchronize();
-  else
+  } else {
+    profile::ScopedPhase phase(profile::Phase::rank_exchange);
     mpi::all_gather(values.data(), bounds_);
+  }
 }
 
 }  // namespace rnnsearch

@@ -14,7 +14,7 @@ constexpr const char* kNames[kNumPhases] = {
     "batching",         "encoder forward",      "attention forward",  "decoder GRU forward",
     "output + softmax", "output layer fwd+bwd",      "decoder GRU backward", "attention backward",
     "decoder weight gradients", "encoder backward", "gradient sum",     "clip + optimizer",
-    "MPI gradients + weights"};
+    "MPI gradients + weights", "MPI waiting for ranks"};
 
 bool g_enabled = false;
 // [thread][phase] seconds; padded rows so threads do not share cache lines.

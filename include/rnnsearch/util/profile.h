@@ -22,7 +22,9 @@ enum class Phase : int {
   encoder_backward,
   gradient_sum,          // adding the shards' gradients
   optimizer,             // clipping and the optimizer step
-  rank_exchange,         // MPI: the gradients' reduce-scatter and the weights' all-gather
+  rank_exchange,         // MPI: the gradients' reduce-scatter and the weights' all-gather,
+                         // or their sum in shared memory (the ring's includes its waits)
+  rank_wait,             // MPI in shared memory: the barriers, waiting for the slowest rank
   count
 };
 constexpr int kNumPhases = static_cast<int>(Phase::count);
