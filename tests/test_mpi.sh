@@ -3,6 +3,7 @@
 #   1. training: 2 ranks × 1 thread end with the weights of 1 process × 2 threads, and 3
 #      ranks with those of 3 threads, exchanging in shared memory; again with the exchange
 #      of several hosts (the ring; exact for 2 ranks, to rounding for 3);
+#      also deep layer-normalized, with --accumulate, and with the bf16 projection;
 #   2. resuming a 2-rank run gives the weights of an uninterrupted one;
 #   3. translate and score: output byte-identical to 1 process (text, n-best, JSON, alignments);
 #   4. a rank that fails alone (its corpus missing, or rank 0 unable to save mid-training)
@@ -53,6 +54,17 @@ a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
 assert sorted(a.files) == sorted(b.files), (a.files, b.files)
 print(max(float(np.max(np.abs(a[k].astype(np.float64) - b[k]))) for k in a.files))
 EOF
+}
+
+# The same training as 1 process × 2 threads (into $work/one_NAME) and as 2 ranks × 1 thread
+# (into $work/two_NAME): train_both NAME UPDATES OPTION...
+train_both() {
+  local name=$1 updates=$2
+  shift 2
+  "$bin" "${train[@]}" "$@" --model "$work/one_$name" --threads 2 --max-updates "$updates" > /dev/null \
+    2> "$work/one_$name.log" || fail "1-process training ($*) failed: $(cat "$work/one_$name.log")"
+  mpi2 "$bin" "${train[@]}" "$@" --model "$work/two_$name" --threads 1 --max-updates "$updates" > /dev/null \
+    2> "$work/two_$name.log" || fail "2-rank training ($*) failed: $(cat "$work/two_$name.log")"
 }
 
 # 1. Same global batch, same shards (global shard g = rank × threads + thread), same dropout
@@ -129,14 +141,36 @@ echo "test_mpi: training, 3 ranks (ring) vs 1 process: max |difference| $diff"
 # parts of the norm blocks): 2 ranks = 1 process × 2 threads, exactly.
 deep=(--layer-normalization --enc-cell-depth 2 --dec-cell-base-depth 2 --enc-depth 2 --dec-depth 2
   --dec-cell-high-depth 2 --skip)
-"$bin" "${train[@]}" "${deep[@]}" --model "$work/one_ln" --threads 2 --max-updates 20 > /dev/null \
-  2> "$work/one_ln.log" || fail "1-process layer-normalized training failed: $(cat "$work/one_ln.log")"
-mpi2 "$bin" "${train[@]}" "${deep[@]}" --model "$work/two_ln" --threads 1 --max-updates 20 > /dev/null \
-  2> "$work/two_ln.log" || fail "2-rank layer-normalized training failed: $(cat "$work/two_ln.log")"
+train_both ln 20 "${deep[@]}"
 grep -q "layer-normalized enc-cell-depth=2 dec-cell-base-depth=2 enc-depth=2 dec-depth=2 dec-cell-high-depth=2 skip" "$work/two_ln.log" || fail "the deep layer-normalized log does not say so"
 diff=$(max_difference "$work/one_ln/model.npz" "$work/two_ln/model.npz")
 [ "$diff" = 0.0 ] || fail "layer-normalized, deep transition: 2 ranks differ from 1 process by $diff"
 echo "test_mpi: layer-normalized deep-transition training, 2 ranks vs 1 process: max |difference| $diff"
+
+# 1d. Gradient accumulation (two batches per update): the ranks add their gradients once per
+# update, after each reweighted its own shards' batches (Σ_r (k·a_r + (1 − k)·b_r)), where one
+# process reweights the sums of its threads' shards (k·Σ a + (1 − k)·Σ b): the same sum in
+# another order, which rounds differently (6e-8 on this test); tolerance 1e-5, far below the
+# 1e-3 step a lost, doubled or unweighted batch leaves. The shared window still serves it.
+train_both acc 10 --accumulate 2
+[ "$shared" = 0 ] || grep -q "2 MPI ranks (shared memory)" "$work/two_acc.log" ||
+  fail "the --accumulate 2 run did not share memory: $(cat "$work/two_acc.log")"
+diff=$(max_difference "$work/one_acc/model.npz" "$work/two_acc/model.npz")
+/usr/bin/python3 -c "import sys; sys.exit(0 if $diff <= 1e-5 else 1)" || fail "--accumulate 2: 2 ranks differ from 1 process by $diff"
+echo "test_mpi: --accumulate 2, 2 ranks vs 1 process: max |difference| $diff"
+
+# 1e. The bf16 vocabulary projection, where the CPU runs it: each rank converts the shared
+# weights for its own shards, as each thread's shard uses the process's conversion. The same
+# products are expected; the bound (1e-5, far below the 1e-3 step a lost or unscaled
+# gradient leaves) would let through only a bf16 kernel that oneDNN picked by thread count.
+train_both bf16 10 --precision bf16
+if grep -q "needs a CPU with AVX512_BF16" "$work/one_bf16.log"; then
+  echo "test_mpi: bf16 training, 2 ranks vs 1 process: skipped (this CPU or build computes it in fp32)"
+else
+  diff=$(max_difference "$work/one_bf16/model.npz" "$work/two_bf16/model.npz")
+  /usr/bin/python3 -c "import sys; sys.exit(0 if $diff <= 1e-5 else 1)" || fail "bf16: 2 ranks differ from 1 process by $diff"
+  echo "test_mpi: bf16 training, 2 ranks vs 1 process: max |difference| $diff"
+fi
 
 # 2. Resume: 10 updates, stop, 10 more, all on 2 ranks.
 mpi2 "$bin" "${train[@]}" --model "$work/resumed" --threads 1 --max-updates 10 > /dev/null 2> "$work/resumed.log" ||
