@@ -198,7 +198,7 @@ bool Trainer::budget_exhausted() const {
 void Trainer::gather_optimizer_state() {
   if (state_gathered_at_ == progress_.update) return;
   state_gathered_at_ = progress_.update;
-  for (AlignedVector<float>* state : optimizer_->state()) partition_->share(*state);
+  for (AlignedVector<float>* state : optimizer_->state()) partition_->share(*state, profile::Phase::state_gather);
 }
 
 void Trainer::save_checkpoint() {

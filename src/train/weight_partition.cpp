@@ -87,12 +87,12 @@ double WeightPartition::gradient_norm(FlatSpan<const float> grads) const {
   return norm_from_block_sums(block_sums);
 }
 
-void WeightPartition::share(FlatSpan<float> values) const {
+void WeightPartition::share(FlatSpan<float> values, profile::Phase phase) const {
   if (shared_weights_ && values.data() == shared_weights_->segment(0)) {
     profile::ScopedPhase phase(profile::Phase::rank_wait);
     shared_weights_->synchronize();
   } else {
-    profile::ScopedPhase phase(profile::Phase::rank_exchange);
+    profile::ScopedPhase timed(phase);
     mpi::all_gather(values.data(), bounds_);
   }
 }

@@ -5,16 +5,18 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <iterator>
 
 namespace rnnsearch::profile {
 namespace {
 
 constexpr int kMaxThreads = 64;
-constexpr const char* kNames[kNumPhases] = {
+constexpr const char* kNames[] = {
     "batching",         "encoder forward",      "attention forward",  "decoder GRU forward",
     "output + softmax", "output layer fwd+bwd",      "decoder GRU backward", "attention backward",
     "decoder weight gradients", "encoder backward", "gradient sum",     "clip + optimizer",
-    "MPI gradients + weights", "MPI waiting for ranks"};
+    "MPI gradients + weights", "MPI waiting for ranks", "MPI optimizer state"};
+static_assert(std::size(kNames) == kNumPhases, "one name per profile::Phase");
 
 bool g_enabled = false;
 // [thread][phase] seconds; padded rows so threads do not share cache lines.

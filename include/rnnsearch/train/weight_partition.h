@@ -14,7 +14,8 @@
 // When all the ranks run on one host (mpi::SharedFloats), nothing is sent: the weights are
 // one copy in memory the ranks share, and each rank's gradient lies where the others read
 // it. A rank adds the ranks' gradients of its part in rank order (the order in which one
-// process adds its threads' shards: 2 ranks × 1 thread = 1 process × 2 threads, exactly),
+// process adds its threads' shards: 2 ranks × 1 thread = 1 process × 2 threads, exactly;
+// with --accumulate to rounding, docs/design.md §7),
 // steps its part of the weights in place, and a barrier replaces the all-gather. Across
 // hosts the ring exchange above runs as before (RNNSEARCH_MPI_RING=1 forces it on one host).
 #include <cstddef>
@@ -24,6 +25,7 @@
 #include "rnnsearch/kernels/tensor.h"
 #include "rnnsearch/model/parameters.h"
 #include "rnnsearch/util/mpi.h"
+#include "rnnsearch/util/profile.h"
 
 namespace rnnsearch {
 
@@ -45,7 +47,9 @@ class WeightPartition {
   double gradient_norm(FlatSpan<const float> grads) const;
   // Every rank's part of values (weights, optimizer state) to every rank; for the weights
   // placed in shared memory, a barrier after which every rank sees every rank's step.
-  void share(FlatSpan<float> values) const;
+  // `--profile` counts the all-gather under `phase`: the weights' of every update under
+  // rank_exchange, the optimizer state's (before a checkpoint or validation) apart.
+  void share(FlatSpan<float> values, profile::Phase phase = profile::Phase::rank_exchange) const;
 
  private:
   int rank_, first_block_, last_block_;

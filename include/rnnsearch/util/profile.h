@@ -25,6 +25,7 @@ enum class Phase : int {
   rank_exchange,         // MPI: the gradients' reduce-scatter and the weights' all-gather,
                          // or their sum in shared memory (the ring's includes its waits)
   rank_wait,             // MPI in shared memory: the barriers, waiting for the slowest rank
+  state_gather,          // MPI: the optimizer state's all-gather before a checkpoint or validation
   count
 };
 constexpr int kNumPhases = static_cast<int>(Phase::count);
