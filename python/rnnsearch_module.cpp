@@ -152,7 +152,10 @@ class PyTranslator {
       TranslatorOptions options;  // as translate_command sets them from its options
       options.beam.beam_size = beam_size;
       options.beam.n_best = n_best;
-      if (normalize) options.beam.normalize = *normalize;  // else translate's default
+      if (normalize) {  // else translate's default; checked first, as the CLI checks --normalize first
+        check_non_negative("normalize", *normalize);
+        options.beam.normalize = *normalize;
+      }
       options.beam.max_length_factor = max_length_factor;
       options.beam.word_penalty = word_penalty;
       if (length_penalty_alpha) {

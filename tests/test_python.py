@@ -481,6 +481,7 @@ class BadInputs(unittest.TestCase):
             (dict(word_penalty=math.nan), ["--word-penalty", "nan"]),
             (dict(length_penalty_alpha=-1.0), ["--length-penalty-alpha", -1]),
             (dict(normalize=1.0, length_penalty_alpha=0.6), ["--normalize", 1.0, "--length-penalty-alpha", 0.6]),
+            (dict(normalize=-1.0, length_penalty_alpha=0.6), ["--normalize", -1, "--length-penalty-alpha", 0.6]),
             (dict(coverage_penalty=-0.5), ["--coverage-penalty", -0.5]),
             (dict(batch_size=0), ["--batch-size", 0]),
             (dict(max_length=0), ["--max-length", 0]),
