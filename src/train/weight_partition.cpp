@@ -89,7 +89,7 @@ double WeightPartition::gradient_norm(FlatSpan<const float> grads) const {
 
 void WeightPartition::share(FlatSpan<float> values, profile::Phase phase) const {
   if (shared_weights_ && values.data() == shared_weights_->segment(0)) {
-    profile::ScopedPhase phase(profile::Phase::rank_wait);
+    profile::ScopedPhase timed(profile::Phase::rank_wait);
     shared_weights_->synchronize();
   } else {
     profile::ScopedPhase timed(phase);
