@@ -1,7 +1,8 @@
 // Finite-difference checks of every hand-written backward function, in double precision with
 // (five-point) central differences, on a tiny model: e=4, n=5, l=3, vocabularies of 11, a batch of 3
 // sentences of different lengths. Also: the float computation agrees with the double one,
-// and the batched forward agrees with a plain sentence-by-sentence loop over the equations.
+// and the batched forward agrees with a plain sentence-by-sentence loop over the equations, and
+// the shards of ShardedModel add an update's batches into their gradients (--accumulate).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "rnnsearch/model/gru.h"
 #include "rnnsearch/model/layer_norm.h"
 #include "rnnsearch/model/rnnsearch.h"
+#include "rnnsearch/train/sharded_model.h"
 
 namespace rnnsearch {
 namespace {
@@ -673,6 +675,66 @@ TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
     std::vector<double> from_tokens(src.size(), 0.0);
     for (size_t k = 0; k < ws.out_rows.size(); ++k) from_tokens[ws.out_rows[k] % src.size()] += ws.token_nll[k];
     for (size_t b = 0; b < src.size(); ++b) EXPECT_NEAR(from_tokens[b], per_sentence[b], 1e-10 * per_sentence[b]);
+  }
+}
+
+// An update of two batches (--accumulate 2): each shard adds its batches into its own buffer,
+// zeroed before the shard's first batch of the update even where that is not the update's
+// first (shard 2 has no pair in a batch of 2 pairs), and the shards are added once. After an
+// update that left every buffer holding a gradient, 3 threads give 1 thread's gradient, tensor
+// by tensor (to rounding: other sums in another order), with the small batch first or last;
+// and it is the sum of the two batches' gradients taken alone. The plain model, and a deep
+// layer-normalized one with tied embeddings (every kind of tensor a backward pass adds into).
+TEST(ShardedGradient, BatchesOfAnUpdateAddUpInEachShard) {
+  ModelConfig deep = test::tiny_config(24, 24, OutputKind::maxout, 4, 5, 4);
+  deep.tied_embeddings = deep.layer_norm = deep.skip = true;
+  deep.enc_cell_depth = deep.dec_cell_base_depth = deep.enc_depth = deep.dec_depth = deep.dec_cell_high_depth = 2;
+  for (const ModelConfig& config : {test::tiny_config(20, 24), deep}) {
+    Parameters<float> params(config);
+    test::init_for_check(params, 0.3, 5);
+    std::mt19937_64 rng(5);
+    ParallelCorpus corpus;
+    for (int pair = 0; pair < 8; ++pair) {
+      std::vector<int> src(3 + rng() % 6), tgt(3 + rng() % 6);
+      for (int& id : src) id = 4 + static_cast<int>(rng() % 16);
+      for (int& id : tgt) id = 4 + static_cast<int>(rng() % 20);
+      src.back() = tgt.back() = Vocab::kEos;
+      corpus.src.push_back(src);
+      corpus.tgt.push_back(tgt);
+    }
+    const std::vector<uint32_t> small = {0, 1}, large = {2, 3, 4, 5, 6};
+    const float scale = 1.0f / static_cast<float>(ShardedModel::target_tokens(corpus, small) +
+                                                  ShardedModel::target_tokens(corpus, large));
+    // The gradient of one update of these batches, in this order.
+    auto update = [&](ShardedModel& model, const std::vector<std::vector<uint32_t>>& batches) {
+      Parameters<float> grads(config);
+      for (const auto& batch : batches) model.add_gradient(params, corpus, batch, {}, scale, grads);
+      model.sum_gradients(grads);
+      return grads;
+    };
+    ShardedModel three(config, 3), one(config, 1);
+    Parameters<float> dirty(config);
+    three.run(params, corpus, {0, 1, 2, 3, 4, 5, 6, 7}, {}, &dirty);  // every shard's buffer used
+    const Parameters<float> want = update(one, {small, large});
+    const Parameters<float> alone_small = update(one, {small}), alone_large = update(one, {large});
+    for (const auto& order : {std::vector<std::vector<uint32_t>>{small, large}, {large, small}}) {
+      const Parameters<float> got = update(three, order);
+      // Per tensor a gradient can be a sum of nearly cancelling terms (the attention's, the
+      // recurrences'), which another order of addition moves by up to ~1e-4 here; a batch or
+      // a shard lost, doubled or stale moves it by far more than 1e-3.
+      for (int p = 0; p < params.tensor_count(); ++p) {
+        const Param param = static_cast<Param>(p);
+        if (!params.spec(param).present) continue;
+        const Mat<float> w = want.mat(param);
+        ASSERT_GT(w.norm(), 0) << params.spec(param).name;
+        EXPECT_LT((got.mat(param) - w).norm() / w.norm(), 1e-3) << params.spec(param).name;
+        const Mat<float> sum = alone_small.mat(param) + alone_large.mat(param);
+        EXPECT_LT((sum - w).norm() / w.norm(), 1e-3) << params.spec(param).name;
+      }
+    }
+    const auto all = [](const Parameters<float>& g) { return ConstMatMap<float>(g.values().data(), 1, static_cast<Index>(g.values().size())); };
+    EXPECT_GT(all(alone_small).norm(), 0.1 * all(want).norm());  // both batches weigh
+    EXPECT_GT(all(alone_large).norm(), 0.1 * all(want).norm());
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 
 #include "rnnsearch/util/mpi.h"
 #include "rnnsearch/util/profile.h"
@@ -22,16 +23,48 @@ ShardedModel::ShardedModel(const ModelConfig& config, int threads, Precision pre
   }
 }
 
+long ShardedModel::target_tokens(const ParallelCorpus& corpus, const std::vector<uint32_t>& ids) {
+  long tokens = 0;
+  for (uint32_t id : ids) tokens += static_cast<long>(corpus.tgt.length(id));
+  return tokens;
+}
+
 double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& corpus,
                          const std::vector<uint32_t>& ids, const Regularization& regularization, Parameters<float>* grads) {
+  if (grads && started_ > 0) throw std::logic_error("ShardedModel::run: an update of add_gradient is not summed yet");
+  if (!grads) return run_batch(params, corpus, ids, regularization, 0, nullptr);
+  const double cost =
+      add_gradient(params, corpus, ids, regularization, 1.0f / static_cast<float>(target_tokens(corpus, ids)), *grads);
+  sum_gradients(*grads);
+  return cost;
+}
+
+double ShardedModel::add_gradient(const Parameters<float>& params, const ParallelCorpus& corpus,
+                                  const std::vector<uint32_t>& ids, const Regularization& regularization, float scale,
+                                  Parameters<float>& grads) {
+  if (started_ > 0 && &grads != update_grads_)
+    throw std::logic_error("ShardedModel::add_gradient: another gradient than the update's first batch's");
+  update_grads_ = &grads;
+  return run_batch(params, corpus, ids, regularization, scale, &grads);
+}
+
+void ShardedModel::sum_gradients(Parameters<float>& grads) {
+  if (started_ > 0 && &grads != update_grads_)
+    throw std::logic_error("ShardedModel::sum_gradients: another gradient than the update's");
+  if (started_ == 0) grads.set_zero();  // a rank left without pairs adds nothing
+  sum_into(grads, started_);
+  started_ = 0;
+}
+
+double ShardedModel::run_batch(const Parameters<float>& params, const ParallelCorpus& corpus,
+                               const std::vector<uint32_t>& ids, const Regularization& regularization, float scale,
+                               Parameters<float>* grads) {
   // Global shard g (of all ranks' threads) takes pairs g, g + shards, g + 2·shards, … of the
   // batch; this rank runs shards rank·threads … rank·threads + threads − 1 of them.
   const int threads = static_cast<int>(shards_.size());
   const int global_shards = static_cast<int>(std::min<size_t>(static_cast<size_t>(threads) * mpi::size(), ids.size()));
   const int first = mpi::rank() * threads;
   const int count = std::clamp(global_shards - first, 0, threads);
-  long tokens = 0;  // of the whole batch: every shard's gradient is scaled by 1 / tokens
-  for (uint32_t id : ids) tokens += static_cast<long>(corpus.tgt.length(id));
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::batching);
   for (int t = 0; t < count; ++t) {
     shard_ids_.clear();
@@ -48,25 +81,25 @@ double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& 
 #pragma omp parallel for num_threads(std::max(count, 1)) schedule(static, 1) reduction(+ : cost, nll)
   for (int t = 0; t < count; ++t) {
     try {
-      cost += run_shard(params, regularization, t, first + t, tokens, grads);
+      cost += run_shard(params, regularization, t, first + t, scale, grads, t >= started_);
       for (float token_nll : shards_[t]->workspace.token_nll) nll += token_nll;
     } catch (...) {  // (std::bad_alloc above all) an exception must not leave the parallel region
 #pragma omp critical(rnnsearch_sharded_model_error)
       if (!error) error = std::current_exception();
     }
   }
-  if (error) std::rethrow_exception(error);
-  if (grads) {
-    if (count == 0) grads->set_zero();  // a rank left without pairs adds nothing
-    sum_into(*grads, count);
+  if (error) {
+    started_ = 0;  // the shards' buffers are half written: the update is lost
+    std::rethrow_exception(error);
   }
-  last_tokens_ = tokens;
+  if (grads) started_ = std::max(started_, count);
+  last_tokens_ = target_tokens(corpus, ids);
   last_nll_ = nll;
   return cost;
 }
 
 double ShardedModel::run_shard(const Parameters<float>& params, const Regularization& regularization, int t,
-                               int global_shard, long tokens, Parameters<float>* grads) {
+                               int global_shard, float scale, Parameters<float>* grads, bool zero) {
   Shard& shard = *shards_[t];
   std::optional<Bf16Products> bf16_products;
   if (weights_bf16_) bf16_products.emplace(*weights_bf16_);
@@ -74,9 +107,8 @@ double ShardedModel::run_shard(const Parameters<float>& params, const Regulariza
   shard_regularization.seed = mix_seed(regularization.seed + static_cast<uint64_t>(global_shard));
   if (!grads) return rnnsearch_forward<float>(params, shard.batch, shard_regularization, shard.workspace);
   Parameters<float>& g = t == 0 ? *grads : *shard.grads;
-  g.set_zero();
-  return rnnsearch_forward_backward<float>(params, shard.batch, shard_regularization, 1.0f / static_cast<float>(tokens),
-                                           shard.workspace, g);
+  if (zero) g.set_zero();  // its first batch of the update
+  return rnnsearch_forward_backward<float>(params, shard.batch, shard_regularization, scale, shard.workspace, g);
 }
 
 void ShardedModel::sum_into(Parameters<float>& total, int count) {

@@ -107,7 +107,6 @@ class Trainer {
   ModelDefinition model_def_;  // sizes, tokenizer, subword models, vocabularies
   ParallelCorpus train_, valid_;
   std::unique_ptr<Parameters<float>> params_, grads_;
-  std::unique_ptr<Parameters<float>> batch_grads_;  // --accumulate: one batch's gradient
   std::unique_ptr<Validator> validator_;
   std::unique_ptr<WeightPartition> partition_;  // this rank's part of the optimizer step
   std::unique_ptr<Optimizer> optimizer_;
@@ -167,7 +166,6 @@ void Trainer::set_up() {
   optimizer_ = std::make_unique<Optimizer>(o_.optimizer, params_->values().size(), partition_->begin(),
                                            partition_->end());
   model_ = std::make_unique<ShardedModel>(model_def_.config, o_.threads, o_.precision);
-  if (o_.accumulate > 1) batch_grads_ = std::make_unique<Parameters<float>>(model_def_.config);
   if (resume) {
     progress_ = checkpoints_.load(*params_, *optimizer_);
     log_.line("resuming at update " + std::to_string(progress_.update) + ", epoch " + std::to_string(progress_.epoch) +
@@ -247,31 +245,26 @@ void Trainer::validate_and_save(bool epoch_end) {
 }
 
 // Sets grads_ to the gradient of the update's per-token cost and returns its sums. With
-// --accumulate N the update has N batches, run one after the other (the memory of one):
+// --accumulate N the update has N batches, run one after the other (the memory of one),
+// each adding its gradient scaled by 1 / the whole update's target tokens:
 //
-//   ∇ (Σ_b cost_b / Σ_b tokens_b) = Σ_b (tokens_b / Σ tokens) · ∇ (cost_b / tokens_b)
+//   ∇ (Σ_b cost_b / Σ_b tokens_b) = Σ_b ∇ cost_b / Σ_b tokens_b
 //
-// In an MPI job each rank computes its part of each batch; the parts are added once per
-// update, with one allreduce of the gradient however many batches it has.
+// Each shard adds its batches in its own buffer and the shards are added once (sharded_model.h);
+// in an MPI job each rank computes its shards of each batch, and the ranks' parts are added
+// once per update, with one exchange however many batches it has.
 Trainer::UpdateCost Trainer::gradient(const Batches& update) {
   UpdateCost sums;
+  for (const std::vector<uint32_t>& batch : update) sums.tokens += ShardedModel::target_tokens(train_, batch);
+  const float scale = 1.0f / static_cast<float>(sums.tokens);
   for (size_t b = 0; b < update.size(); ++b) {
     Regularization regularization = o_.regularization;
     const uint64_t update_seed = mix_seed(progress_.seed ^ mix_seed(progress_.update));
     regularization.seed = b == 0 ? update_seed : mix_seed(update_seed ^ mix_seed(b));
-    Parameters<float>& target = b == 0 ? *grads_ : *batch_grads_;
-    sums.cost += model_->run(*params_, train_, update[b], regularization, &target);
+    sums.cost += model_->add_gradient(*params_, train_, update[b], regularization, scale, *grads_);
     sums.nll += model_->last_nll();
-    const long batch_tokens = model_->last_tokens();
-    if (b > 0) {  // grads_ holds the mean over the earlier batches' tokens: reweight, add this one
-      const float keep = static_cast<float>(sums.tokens) / static_cast<float>(sums.tokens + batch_tokens);
-      const FlatSpan<float> total = grads_->values();
-      const FlatSpan<const float> batch = batch_grads_->values();
-#pragma omp parallel for simd schedule(static) num_threads(o_.threads)
-      for (size_t k = 0; k < total.size(); ++k) total[k] = keep * total[k] + (1 - keep) * batch[k];
-    }
-    sums.tokens += batch_tokens;
   }
+  model_->sum_gradients(*grads_);
   partition_->sum_gradients(grads_->values());
   double costs[2] = {sums.cost, sums.nll};
   mpi::sum(costs, 2);

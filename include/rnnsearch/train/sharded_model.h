@@ -4,7 +4,8 @@
 // forward and backward on its shard with its own workspace and gradient buffer, so each
 // GEMM stays single-threaded and large enough to be efficient; the gradients are summed.
 // In an MPI job (util/mpi.h) the shards are those of all ranks' threads: each rank runs its
-// own, and the caller adds the ranks' sums (mpi::sum) to get those of the whole batch.
+// own, and the caller adds the ranks' sums (WeightPartition::sum_gradients) to get those of
+// the whole batch.
 #include <memory>
 #include <vector>
 
@@ -22,11 +23,23 @@ class ShardedModel {
 
   // Σ −log p over the target tokens of this rank's shards of the pairs ids of corpus (all of
   // them in one process); with grads, also sets grads to this rank's part of the gradient
-  // of the batch's per-token cost (Σ / the whole batch's target tokens). Global shard g
-  // draws its dropout masks from a seed mixed from regularization.seed and g.
+  // of the batch's per-token cost (Σ / the whole batch's target tokens): add_gradient with
+  // scale 1 / target_tokens(corpus, ids), then sum_gradients. Global shard g draws its
+  // dropout masks from a seed mixed from regularization.seed and g.
   double run(const Parameters<float>& params, const ParallelCorpus& corpus, const std::vector<uint32_t>& ids,
              const Regularization& regularization, Parameters<float>* grads);
+  // An update of several batches (--accumulate): add_gradient for each, with the same grads
+  // and scale = 1 / the update's target tokens, then sum_gradients once. Each shard adds its
+  // batches into its own buffer (shard 0's is grads) and the shards are added once, in
+  // shard order: the order in which MPI ranks add theirs, so that N ranks × 1 thread end
+  // with exactly the gradient of 1 process × N threads, with one batch or several.
+  // Returns what run returns.
+  double add_gradient(const Parameters<float>& params, const ParallelCorpus& corpus, const std::vector<uint32_t>& ids,
+                      const Regularization& regularization, float scale, Parameters<float>& grads);
+  // grads = this rank's part of the gradient of the batches added since the last call.
+  void sum_gradients(Parameters<float>& grads);
   long last_tokens() const { return last_tokens_; }  // target tokens of the last run's whole batch
+  static long target_tokens(const ParallelCorpus& corpus, const std::vector<uint32_t>& ids);
   // Σ −log p of this rank's part of the last run, unsmoothed (run returns what training
   // minimises, which label smoothing changes).
   double last_nll() const { return last_nll_; }
@@ -37,10 +50,13 @@ class ShardedModel {
     ModelWorkspace<float> workspace;
     std::unique_ptr<Parameters<float>> grads;  // null for shard 0, which writes into the caller's
   };
-  // Σ −log p of shard t, global_shard of the job's (and, with grads, its gradient; shard 0
-  // writes into grads).
+  // Σ −log p of shard t, global_shard of the job's (and, with grads, adds scale × its
+  // gradient into its buffer, first zeroed if zero; shard 0's buffer is grads).
   double run_shard(const Parameters<float>& params, const Regularization& regularization, int t, int global_shard,
-                   long tokens, Parameters<float>* grads);
+                   float scale, Parameters<float>* grads, bool zero);
+  // run without the sum (grads null: the cost alone), add_gradient with grads.
+  double run_batch(const Parameters<float>& params, const ParallelCorpus& corpus, const std::vector<uint32_t>& ids,
+                   const Regularization& regularization, float scale, Parameters<float>* grads);
   // Adds the gradients of shards 1 .. count-1 to shard 0's (total).
   void sum_into(Parameters<float>& total, int count);
 
@@ -50,6 +66,8 @@ class ShardedModel {
   std::unique_ptr<Bf16Weights> weights_bf16_;        // likewise
   long last_tokens_ = 0;
   double last_nll_ = 0;
+  int started_ = 0;  // shards 0 .. started_-1 hold the update's gradient so far (add_gradient)
+  const Parameters<float>* update_grads_ = nullptr;  // the update's (shard 0's buffer)
 };
 
 }  // namespace rnnsearch

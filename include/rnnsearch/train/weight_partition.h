@@ -14,8 +14,7 @@
 // When all the ranks run on one host (mpi::SharedFloats), nothing is sent: the weights are
 // one copy in memory the ranks share, and each rank's gradient lies where the others read
 // it. A rank adds the ranks' gradients of its part in rank order (the order in which one
-// process adds its threads' shards: 2 ranks × 1 thread = 1 process × 2 threads, exactly;
-// with --accumulate to rounding, docs/design.md §7),
+// process adds its threads' shards: 2 ranks × 1 thread = 1 process × 2 threads, exactly),
 // steps its part of the weights in place, and a barrier replaces the all-gather. Across
 // hosts the ring exchange above runs as before (RNNSEARCH_MPI_RING=1 forces it on one host).
 #include <cstddef>
