@@ -713,8 +713,7 @@ TEST(ShardedGradient, BatchesOfAnUpdateAddUpInEachShard) {
       return grads;
     };
     ShardedModel three(config, 3), one(config, 1);
-    Parameters<float> dirty(config);
-    three.run(params, corpus, {0, 1, 2, 3, 4, 5, 6, 7}, {}, &dirty);  // every shard's buffer used
+    update(three, {{0, 1, 2, 3, 4, 5, 6, 7}});  // every shard's buffer used
     const Parameters<float> want = update(one, {small, large});
     const Parameters<float> alone_small = update(one, {small}), alone_large = update(one, {large});
     for (const auto& order : {std::vector<std::vector<uint32_t>>{small, large}, {large, small}}) {

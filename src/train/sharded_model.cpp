@@ -30,13 +30,8 @@ long ShardedModel::target_tokens(const ParallelCorpus& corpus, const std::vector
 }
 
 double ShardedModel::run(const Parameters<float>& params, const ParallelCorpus& corpus,
-                         const std::vector<uint32_t>& ids, const Regularization& regularization, Parameters<float>* grads) {
-  if (grads && started_ > 0) throw std::logic_error("ShardedModel::run: an update of add_gradient is not summed yet");
-  if (!grads) return run_batch(params, corpus, ids, regularization, 0, nullptr);
-  const double cost =
-      add_gradient(params, corpus, ids, regularization, 1.0f / static_cast<float>(target_tokens(corpus, ids)), *grads);
-  sum_gradients(*grads);
-  return cost;
+                         const std::vector<uint32_t>& ids, const Regularization& regularization) {
+  return run_batch(params, corpus, ids, regularization, 0, nullptr);
 }
 
 double ShardedModel::add_gradient(const Parameters<float>& params, const ParallelCorpus& corpus,
@@ -93,7 +88,6 @@ double ShardedModel::run_batch(const Parameters<float>& params, const ParallelCo
     std::rethrow_exception(error);
   }
   if (grads) started_ = std::max(started_, count);
-  last_tokens_ = target_tokens(corpus, ids);
   last_nll_ = nll;
   return cost;
 }

@@ -257,9 +257,9 @@ Trainer::UpdateCost Trainer::gradient(const Batches& update) {
   UpdateCost sums;
   for (const std::vector<uint32_t>& batch : update) sums.tokens += ShardedModel::target_tokens(train_, batch);
   const float scale = 1.0f / static_cast<float>(sums.tokens);
+  const uint64_t update_seed = mix_seed(progress_.seed ^ mix_seed(progress_.update));
   for (size_t b = 0; b < update.size(); ++b) {
     Regularization regularization = o_.regularization;
-    const uint64_t update_seed = mix_seed(progress_.seed ^ mix_seed(progress_.update));
     regularization.seed = b == 0 ? update_seed : mix_seed(update_seed ^ mix_seed(b));
     sums.cost += model_->add_gradient(*params_, train_, update[b], regularization, scale, *grads_);
     sums.nll += model_->last_nll();

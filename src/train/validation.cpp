@@ -42,8 +42,8 @@ ValidationScores Validator::run(const ModelDefinition& model, const Parameters<f
   double cost = 0;
   long tokens = 0;
   for (const auto& ids : make_batches(corpus_, batch_size_, false, 0)) {
-    cost += shards.run(params, corpus_, ids, {}, nullptr);
-    tokens += shards.last_tokens();
+    cost += shards.run(params, corpus_, ids, {});
+    tokens += ShardedModel::target_tokens(corpus_, ids);
   }
   mpi::sum(&cost, 1);  // the ranks' parts
   scores.cross_entropy = cost / static_cast<double>(tokens);

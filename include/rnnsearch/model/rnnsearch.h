@@ -10,8 +10,9 @@
 //
 // rnnsearch_forward returns that sum (validation, scoring); rnnsearch_forward_backward also
 // accumulates scale × its gradient into grads (training: scale = 1 / target tokens of the
-// whole update, all its batches with --accumulate). Training always needs both, and fused the output layer runs forward and
-// backward on a chunk of rows at a time instead of keeping N × V logits.
+// whole update, all its batches with --accumulate). Training always needs both, and fused
+// the output layer runs forward and backward on a chunk of rows at a time instead of keeping
+// N × V logits.
 //
 // Decoder step i = 0..T-1 (0-based; the equations' step i+1), time-major rows i*B + b:
 //   E_i = tgt_emb[y_{i-1}] (y_{-1} = <s>)     q_i = s_i att_W     α_i, c_i = attention(q_i)

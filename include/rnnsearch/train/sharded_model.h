@@ -22,14 +22,13 @@ class ShardedModel {
   ShardedModel(const ModelConfig& config, int threads, Precision precision = Precision::fp32);
 
   // Σ −log p over the target tokens of this rank's shards of the pairs ids of corpus (all of
-  // them in one process); with grads, also sets grads to this rank's part of the gradient
-  // of the batch's per-token cost (Σ / the whole batch's target tokens): add_gradient with
-  // scale 1 / target_tokens(corpus, ids), then sum_gradients. Global shard g draws its
-  // dropout masks from a seed mixed from regularization.seed and g.
+  // them in one process), forward only (validation). Global shard g draws its dropout masks
+  // from a seed mixed from regularization.seed and g.
   double run(const Parameters<float>& params, const ParallelCorpus& corpus, const std::vector<uint32_t>& ids,
-             const Regularization& regularization, Parameters<float>* grads);
-  // An update of several batches (--accumulate): add_gradient for each, with the same grads
-  // and scale = 1 / the update's target tokens, then sum_gradients once. Each shard adds its
+             const Regularization& regularization);
+  // The gradient of an update's per-token cost, Σ_b ∇cost_b / Σ_b tokens_b over its batches
+  // (one, or N with --accumulate): add_gradient for each batch, with the same grads and
+  // scale = 1 / the update's target tokens, then sum_gradients once. Each shard adds its
   // batches into its own buffer (shard 0's is grads) and the shards are added once, in
   // shard order: the order in which MPI ranks add theirs, so that N ranks × 1 thread end
   // with exactly the gradient of 1 process × N threads, with one batch or several.
@@ -38,7 +37,7 @@ class ShardedModel {
                       const Regularization& regularization, float scale, Parameters<float>& grads);
   // grads = this rank's part of the gradient of the batches added since the last call.
   void sum_gradients(Parameters<float>& grads);
-  long last_tokens() const { return last_tokens_; }  // target tokens of the last run's whole batch
+  // Target tokens of the pairs ids: of a whole batch, not only this rank's shards.
   static long target_tokens(const ParallelCorpus& corpus, const std::vector<uint32_t>& ids);
   // Σ −log p of this rank's part of the last run, unsmoothed (run returns what training
   // minimises, which label smoothing changes).
@@ -54,7 +53,7 @@ class ShardedModel {
   // gradient into its buffer, first zeroed if zero; shard 0's buffer is grads).
   double run_shard(const Parameters<float>& params, const Regularization& regularization, int t, int global_shard,
                    float scale, Parameters<float>* grads, bool zero);
-  // run without the sum (grads null: the cost alone), add_gradient with grads.
+  // run (grads null) and add_gradient.
   double run_batch(const Parameters<float>& params, const ParallelCorpus& corpus, const std::vector<uint32_t>& ids,
                    const Regularization& regularization, float scale, Parameters<float>* grads);
   // Adds the gradients of shards 1 .. count-1 to shard 0's (total).
@@ -64,7 +63,6 @@ class ShardedModel {
   std::vector<uint32_t> shard_ids_;  // the pairs of the shard being batched (reused)
   std::unique_ptr<Bf16Projection> projection_bf16_;  // --precision bf16: converted at each run
   std::unique_ptr<Bf16Weights> weights_bf16_;        // likewise
-  long last_tokens_ = 0;
   double last_nll_ = 0;
   int started_ = 0;  // shards 0 .. started_-1 hold the update's gradient so far (add_gradient)
   const Parameters<float>* update_grads_ = nullptr;  // the update's (shard 0's buffer)
