@@ -559,8 +559,9 @@ TEST(Train, InitFromStartsFromThoseWeightsAndRefusesOtherShapesOrMeanings) {
     EXPECT_NE(refused_err.find(file + ": --init-from "), std::string::npos) << refused_err;
     EXPECT_NE(refused_err.find(expected), std::string::npos) << refused_err;
     EXPECT_EQ(std::count(refused_err.begin(), refused_err.end(), '\n'), 1) << refused_err;
-    if (expected.find("vocabularies") == std::string::npos)
+    if (expected.find("vocabularies") == std::string::npos) {
       EXPECT_FALSE(std::filesystem::exists(model + "/config.json")) << options;
+    }
   }
   // The weights reached through a symbolic link in another directory are checked against the
   // model they are in
