@@ -10,8 +10,8 @@
 //
 // rnnsearch_forward returns that sum (validation, scoring); rnnsearch_forward_backward also
 // accumulates scale × its gradient into grads (training: scale = 1 / target tokens of the
-// whole update, all its batches with --accumulate). Training always needs both, and fused
-// the output layer runs forward and backward on a chunk of rows at a time instead of keeping
+// whole update, all its batches with --accumulate). Training always needs both; fused, the
+// output layer runs forward and backward on a chunk of rows at a time instead of keeping
 // N × V logits.
 //
 // Decoder step i = 0..T-1 (0-based; the equations' step i+1), time-major rows i*B + b:

@@ -53,7 +53,8 @@ class ShardedModel {
   // gradient into its buffer, first zeroed if zero; shard 0's buffer is grads).
   double run_shard(const Parameters<float>& params, const Regularization& regularization, int t, int global_shard,
                    float scale, Parameters<float>* grads, bool zero);
-  // run (grads null) and add_gradient.
+  // One batch over the shards: the forward pass (grads null: run), or forward and backward
+  // with scale × the gradient added into the shards' buffers (add_gradient).
   double run_batch(const Parameters<float>& params, const ParallelCorpus& corpus, const std::vector<uint32_t>& ids,
                    const Regularization& regularization, float scale, Parameters<float>* grads);
   // Adds the gradients of shards 1 .. count-1 to shard 0's (total).
