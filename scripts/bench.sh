@@ -14,7 +14,8 @@
 #   scaling:   with mpirun, training small and beam-5 decoding on 2 MPI ranks × 1 thread
 #              against 1 process × 1 and × 2 threads (docs/scaling.md); training also with
 #              the ring exchange of ranks on several hosts forced on this one
-#              (RNNSEARCH_MPI_RING=1)
+#              (RNNSEARCH_MPI_RING=1), overlapped with the backward pass and not
+#              (RNNSEARCH_MPI_OVERLAP=0)
 #   serving:   rnnsearch serve with 1, 8, 32 and 128 one-sentence clients against translate
 #              (scripts/serve_load.py, docs/serve.md; SERVE=0 skips it)
 #
@@ -77,17 +78,20 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
   PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe
 mpi=$(command -v mpirun || true)
 # On one host the ranks add their gradients in shared memory; RNNSEARCH_MPI_RING=1 forces the
-# ring exchange that ranks on several hosts use (train/weight_partition.h).
+# ring exchange that ranks on several hosts use, overlapped with the backward pass unless
+# RNNSEARCH_MPI_OVERLAP=0 (train/weight_partition.h).
 if [ -n "$mpi" ]; then
-  for ring in 0 1; do
-    out=$(RNNSEARCH_MPI_RING=$ring "$mpi" -np 2 "$bin" train --train-src $data/train.en.gz \
+  for exchange in "0 1" "1 1" "1 0"; do  # RNNSEARCH_MPI_RING, RNNSEARCH_MPI_OVERLAP
+    set -- $exchange
+    out=$(RNNSEARCH_MPI_RING=$1 RNNSEARCH_MPI_OVERLAP=$2 "$mpi" -np 2 "$bin" train --train-src $data/train.en.gz \
       --train-tgt $data/train.de.gz --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz \
-      --model "$work/small-mpi-$ring" --preset small --threads 1 --bench-seconds "$BENCH_SECONDS" \
+      --model "$work/small-mpi-$1$2" --preset small --threads 1 --bench-seconds "$BENCH_SECONDS" \
       --bench-warmup 20 2>/dev/null || true)
-    echo "rnnsearch train small 2 MPI ranks x 1 thread, RNNSEARCH_MPI_RING=$ring: $(echo "$out" | grep -E 'BENCH' | tr '\n' ' ')"
-    r[train_small_mpi_$ring]=$(echo "$out" | field "tgt_tok/s" || true)
+    echo "rnnsearch train small 2 MPI ranks x 1 thread, RNNSEARCH_MPI_RING=$1 RNNSEARCH_MPI_OVERLAP=$2:" \
+      "$(echo "$out" | grep -E 'BENCH' | tr '\n' ' ')"
+    r[train_small_mpi_$1$2]=$(echo "$out" | field "tgt_tok/s" || true)
   done
-  r[train_small_mpi]=${r[train_small_mpi_0]}
+  r[train_small_mpi]=${r[train_small_mpi_01]}
 fi
 
 zcat $data/test_2016_flickr.en.gz > "$work/test.en"
@@ -167,7 +171,8 @@ if [ -n "$mpi" ]; then
   echo "| scaling (docs/scaling.md) | 1 process × 1 thread | 1 process × 2 threads | 2 MPI ranks × 1 thread | 2 ranks / 1 |"
   echo "| --- | --- | --- | --- | --- |"
   echo "| training small, tgt tok/s | ${r[train_small_1]} | ${r[train_small_2]} | ${r[train_small_mpi]} | $(ratio "${r[train_small_mpi]}" "${r[train_small_1]}") |"
-  echo "| training small, ring exchange (RNNSEARCH_MPI_RING=1), tgt tok/s | | | ${r[train_small_mpi_1]} | $(ratio "${r[train_small_mpi_1]}" "${r[train_small_1]}") |"
+  echo "| training small, ring exchange (RNNSEARCH_MPI_RING=1), overlapped, tgt tok/s | | | ${r[train_small_mpi_11]} | $(ratio "${r[train_small_mpi_11]}" "${r[train_small_1]}") |"
+  echo "| training small, ring exchange, not overlapped (RNNSEARCH_MPI_OVERLAP=0), tgt tok/s | | | ${r[train_small_mpi_10]} | $(ratio "${r[train_small_mpi_10]}" "${r[train_small_1]}") |"
   echo "| translation beam 5 batch 32, sents/s | ${r[decode_mpi_1_1]} | ${r[decode_mpi_1_2]} | ${r[decode_mpi_2_1]} | $(ratio "${r[decode_mpi_2_1]}" "${r[decode_mpi_1_1]}") |"
   echo
 fi

@@ -678,6 +678,30 @@ TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
   }
 }
 
+// The plain tiny model, and a deep layer-normalized one with tied embeddings (every kind of
+// tensor a backward pass adds into), for ShardedModel's tests.
+std::vector<ModelConfig> sharded_test_configs() {
+  ModelConfig deep = test::tiny_config(24, 24, OutputKind::maxout, 4, 5, 4);
+  deep.tied_embeddings = deep.layer_norm = deep.skip = true;
+  deep.enc_cell_depth = deep.dec_cell_base_depth = deep.enc_depth = deep.dec_depth = deep.dec_cell_high_depth = 2;
+  return {test::tiny_config(20, 24), deep};
+}
+
+// `pairs` random pairs of 3..8 tokens (source ids < 20, target < 24), each ending in </s>.
+ParallelCorpus random_corpus(int pairs, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  ParallelCorpus corpus;
+  for (int pair = 0; pair < pairs; ++pair) {
+    std::vector<int> src(3 + rng() % 6), tgt(3 + rng() % 6);
+    for (int& id : src) id = 4 + static_cast<int>(rng() % 16);
+    for (int& id : tgt) id = 4 + static_cast<int>(rng() % 20);
+    src.back() = tgt.back() = Vocab::kEos;
+    corpus.src.push_back(src);
+    corpus.tgt.push_back(tgt);
+  }
+  return corpus;
+}
+
 // An update of two batches (--accumulate 2): each shard adds its batches into its own buffer,
 // zeroed before the shard's first batch of the update even where that is not the update's
 // first (shard 2 has no pair in a batch of 2 pairs), and the shards are added once. After an
@@ -686,22 +710,10 @@ TEST(BatchedForward, EqualsSentenceBySentenceLoop) {
 // and it is the sum of the two batches' gradients taken alone. The plain model, and a deep
 // layer-normalized one with tied embeddings (every kind of tensor a backward pass adds into).
 TEST(ShardedGradient, BatchesOfAnUpdateAddUpInEachShard) {
-  ModelConfig deep = test::tiny_config(24, 24, OutputKind::maxout, 4, 5, 4);
-  deep.tied_embeddings = deep.layer_norm = deep.skip = true;
-  deep.enc_cell_depth = deep.dec_cell_base_depth = deep.enc_depth = deep.dec_depth = deep.dec_cell_high_depth = 2;
-  for (const ModelConfig& config : {test::tiny_config(20, 24), deep}) {
+  for (const ModelConfig& config : sharded_test_configs()) {
     Parameters<float> params(config);
     test::init_for_check(params, 0.3, 5);
-    std::mt19937_64 rng(5);
-    ParallelCorpus corpus;
-    for (int pair = 0; pair < 8; ++pair) {
-      std::vector<int> src(3 + rng() % 6), tgt(3 + rng() % 6);
-      for (int& id : src) id = 4 + static_cast<int>(rng() % 16);
-      for (int& id : tgt) id = 4 + static_cast<int>(rng() % 20);
-      src.back() = tgt.back() = Vocab::kEos;
-      corpus.src.push_back(src);
-      corpus.tgt.push_back(tgt);
-    }
+    const ParallelCorpus corpus = random_corpus(8, 5);
     const std::vector<uint32_t> small = {0, 1}, large = {2, 3, 4, 5, 6};
     const float scale = 1.0f / static_cast<float>(ShardedModel::target_tokens(corpus, small) +
                                                   ShardedModel::target_tokens(corpus, large));
@@ -734,6 +746,49 @@ TEST(ShardedGradient, BatchesOfAnUpdateAddUpInEachShard) {
     const auto all = [](const Parameters<float>& g) { return ConstMatMap<float>(g.values().data(), 1, static_cast<Index>(g.values().size())); };
     EXPECT_GT(all(alone_small).norm(), 0.1 * all(want).norm());  // both batches weigh
     EXPECT_GT(all(alone_large).norm(), 0.1 * all(want).norm());
+  }
+}
+
+// when_output_layer_done (what an MPI job over the ring exchanges during the backward pass):
+// on the update's last batch the output layer's span is handed out once, already holding the
+// update's whole gradient of every shard (also of shard 2, which only ran the first batch), and
+// sum_gradients adds the rest around it: the update's gradient is the same to the bit as
+// without it. The plain model and a deep one with tied embeddings (whose projection's gradient
+// goes to tgt_emb, outside the span, and is added after the decoder's).
+TEST(ShardedGradient, OutputLayerHandedOutEarlyIsFinal) {
+  for (const ModelConfig& config : sharded_test_configs()) {
+    Parameters<float> params(config);
+    test::init_for_check(params, 0.3, 6);
+    const ParallelCorpus corpus = random_corpus(7, 6);
+    const std::vector<std::vector<uint32_t>> batches = {{0, 1, 2, 3, 4}, {5, 6}};
+    const float scale = 1.0f / static_cast<float>(ShardedModel::target_tokens(corpus, batches[0]) +
+                                                  ShardedModel::target_tokens(corpus, batches[1]));
+    const FlatRange span = output_layer_span(config);
+    ASSERT_LT(span.first, span.last);
+    ShardedModel model(config, 3);
+    auto update = [&](bool early, std::vector<float>* handed) {
+      Parameters<float> grads(config);
+      int calls = 0;
+      for (size_t b = 0; b < batches.size(); ++b) {
+        if (early && b + 1 == batches.size())
+          model.when_output_layer_done([&](FlatRange given) {
+            ++calls;
+            EXPECT_EQ(given.first, span.first);
+            EXPECT_EQ(given.last, span.last);
+            handed->assign(grads.values().begin() + given.first, grads.values().begin() + given.last);
+          });
+        model.add_gradient(params, corpus, batches[b], {}, scale, grads);
+      }
+      model.sum_gradients(grads);
+      EXPECT_EQ(calls, early ? 1 : 0);
+      return grads;
+    };
+    std::vector<float> handed;
+    const Parameters<float> want = update(false, nullptr), got = update(true, &handed);
+    const auto bits = [](const float* values, size_t n) { return std::vector<float>(values, values + n); };
+    EXPECT_EQ(bits(got.values().data(), got.values().size()), bits(want.values().data(), want.values().size()));
+    EXPECT_EQ(handed, bits(want.values().data() + span.first, span.last - span.first));
+    EXPECT_NE(handed, std::vector<float>(handed.size(), 0.f));
   }
 }
 

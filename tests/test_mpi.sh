@@ -2,7 +2,8 @@
 # Two MPI ranks against one process (docs/design.md §7), on corpora/tiny:
 #   1. training: 2 ranks × 1 thread end with the weights of 1 process × 2 threads, and 3
 #      ranks with those of 3 threads, exchanging in shared memory; again with the exchange
-#      of several hosts (the ring; exact for 2 ranks, to rounding for 3);
+#      of several hosts (the ring, overlapped with the backward pass or not; exact for 2
+#      ranks, to rounding for 3);
 #      also deep layer-normalized, with --accumulate, and with bf16 products;
 #   2. resuming a 2-rank run gives the weights of an uninterrupted one;
 #   3. translate and score: output byte-identical to 1 process (text, n-best, JSON, alignments);
@@ -105,15 +106,24 @@ echo "test_mpi: training, 2 ranks vs 1 process: max |difference| $diff"
 
 # 1a. The exchange of ranks on several hosts, forced on this one: a ring reduce-scatter of
 # the gradients and an all-gather of the weights. With two shards the ring adds a + b or
-# b + a, equal in IEEE arithmetic: exact as well.
-RNNSEARCH_MPI_RING=1 mpi2 "$bin" "${train[@]}" --model "$work/two_ring" --threads 1 --max-updates 20 > /dev/null \
-  2> "$work/two_ring.log" || fail "2-rank ring training failed: $(cat "$work/two_ring.log")"
-grep -q "2 MPI ranks (ring)" "$work/two_ring.log" || fail "RNNSEARCH_MPI_RING=1 did not choose the ring"
-diff=$(max_difference "$work/one/model.npz" "$work/two_ring/model.npz")
-[ "$diff" = 0.0 ] || fail "2 ranks (ring) differ from 1 process by $diff"
-state=$(max_difference "$work/one/optimizer.npz" "$work/two_ring/optimizer.npz")
-[ "$state" = 0.0 ] || fail "the 2-rank (ring) optimizer state differs from 1 process's by $state"
-echo "test_mpi: training, 2 ranks (ring) vs 1 process: max |difference| $diff"
+# b + a, equal in IEEE arithmetic: exact as well. The ring overlaps the backward pass (the
+# output layer's gradient exchanged on a thread of its own while the decoder's and encoder's
+# backward passes run, train/weight_partition.h; by default only across hosts, forced here with
+# RNNSEARCH_MPI_OVERLAP=1): exact with it and without it (=0, and the default on one host).
+for overlap in 1 ""; do
+  RNNSEARCH_MPI_RING=1 RNNSEARCH_MPI_OVERLAP=$overlap mpi2 "$bin" "${train[@]}" --model "$work/two_ring$overlap" \
+    --threads 1 --max-updates 20 > /dev/null 2> "$work/two_ring$overlap.log" ||
+    fail "2-rank ring training failed: $(cat "$work/two_ring$overlap.log")"
+  exchange="ring, overlapped"
+  [ "$overlap" = 1 ] || exchange=ring
+  grep -q "2 MPI ranks ($exchange)" "$work/two_ring$overlap.log" ||
+    fail "RNNSEARCH_MPI_RING=1 RNNSEARCH_MPI_OVERLAP=$overlap did not choose the $exchange: $(grep model: "$work/two_ring$overlap.log")"
+  diff=$(max_difference "$work/one/model.npz" "$work/two_ring$overlap/model.npz")
+  [ "$diff" = 0.0 ] || fail "2 ranks ($exchange) differ from 1 process by $diff"
+  state=$(max_difference "$work/one/optimizer.npz" "$work/two_ring$overlap/optimizer.npz")
+  [ "$state" = 0.0 ] || fail "the 2-rank ($exchange) optimizer state differs from 1 process's by $state"
+  echo "test_mpi: training, 2 ranks ($exchange) vs 1 process: max |difference| $diff"
+done
 
 # 1b. Three ranks: parts of unequal size (21, 21 and 22 of the norm's 64 blocks). In shared
 # memory the three gradients are added in rank order, (a + b) + c as by 3 threads: exact.
@@ -133,11 +143,19 @@ else
   /usr/bin/python3 -c "import sys; sys.exit(0 if $diff <= 1e-5 else 1)" || fail "3 ranks differ from 1 process by $diff"
 fi
 echo "test_mpi: training, 3 ranks vs 1 process: max |difference| $diff"
-RNNSEARCH_MPI_RING=1 "$mpirun" -np 3 "$bin" "${train[@]}" --model "$work/three_ring" --threads 1 --max-updates 20 \
-  > /dev/null 2> "$work/three_ring.log" || fail "3-rank ring training failed: $(cat "$work/three_ring.log")"
-diff=$(max_difference "$work/one3/model.npz" "$work/three_ring/model.npz")
+# The overlapped ring adds each element in the same order as the ring over the whole
+# gradient (its part, hence its ring steps, is the same): equal to the bit.
+for overlap in 1 0; do
+  RNNSEARCH_MPI_RING=1 RNNSEARCH_MPI_OVERLAP=$overlap "$mpirun" -np 3 "$bin" "${train[@]}" \
+    --model "$work/three_ring$overlap" --threads 1 --max-updates 20 > /dev/null 2> "$work/three_ring$overlap.log" ||
+    fail "3-rank ring training failed: $(cat "$work/three_ring$overlap.log")"
+done
+diff=$(max_difference "$work/one3/model.npz" "$work/three_ring1/model.npz")
 /usr/bin/python3 -c "import sys; sys.exit(0 if $diff <= 1e-5 else 1)" || fail "3 ranks (ring) differ from 1 process by $diff"
-echo "test_mpi: training, 3 ranks (ring) vs 1 process: max |difference| $diff"
+echo "test_mpi: training, 3 ranks (ring, overlapped) vs 1 process: max |difference| $diff"
+diff=$(max_difference "$work/three_ring0/model.npz" "$work/three_ring1/model.npz")
+[ "$diff" = 0.0 ] || fail "3 ranks: the overlapped ring differs from the ring by $diff"
+echo "test_mpi: training, 3 ranks, ring overlapped vs not: max |difference| $diff"
 
 # 1c. A layer-normalized model with a deep-transition, two-layer encoder and a conditional
 # decoder under a second, deep-transition decoder layer (the Marian-style deep s2s model:
@@ -161,6 +179,14 @@ train_both acc 10 --accumulate 2
 diff=$(max_difference "$work/one_acc/model.npz" "$work/two_acc/model.npz")
 [ "$diff" = 0.0 ] || fail "--accumulate 2: 2 ranks differ from 1 process by $diff"
 echo "test_mpi: --accumulate 2, 2 ranks vs 1 process: max |difference| $diff"
+# Over the overlapped ring, whose early exchange waits for the last batch: exact as well.
+RNNSEARCH_MPI_RING=1 RNNSEARCH_MPI_OVERLAP=1 mpi2 "$bin" "${train[@]}" --accumulate 2 --model "$work/two_acc_ring" \
+  --threads 1 --max-updates 10 > /dev/null 2> "$work/two_acc_ring.log" ||
+  fail "2-rank ring training (--accumulate 2) failed: $(cat "$work/two_acc_ring.log")"
+grep -q "2 MPI ranks (ring, overlapped)" "$work/two_acc_ring.log" || fail "the --accumulate 2 ring run did not overlap"
+diff=$(max_difference "$work/one_acc/model.npz" "$work/two_acc_ring/model.npz")
+[ "$diff" = 0.0 ] || fail "--accumulate 2: 2 ranks (ring, overlapped) differ from 1 process by $diff"
+echo "test_mpi: --accumulate 2, 2 ranks (ring, overlapped) vs 1 process: max |difference| $diff"
 
 # 1e. bf16 products (mixed precision, docs/training.md), where the CPU has AVX512_BF16: each
 # rank converts the shared weights for its own shards as each thread of 1 process does, and

@@ -241,4 +241,10 @@ size_t parameter_count(const ModelConfig& config) {
   return specs.back().offset + specs.back().size();
 }
 
+FlatRange output_layer_span(const ModelConfig& config) {
+  const auto specs = parameter_layout(config);
+  static_assert(out_b == out_W + 1 && out_Wo == out_W + 2 && out_bo == out_W + 3, "the output layer's tensors lie together");
+  return {specs[out_W].offset, specs[out_bo].offset + specs[out_bo].size()};
+}
+
 }  // namespace rnnsearch

@@ -236,7 +236,8 @@ T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Regul
 
 template <class T>
 T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, const Regularization& regularization,
-                             T scale, ModelWorkspace<T>& ws, Parameters<T>& grads) {
+                             T scale, ModelWorkspace<T>& ws, Parameters<T>& grads,
+                             const std::function<void()>& output_done) {
   forward_to_output_input(params, batch, regularization, ws);
   const Index N = static_cast<Index>(ws.targets.size());
   T cost;
@@ -248,6 +249,7 @@ T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, co
                                 ws.token_nll.data(), scale, &grads, &ws.X);
     if (ws.output_dropout) ws.X.topRows(N).array() *= ws.X_mask.topRows(N).array();
   }
+  if (output_done) output_done();
   backward_from_output_input(params, ws, grads);
   return cost;
 }
@@ -257,8 +259,10 @@ template float rnnsearch_forward<float>(const Parameters<float>&, const Batch&, 
 template double rnnsearch_forward<double>(const Parameters<double>&, const Batch&, const Regularization&,
                                           ModelWorkspace<double>&);
 template float rnnsearch_forward_backward<float>(const Parameters<float>&, const Batch&, const Regularization&, float,
-                                                 ModelWorkspace<float>&, Parameters<float>&);
+                                                 ModelWorkspace<float>&, Parameters<float>&,
+                                                 const std::function<void()>&);
 template double rnnsearch_forward_backward<double>(const Parameters<double>&, const Batch&, const Regularization&,
-                                                   double, ModelWorkspace<double>&, Parameters<double>&);
+                                                   double, ModelWorkspace<double>&, Parameters<double>&,
+                                                   const std::function<void()>&);
 
 }  // namespace rnnsearch

@@ -40,7 +40,7 @@ std::string data_line(const ParallelCorpus& train, const ParallelCorpus& valid, 
 }
 
 std::string model_line(const ModelConfig& config, size_t parameters, int batch_size, int threads,
-                       Precision precision, bool shared_memory) {
+                       Precision precision, const std::string& exchange) {
   return "model: e=" + std::to_string(config.emb) + " n=" + std::to_string(config.hidden) +
          " l=" + std::to_string(config.maxout) + " output=" + output_kind_name(config.output) +
          (config.tied_embeddings ? " tied" : "") + (config.layer_norm ? " layer-normalized" : "") +
@@ -53,9 +53,7 @@ std::string model_line(const ModelConfig& config, size_t parameters, int batch_s
          (config.skip ? " skip" : "") +
          ", " +
          std::to_string(parameters) + " parameters; batch " + std::to_string(batch_size) + ", " +
-         (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks (" + (shared_memory ? "shared memory" : "ring") +
-                                ") × "
-                          : "") +
+         (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks (" + exchange + ") × " : "") +
          std::to_string(threads) +
          " thread(s), GEMM " + kGemmBackend + (precision == Precision::bf16 ? ", matrix products in bf16" : "") +
          ", CPU " + describe(cpu_features());

@@ -182,7 +182,7 @@ void Trainer::set_up() {
   if (resume) saved_update_ = progress_.update;
   if (o_.bench_seconds > 0) bench_ = std::make_unique<Benchmark>(o_.bench_seconds, o_.bench_warmup);
   log_.line(model_line(model_def_.config, params_->values().size(), o_.batch_size, o_.threads, o_.precision,
-                       partition_->shares_memory()));
+                       partition_->exchange_name()));
 }
 
 bool Trainer::budget_exhausted() const {
@@ -261,6 +261,10 @@ Trainer::UpdateCost Trainer::gradient(const Batches& update) {
   for (size_t b = 0; b < update.size(); ++b) {
     Regularization regularization = o_.regularization;
     regularization.seed = b == 0 ? update_seed : mix_seed(update_seed ^ mix_seed(b));
+    // Across hosts the ranks start adding the output layer's gradient during the last
+    // batch's backward pass (weight_partition.h)
+    if (b + 1 == update.size() && partition_->overlaps())
+      model_->when_output_layer_done([this](FlatRange span) { partition_->start_sum(grads_->values(), span); });
     sums.cost += model_->add_gradient(*params_, train_, update[b], regularization, scale, *grads_);
     sums.nll += model_->last_nll();
   }

@@ -1,7 +1,11 @@
 #include "rnnsearch/train/weight_partition.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
+
+#include <omp.h>
 
 #include "rnnsearch/train/optimizer.h"
 #include "rnnsearch/util/mpi.h"
@@ -24,6 +28,10 @@ WeightPartition::WeightPartition(size_t parameter_count)
   if (ranks > 1) received_.resize(largest);
 }
 
+WeightPartition::~WeightPartition() {
+  if (early_.joinable()) early_.join();
+}
+
 void WeightPartition::place(Parameters<float>& params, Parameters<float>& grads) {
   const size_t count = params.values().size();
   shared_weights_ = mpi::SharedFloats::allocate(rank_ == 0 ? count : 0);
@@ -44,10 +52,43 @@ void WeightPartition::place(Parameters<float>& params, Parameters<float>& grads)
   AlignedVector<float>().swap(received_);  // the ring's buffer
 }
 
+bool WeightPartition::overlaps() const {
+  if (mpi::size() == 1 || shared_grads_ || !mpi::serialized_threads()) return false;
+  const char* overlap = std::getenv("RNNSEARCH_MPI_OVERLAP");
+  if (overlap && *overlap) return std::strcmp(overlap, "0") != 0;
+  // On one host (the ring forced, or no room in /dev/shm) there is no network to wait for:
+  // the exchange's copies and sums would only take the cores from the backward pass.
+  return !mpi::one_host();
+}
+
+std::string WeightPartition::exchange_name() const {
+  return shared_grads_ ? "shared memory" : overlaps() ? "ring, overlapped" : "ring";
+}
+
+void WeightPartition::start_sum(FlatSpan<float> grads, FlatRange span) {
+  if (!overlaps() || early_.joinable()) throw std::logic_error("WeightPartition::start_sum: no overlap, or one running");
+  early_span_ = span;
+  clipped_.resize(bounds_.size());
+  for (size_t r = 0; r < bounds_.size(); ++r) clipped_[r] = std::clamp(bounds_[r], span.first, span.last);
+  early_ = std::thread([this, data = grads.data()] {
+    omp_set_num_threads(1);  // its sums on this thread alone: the cores run the backward pass
+    mpi::reduce_scatter_sum(data, clipped_, received_.data(), true);
+  });
+}
+
 void WeightPartition::sum_gradients(FlatSpan<float> grads) {
   if (!shared_grads_) {
     profile::ScopedPhase phase(profile::Phase::rank_exchange);
-    mpi::reduce_scatter_sum(grads.data(), bounds_, received_.data());
+    if (!early_.joinable()) {
+      mpi::reduce_scatter_sum(grads.data(), bounds_, received_.data());
+      return;
+    }
+    early_.join();  // (received_ is free again)
+    // the rest: the parts clipped to [0, span.first), then to [span.last, end)
+    for (const FlatRange rest : {FlatRange{0, early_span_.first}, FlatRange{early_span_.last, bounds_.back()}}) {
+      for (size_t r = 0; r < bounds_.size(); ++r) clipped_[r] = std::clamp(bounds_[r], rest.first, rest.last);
+      mpi::reduce_scatter_sum(grads.data(), clipped_, received_.data());
+    }
     return;
   }
   if (grads.data() != shared_grads_->segment(rank_))

@@ -1,6 +1,7 @@
 #include "rnnsearch/util/mpi.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -8,8 +9,9 @@
 #include <exception>
 #include <limits>
 #include <memory>
-#include <utility>
 #include <stdexcept>
+#include <thread>
+#include <utility>
 
 #include <sys/statvfs.h>
 
@@ -79,6 +81,8 @@ namespace {
 
 bool g_started = false;  // MPI_Init ran: the process belongs to an mpirun job
 int g_rank = 0, g_size = 1;
+int g_threads = MPI_THREAD_SINGLE;  // the thread support the MPI provides
+bool g_one_host = true;
 
 // MPI counts are ints: long buffers go in slices.
 constexpr size_t kSlice = size_t{1} << 30;
@@ -102,12 +106,18 @@ int checked_int(size_t count) {
 
 void init(int* argc, char*** argv) {
   if (!launched_by_mpirun()) return;
-  int provided = 0;
-  // Only the main thread calls MPI (OpenMP threads never do).
-  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  // OpenMP threads never call MPI; the main thread and the thread of the overlapped
+  // exchange (WeightPartition) do, never at the same time.
+  MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &g_threads);
   g_started = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  MPI_Comm host;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+  int host_size = 0;
+  MPI_Comm_size(host, &host_size);
+  MPI_Comm_free(&host);
+  g_one_host = host_size == g_size;
 }
 
 void finalize() {
@@ -116,6 +126,8 @@ void finalize() {
 }
 
 bool built_with_mpi() { return true; }
+bool serialized_threads() { return g_threads >= MPI_THREAD_SERIALIZED; }
+bool one_host() { return g_one_host; }
 int rank() { return g_rank; }
 int size() { return g_size; }
 
@@ -131,14 +143,25 @@ int ring_part(int offset) { return ((g_rank + offset) % g_size + g_size) % g_siz
 int part_count(const std::vector<size_t>& bounds, int part) { return checked_int(bounds[part + 1] - bounds[part]); }
 }  // namespace
 
-void reduce_scatter_sum(float* data, const std::vector<size_t>& bounds, float* scratch) {
+void reduce_scatter_sum(float* data, const std::vector<size_t>& bounds, float* scratch, bool background) {
   if (g_size == 1) return;
   const int next = ring_part(1), previous = ring_part(-1);  // neighbours: rank r ± 1
   for (int s = 0; s < g_size - 1; ++s) {
     const int send = ring_part(-s - 1), receive = ring_part(-s - 2);
     const int count = part_count(bounds, receive);
-    MPI_Sendrecv(data + bounds[send], part_count(bounds, send), MPI_FLOAT, next, 0, scratch, count, MPI_FLOAT,
-                 previous, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (!background) {
+      MPI_Sendrecv(data + bounds[send], part_count(bounds, send), MPI_FLOAT, next, 0, scratch, count, MPI_FLOAT,
+                   previous, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {  // each poll moves what has arrived (copies it, on one host); asleep in between
+      MPI_Request requests[2];
+      MPI_Irecv(scratch, count, MPI_FLOAT, previous, 0, MPI_COMM_WORLD, &requests[0]);
+      MPI_Isend(data + bounds[send], part_count(bounds, send), MPI_FLOAT, next, 0, MPI_COMM_WORLD, &requests[1]);
+      for (int done = 0;;) {
+        MPI_Testall(2, requests, &done, MPI_STATUSES_IGNORE);
+        if (done) break;
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
     float* sum = data + bounds[receive];
 #pragma omp parallel for simd schedule(static)
     for (int k = 0; k < count; ++k) sum[k] += scratch[k];
@@ -287,11 +310,13 @@ void init(int*, char***) {
 }
 void finalize() {}
 bool built_with_mpi() { return false; }
+bool serialized_threads() { return false; }
+bool one_host() { return true; }
 int rank() { return 0; }
 int size() { return 1; }
 void sum(double*, size_t) {}
 void max(double*, size_t) {}
-void reduce_scatter_sum(float*, const std::vector<size_t>&, float*) {}
+void reduce_scatter_sum(float*, const std::vector<size_t>&, float*, bool) {}
 void all_gather(float*, const std::vector<size_t>&) {}
 void broadcast(std::string&) {}
 void broadcast(std::vector<std::string>&) {}

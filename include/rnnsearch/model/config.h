@@ -152,5 +152,11 @@ struct ParamSpec {
 // cumulative over the present tensors.
 std::vector<ParamSpec> parameter_layout(const ModelConfig& config);
 size_t parameter_count(const ModelConfig& config);
+// The flat range [first, last) of the output layer's tensors out_W, out_b, out_Wo and out_bo,
+// which lie together; with tied embeddings the projection's gradient goes to tgt_emb, outside.
+struct FlatRange {
+  size_t first, last;
+};
+FlatRange output_layer_span(const ModelConfig& config);
 
 }  // namespace rnnsearch

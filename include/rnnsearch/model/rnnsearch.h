@@ -21,6 +21,7 @@
 // of --dec-cell-base-depth (decoder_step.h, §1.4), and over it the layers 2..D of --dec-depth
 // (gru_layer.h, §1.4), run over all positions once the conditional GRU's loop is done
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "rnnsearch/model/dropout.h"
@@ -78,8 +79,12 @@ template <class T>
 T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Regularization& regularization,
                     ModelWorkspace<T>& ws);
 
+// output_done, if given, is called once the output layer's tensors (out_W .. out_bo:
+// output_layer_span) have their whole gradient in grads, before the decoder's and encoder's
+// backward passes (ShardedModel: an MPI job starts exchanging them then).
 template <class T>
 T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, const Regularization& regularization,
-                             T scale, ModelWorkspace<T>& ws, Parameters<T>& grads);
+                             T scale, ModelWorkspace<T>& ws, Parameters<T>& grads,
+                             const std::function<void()>& output_done = nullptr);
 
 }  // namespace rnnsearch

@@ -6,6 +6,7 @@
 // In an MPI job (util/mpi.h) the shards are those of all ranks' threads: each rank runs its
 // own, and the caller adds the ranks' sums (WeightPartition::sum_gradients) to get those of
 // the whole batch.
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,13 @@ class ShardedModel {
                       const Regularization& regularization, float scale, Parameters<float>& grads);
   // grads = this rank's part of the gradient of the batches added since the last call.
   void sum_gradients(Parameters<float>& grads);
+  // For the update's last batch: the next add_gradient calls start(span) as soon as the
+  // output layer's tensors (span = output_layer_span) hold this rank's whole gradient of the
+  // update in grads, every shard's added in shard order as sum_gradients adds them; it calls
+  // it on one of the shards' threads (the caller's when this rank has no pairs in the batch)
+  // while the others go on with the backward pass, and sum_gradients then adds the rest and
+  // leaves the span alone. WeightPartition starts exchanging the span there.
+  void when_output_layer_done(std::function<void(FlatRange)> start);
   // Target tokens of the pairs ids: of a whole batch, not only this rank's shards.
   static long target_tokens(const ParallelCorpus& corpus, const std::vector<uint32_t>& ids);
   // Σ −log p of this rank's part of the last run, unsmoothed (run returns what training
@@ -52,13 +60,14 @@ class ShardedModel {
   // Σ −log p of shard t, global_shard of the job's (and, with grads, adds scale × its
   // gradient into its buffer, first zeroed if zero; shard 0's buffer is grads).
   double run_shard(const Parameters<float>& params, const Regularization& regularization, int t, int global_shard,
-                   float scale, Parameters<float>* grads, bool zero);
+                   float scale, Parameters<float>* grads, bool zero, const std::function<void()>& output_done);
   // One batch over the shards: the forward pass (grads null: run), or forward and backward
   // with scale × the gradient added into the shards' buffers (add_gradient).
   double run_batch(const Parameters<float>& params, const ParallelCorpus& corpus, const std::vector<uint32_t>& ids,
                    const Regularization& regularization, float scale, Parameters<float>* grads);
-  // Adds the gradients of shards 1 .. count-1 to shard 0's (total).
-  void sum_into(Parameters<float>& total, int count);
+  // Adds the gradients of shards 1 .. count-1 to shard 0's (total), in [first, last) of the
+  // flat buffer.
+  void sum_into(Parameters<float>& total, int count, size_t first, size_t last);
 
   std::vector<std::unique_ptr<Shard>> shards_;
   std::vector<uint32_t> shard_ids_;  // the pairs of the shard being batched (reused)
@@ -67,6 +76,9 @@ class ShardedModel {
   double last_nll_ = 0;
   int started_ = 0;  // shards 0 .. started_-1 hold the update's gradient so far (add_gradient)
   const Parameters<float>* update_grads_ = nullptr;  // the update's (shard 0's buffer)
+  const FlatRange output_span_;                      // the output layer's tensors
+  std::function<void(FlatRange)> output_done_;       // when_output_layer_done's, for the next batch
+  FlatRange summed_{0, 0};                           // summed and handed out already this update
 };
 
 }  // namespace rnnsearch

@@ -35,10 +35,10 @@ std::string validation_line(const Progress& progress, const ValidationScores& sc
 std::string data_line(const ParallelCorpus& train, const ParallelCorpus& valid, size_t max_length,
                       const ModelConfig& config);
 // "model: e=.. n=.. l=.. output=.., P parameters; batch B, T thread(s)"; in an MPI job
-// "N MPI ranks (shared memory|ring) × T thread(s)": how the ranks add their gradients
-// (train/weight_partition.h).
+// "N MPI ranks (EXCHANGE) × T thread(s)": how the ranks add their gradients
+// (WeightPartition::exchange_name).
 std::string model_line(const ModelConfig& config, size_t parameters, int batch_size, int threads,
-                       Precision precision, bool shared_memory);
+                       Precision precision, const std::string& exchange);
 
 // "perplexity 5.12", "BLEU 35.10" or "chrF2 61.20": a selection cost (ValidationScores::cost) as users read it.
 std::string selection_text(double cost, ValidMetric metric);

@@ -4,9 +4,11 @@
 // sums their gradients (ShardedModel); translation, scoring and validation BLEU split the
 // batches of a chunk and gather the results (Translator, Scorer).
 //
-// Only the main thread calls these, outside OpenMP regions. Without MPI (a build without
-// it, or a process not started by mpirun) the group has one rank and every operation
-// below is a no-op, so single-process code pays nothing.
+// Only the main thread calls these, outside OpenMP regions; the one exception is
+// reduce_scatter_sum on the thread that WeightPartition starts to overlap the exchange with
+// the backward pass, while the main thread calls nothing (MPI_THREAD_SERIALIZED). Without
+// MPI (a build without it, or a process not started by mpirun) the group has one rank and
+// every operation below is a no-op, so single-process code pays nothing.
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -21,6 +23,11 @@ void init(int* argc, char*** argv);
 void finalize();  // after the last collective operation
 
 bool built_with_mpi();
+// The MPI lets another thread than the main one call it, one at a time
+// (MPI_THREAD_SERIALIZED): WeightPartition's overlapped exchange needs it.
+bool serialized_threads();
+// All the ranks run on this host (every rank gets the same answer).
+bool one_host();
 int rank();  // 0 .. size() - 1
 int size();
 inline bool is_root() { return rank() == 0; }
@@ -35,7 +42,9 @@ void max(double* data, size_t count);
 // - reduce_scatter_sum: this rank's part becomes the element-wise sum over all ranks; the
 //   other parts are left holding partial sums. scratch: room for the largest part.
 // - all_gather: every rank's part of data to every rank, in place.
-void reduce_scatter_sum(float* data, const std::vector<size_t>& bounds, float* scratch);
+// In the background (on WeightPartition's thread, while the cores compute), reduce_scatter_sum
+// sleeps between polls of its messages instead of the MPI's busy wait.
+void reduce_scatter_sum(float* data, const std::vector<size_t>& bounds, float* scratch, bool background = false);
 void all_gather(float* data, const std::vector<size_t>& bounds);
 
 // Floats every rank of the job reads and writes in place: an MPI-3 shared-memory window
