@@ -13,7 +13,8 @@
 #              what is off are skipped with the reason
 #   trixie     setup, build and the suite on Debian 13 in a debootstrap root file system
 #              (scripts/test_distro.sh; the other release when this machine runs Debian 13:
-#              bookworm), kept in /var/cache/rnnsearch between runs
+#              bookworm), kept in /var/cache/rnnsearch between runs; the root file system
+#              and its packages are made in the background from the start
 #   sanitize   the suite built with AddressSanitizer + UndefinedBehaviorSanitizer, with a short run
 #              of every fuzz target, then the server's test under ThreadSanitizer
 #              (scripts/sanitize.sh; SANITIZE=0 skips it, TSAN=0 only the ThreadSanitizer part)
@@ -45,6 +46,16 @@ other_release() {
 }
 
 timed setup scripts/setup.sh
+# The other release's root file system and packages come from the network (debootstrap, apt):
+# made in the background while the stages before it build and test, waited for at its stage.
+if wants trixie; then
+  prepare_log=$(mktemp)
+  (start=$SECONDS && scripts/test_distro.sh "$(other_release)" --prepare &&
+    echo "test.sh: -- $(other_release): root file system and packages ready in $((SECONDS - start)) s, in the background") \
+    >"$prepare_log" 2>&1 &
+  prepare_pid=$!
+  trap 'wait "$prepare_pid" 2>/dev/null || true' EXIT  # never leave it behind, half-made and mounted
+fi
 timed build scripts/build.sh
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 wants native && timed "native ($cpu)" suite build
@@ -61,7 +72,11 @@ if wants minimal; then
   }
   timed "minimal (every optional library off)" minimal
 fi
-wants trixie && timed "$(other_release) (scripts/test_distro.sh)" scripts/test_distro.sh "$(other_release)"
+if wants trixie; then
+  wait "$prepare_pid" || { cat "$prepare_log" >&2; echo "test.sh: preparing $(other_release) failed" >&2; exit 1; }
+  tail -1 "$prepare_log" >&2 && rm -f "$prepare_log"
+  timed "$(other_release) (scripts/test_distro.sh)" scripts/test_distro.sh "$(other_release)"
+fi
 wants sanitize && [ "${SANITIZE:-1}" != 0 ] && timed sanitize scripts/sanitize.sh
 echo "test.sh: every stage passed:" >&2
 printf '  %s\n' "${times[@]}" >&2

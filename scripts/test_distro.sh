@@ -11,6 +11,9 @@
 #   scripts/test_distro.sh bookworm                the suite on Debian 12
 #   scripts/test_distro.sh trixie COMMAND ARGS...  setup, build, then COMMAND instead of the suite,
 #                                                  e.g. env MINUTES=1 scripts/quickstart.sh
+#   scripts/test_distro.sh trixie --prepare        only the root file system and setup.sh's
+#                                                  packages (network-bound: scripts/test.sh
+#                                                  runs it in the background while it builds)
 #
 # Needs root (chroot, mount). The root file system is kept in $RNNSEARCH_ROOTFS/RELEASE
 # (default /var/cache/rnnsearch/RELEASE) with the packages setup.sh installed and the build
@@ -18,8 +21,10 @@
 # to start afresh. A missing debootstrap is installed first (apt-get).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-release=${1:?usage: scripts/test_distro.sh RELEASE [COMMAND ARGS...]}
+release=${1:?usage: scripts/test_distro.sh RELEASE [--prepare | COMMAND ARGS...]}
 shift
+prepare=0
+[ "${1:-}" != --prepare ] || { prepare=1; shift; }
 [ "$(id -u)" -eq 0 ] || { echo "test_distro.sh: needs root (debootstrap, chroot, mount)" >&2; exit 1; }
 root=${RNNSEARCH_ROOTFS:-/var/cache/rnnsearch}/$release
 say() { echo "test_distro.sh ($release): $*" >&2; }
@@ -78,6 +83,12 @@ done <"$files"
   done
 rm -f "$files"
 
+if [ "$prepare" = 1 ]; then
+  say "$(. "$root/etc/os-release" && echo "$PRETTY_NAME"): setup.sh"
+  chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+    LANG=C.UTF-8 TERM=dumb bash -c 'cd /src/rnnsearch && scripts/setup.sh'
+  exit
+fi
 [ $# -gt 0 ] || set -- bash -c 'cd build && ctest --output-on-failure -j "$(nproc)"'
 say "$(. "$root/etc/os-release" && echo "$PRETTY_NAME"): setup.sh, build.sh, then $*"
 chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
