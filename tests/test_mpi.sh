@@ -124,6 +124,14 @@ for overlap in 1 ""; do
   [ "$state" = 0.0 ] || fail "the 2-rank ($exchange) optimizer state differs from 1 process's by $state"
   echo "test_mpi: training, 2 ranks ($exchange) vs 1 process: max |difference| $diff"
 done
+# Ranks that see other values (mpirun passes a variable to another host's ranks only with
+# -x) agree on the ring they cut: not overlapped, as one of them asks; exact as well.
+cmd=$(q "$bin" "${train[@]}" --model "$work/two_ring_mixed" --threads 1 --max-updates 20)
+two_ranks "" "RNNSEARCH_MPI_RING=1 RNNSEARCH_MPI_OVERLAP=1 $cmd" "RNNSEARCH_MPI_RING=1 RNNSEARCH_MPI_OVERLAP=0 $cmd" \
+  > /dev/null 2> "$work/two_ring_mixed.log" || fail "ranks asking for and against the overlap failed: $(cat "$work/two_ring_mixed.log")"
+grep -q "2 MPI ranks (ring) " "$work/two_ring_mixed.log" || fail "ranks disagreeing on the overlap did not agree on no overlap"
+diff=$(max_difference "$work/one/model.npz" "$work/two_ring_mixed/model.npz")
+[ "$diff" = 0.0 ] || fail "2 ranks (one asking for the overlap, one not) differ from 1 process by $diff"
 
 # 1b. Three ranks: parts of unequal size (21, 21 and 22 of the norm's 64 blocks). In shared
 # memory the three gradients are added in rank order, (a + b) + c as by 3 threads: exact.

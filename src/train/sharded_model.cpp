@@ -6,6 +6,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include <omp.h>
+
 #include "rnnsearch/util/mpi.h"
 #include "rnnsearch/util/profile.h"
 #include "rnnsearch/util/seed.h"
@@ -143,8 +145,8 @@ void ShardedModel::sum_into(Parameters<float>& total, int count, size_t first, s
   float* out = total.values().data();
   for (int t = 1; t < count; ++t) {
     const float* in = shards_[t]->grads->values().data();
-    // (inside the shards' parallel region, from output_done, this runs on its one thread)
-#pragma omp parallel for simd schedule(static)
+    // (inside the shards' parallel region, from output_done, on that thread alone)
+#pragma omp parallel for simd schedule(static) if (!omp_in_parallel())
     for (long k = begin; k < end; ++k) out[k] += in[k];
   }
 }

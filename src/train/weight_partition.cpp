@@ -32,10 +32,29 @@ WeightPartition::~WeightPartition() {
   if (early_.joinable()) early_.join();
 }
 
+namespace {
+// This rank's wish for the overlapped ring (weight_partition.h)
+bool overlap_wanted() {
+  if (!mpi::serialized_threads()) return false;
+  const char* overlap = std::getenv("RNNSEARCH_MPI_OVERLAP");
+  if (overlap && *overlap) return std::strcmp(overlap, "0") != 0;
+  // On one host (the ring forced, or no room in /dev/shm) there is no network to wait for:
+  // the exchange's copies and sums would only take the cores from the backward pass.
+  return !mpi::one_host();
+}
+}  // namespace
+
 void WeightPartition::place(Parameters<float>& params, Parameters<float>& grads) {
   const size_t count = params.values().size();
   shared_weights_ = mpi::SharedFloats::allocate(rank_ == 0 ? count : 0);
-  if (!shared_weights_) return;
+  if (!shared_weights_) {
+    // The ring. Every rank must cut it alike: overlapped only if all want it (mpirun passes
+    // a variable to other hosts' ranks only with -x)
+    double refused = mpi::size() > 1 && overlap_wanted() ? 0 : 1;
+    mpi::max(&refused, 1);
+    overlaps_ = refused == 0;
+    return;
+  }
   shared_grads_ = mpi::SharedFloats::allocate(count);
   if (!shared_grads_) {  // every rank gets the same answer
     shared_weights_.reset();
@@ -50,15 +69,6 @@ void WeightPartition::place(Parameters<float>& params, Parameters<float>& grads)
   params.use_storage(weights);
   grads.use_storage(shared_grads_->segment(rank_));
   AlignedVector<float>().swap(received_);  // the ring's buffer
-}
-
-bool WeightPartition::overlaps() const {
-  if (mpi::size() == 1 || shared_grads_ || !mpi::serialized_threads()) return false;
-  const char* overlap = std::getenv("RNNSEARCH_MPI_OVERLAP");
-  if (overlap && *overlap) return std::strcmp(overlap, "0") != 0;
-  // On one host (the ring forced, or no room in /dev/shm) there is no network to wait for:
-  // the exchange's copies and sums would only take the cores from the backward pass.
-  return !mpi::one_host();
 }
 
 std::string WeightPartition::exchange_name() const {

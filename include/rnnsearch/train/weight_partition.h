@@ -52,9 +52,9 @@ class WeightPartition {
   // memory the ranks share; otherwise does nothing. Once, before the first update.
   void place(Parameters<float>& params, Parameters<float>& grads);
   // The ring, started early by start_sum: more than one rank, not in shared memory, an MPI
-  // that lets a second thread call it, and several hosts or RNNSEARCH_MPI_OVERLAP=1 (not 0).
-  // After place.
-  bool overlaps() const;
+  // that lets a second thread call it, and several hosts or RNNSEARCH_MPI_OVERLAP=1 (not 0),
+  // on every rank. Decided by place.
+  bool overlaps() const { return overlaps_; }
   // "shared memory", "ring" or "ring, overlapped": for the log.
   std::string exchange_name() const;
 
@@ -78,6 +78,7 @@ class WeightPartition {
   AlignedVector<float> received_;  // the reduce-scatter's incoming part
   std::unique_ptr<mpi::SharedFloats> shared_weights_;  // after place, on one host: rank 0's segment
   std::unique_ptr<mpi::SharedFloats> shared_grads_;    // likewise: one gradient per rank
+  bool overlaps_ = false;
   // start_sum's: its thread, its span and the bounds of the ring's parts clipped to it
   std::thread early_;
   FlatRange early_span_{0, 0};

@@ -6,7 +6,8 @@
 //
 // Only the main thread calls these, outside OpenMP regions; the one exception is
 // reduce_scatter_sum on the thread that WeightPartition starts to overlap the exchange with
-// the backward pass, while the main thread calls nothing (MPI_THREAD_SERIALIZED). Without
+// the backward pass, while the main thread calls nothing (MPI_THREAD_SERIALIZED); the
+// answers fixed by init (rank, size, serialized_threads, one_host) any thread may read. Without
 // MPI (a build without it, or a process not started by mpirun) the group has one rank and
 // every operation below is a no-op, so single-process code pays nothing.
 #include <cstddef>
