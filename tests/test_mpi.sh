@@ -3,7 +3,7 @@
 #   1. training: 2 ranks × 1 thread end with the weights of 1 process × 2 threads, and 3
 #      ranks with those of 3 threads, exchanging in shared memory; again with the exchange
 #      of several hosts (the ring, overlapped with the backward pass or not; exact for 2
-#      ranks, to rounding for 3);
+#      ranks, to rounding for 3), also with a rank left without pairs in a batch;
 #      also deep layer-normalized, with --accumulate, and with bf16 products;
 #   2. resuming a 2-rank run gives the weights of an uninterrupted one;
 #   3. translate and score: output byte-identical to 1 process (text, n-best, JSON, alignments);
@@ -164,6 +164,34 @@ echo "test_mpi: training, 3 ranks (ring, overlapped) vs 1 process: max |differen
 diff=$(max_difference "$work/three_ring0/model.npz" "$work/three_ring1/model.npz")
 [ "$diff" = 0.0 ] || fail "3 ranks: the overlapped ring differs from the ring by $diff"
 echo "test_mpi: training, 3 ranks, ring overlapped vs not: max |difference| $diff"
+# A rank without pairs: batches of 149, 149 and 2 of the 300 pairs leave rank 2 none in the
+# last batch of each epoch (its gradient is zero, and the overlapped ring still takes it):
+# again equal to the bit with and without the overlap, and to 3 threads to rounding.
+uneven=("${train[@]}" --max-updates 6)
+for k in "${!uneven[@]}"; do [ "${uneven[k]}" != --batch-size ] || uneven[k + 1]=149; done
+for overlap in 1 0; do
+  RNNSEARCH_MPI_RING=1 RNNSEARCH_MPI_OVERLAP=$overlap "$mpirun" -np 3 "$bin" "${uneven[@]}" \
+    --threads 1 --model "$work/three_uneven$overlap" > /dev/null 2> "$work/three_uneven$overlap.log" ||
+    fail "3-rank ring training, a rank without pairs, failed: $(cat "$work/three_uneven$overlap.log")"
+done
+grep -q "valid (end of epoch 2) update 6 " "$work/three_uneven1.log" ||
+  fail "batches of 149 did not make 3 updates an epoch: $(cat "$work/three_uneven1.log")"
+diff=$(max_difference "$work/three_uneven0/model.npz" "$work/three_uneven1/model.npz")
+[ "$diff" = 0.0 ] || fail "3 ranks, one without pairs: the overlapped ring differs from the ring by $diff"
+"$bin" "${uneven[@]}" --threads 3 --model "$work/one_uneven" > /dev/null 2> "$work/one_uneven.log" ||
+  fail "1-process training, batches of 149, failed: $(cat "$work/one_uneven.log")"
+diff=$(max_difference "$work/one_uneven/model.npz" "$work/three_uneven1/model.npz")
+/usr/bin/python3 -c "import sys; sys.exit(0 if $diff <= 1e-5 else 1)" ||
+  fail "3 ranks, one without pairs (ring, overlapped), differ from 1 process by $diff"
+echo "test_mpi: training, 3 ranks, one without pairs in a batch (ring, overlapped) vs 1 process: max |difference| $diff"
+# In shared memory (where there is room for it), exactly 3 threads' weights.
+if [ "$shared" = 1 ]; then
+  "$mpirun" -np 3 "$bin" "${uneven[@]}" --threads 1 --model "$work/three_uneven_shared" > /dev/null \
+    2> "$work/three_uneven_shared.log" || fail "3-rank training, a rank without pairs, failed: $(cat "$work/three_uneven_shared.log")"
+  diff=$(max_difference "$work/one_uneven/model.npz" "$work/three_uneven_shared/model.npz")
+  [ "$diff" = 0.0 ] || fail "3 ranks (shared memory), one without pairs, differ from 1 process by $diff"
+  echo "test_mpi: training, 3 ranks, one without pairs in a batch (shared memory) vs 1 process: max |difference| $diff"
+fi
 
 # 1c. A layer-normalized model with a deep-transition, two-layer encoder and a conditional
 # decoder under a second, deep-transition decoder layer (the Marian-style deep s2s model:
