@@ -71,6 +71,13 @@ void WeightPartition::place(Parameters<float>& params, Parameters<float>& grads)
   AlignedVector<float>().swap(received_);  // the ring's buffer
 }
 
+// Each part r clipped to range: an element keeps its part, hence its ring steps and its
+// order of addition.
+void WeightPartition::clip_parts(FlatRange range) {
+  clipped_.resize(bounds_.size());
+  for (size_t r = 0; r < bounds_.size(); ++r) clipped_[r] = std::clamp(bounds_[r], range.first, range.last);
+}
+
 std::string WeightPartition::exchange_name() const {
   return shared_grads_ ? "shared memory" : overlaps() ? "ring, overlapped" : "ring";
 }
@@ -78,8 +85,7 @@ std::string WeightPartition::exchange_name() const {
 void WeightPartition::start_sum(FlatSpan<float> grads, FlatRange span) {
   if (!overlaps() || early_.joinable()) throw std::logic_error("WeightPartition::start_sum: no overlap, or one running");
   early_span_ = span;
-  clipped_.resize(bounds_.size());
-  for (size_t r = 0; r < bounds_.size(); ++r) clipped_[r] = std::clamp(bounds_[r], span.first, span.last);
+  clip_parts(span);
   early_ = std::thread([this, data = grads.data()] {
     omp_set_num_threads(1);  // its sums on this thread alone: the cores run the backward pass
     mpi::reduce_scatter_sum(data, clipped_, received_.data(), true);
@@ -96,7 +102,7 @@ void WeightPartition::sum_gradients(FlatSpan<float> grads) {
     early_.join();  // (received_ is free again)
     // the rest: the parts clipped to [0, span.first), then to [span.last, end)
     for (const FlatRange rest : {FlatRange{0, early_span_.first}, FlatRange{early_span_.last, bounds_.back()}}) {
-      for (size_t r = 0; r < bounds_.size(); ++r) clipped_[r] = std::clamp(bounds_[r], rest.first, rest.last);
+      clip_parts(rest);
       mpi::reduce_scatter_sum(grads.data(), clipped_, received_.data());
     }
     return;

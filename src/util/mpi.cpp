@@ -231,11 +231,9 @@ std::unique_ptr<SharedFloats> SharedFloats::allocate(size_t count) {
   if (g_size == 1) return nullptr;
   auto window = std::make_unique<Window>();
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &window->host);
-  int host_size = 0;
-  MPI_Comm_size(window->host, &host_size);
   unsigned long long total = count;
   MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  int shared = host_size == g_size && !ring_asked() && dev_shm_has_room(total * sizeof(float)) ? 1 : 0;
+  int shared = g_one_host && !ring_asked() && dev_shm_has_room(total * sizeof(float)) ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!shared) {
     MPI_Comm_free(&window->host);

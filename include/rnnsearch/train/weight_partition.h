@@ -83,6 +83,7 @@ class WeightPartition {
   std::thread early_;
   FlatRange early_span_{0, 0};
   std::vector<size_t> clipped_;
+  void clip_parts(FlatRange range);  // clipped_ = the parts' bounds clamped to range
 };
 
 }  // namespace rnnsearch
