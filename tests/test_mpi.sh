@@ -125,13 +125,22 @@ for overlap in 1 ""; do
   echo "test_mpi: training, 2 ranks ($exchange) vs 1 process: max |difference| $diff"
 done
 # Ranks that see other values (mpirun passes a variable to another host's ranks only with
-# -x) agree on the ring they cut: not overlapped, as one of them asks; exact as well.
+# -x) agree on the ring they cut: not overlapped, as one of them asks; exact as well. (The
+# switches read on/off, yes/no and true/false as 1/0, in any case.)
 cmd=$(q "$bin" "${train[@]}" --model "$work/two_ring_mixed" --threads 1 --max-updates 20)
-two_ranks "" "RNNSEARCH_MPI_RING=1 RNNSEARCH_MPI_OVERLAP=1 $cmd" "RNNSEARCH_MPI_RING=1 RNNSEARCH_MPI_OVERLAP=0 $cmd" \
+two_ranks "" "RNNSEARCH_MPI_RING=on RNNSEARCH_MPI_OVERLAP=Yes $cmd" "RNNSEARCH_MPI_RING=true RNNSEARCH_MPI_OVERLAP=false $cmd" \
   > /dev/null 2> "$work/two_ring_mixed.log" || fail "ranks asking for and against the overlap failed: $(cat "$work/two_ring_mixed.log")"
 grep -q "2 MPI ranks (ring) " "$work/two_ring_mixed.log" || fail "ranks disagreeing on the overlap did not agree on no overlap"
 diff=$(max_difference "$work/one/model.npz" "$work/two_ring_mixed/model.npz")
 [ "$diff" = 0.0 ] || fail "2 ranks (one asking for the overlap, one not) differ from 1 process by $diff"
+# Any other value is a one-line error naming the variable, not a guess, on one host too
+# (where shared memory leaves the overlap unused).
+for variable in RNNSEARCH_MPI_RING RNNSEARCH_MPI_OVERLAP; do
+  env "$variable=maybe" "$mpirun" -np 2 "$bin" "${train[@]}" --model "$work/maybe" --threads 1 --max-updates 2 \
+    > /dev/null 2> "$work/maybe.log" && fail "$variable=maybe was accepted"
+  grep -q "$variable must be 1 or 0 (or true/false, yes/no, on/off), not 'maybe'" "$work/maybe.log" ||
+    fail "$variable=maybe did not say why: $(cat "$work/maybe.log")"
+done
 
 # 1b. Three ranks: parts of unequal size (21, 21 and 22 of the norm's 64 blocks). In shared
 # memory the three gradients are added in rank order, (a + b) + c as by 3 threads: exact.

@@ -1,8 +1,6 @@
 #include "rnnsearch/train/weight_partition.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 
 #include <omp.h>
@@ -35,9 +33,9 @@ WeightPartition::~WeightPartition() {
 namespace {
 // This rank's wish for the overlapped ring (weight_partition.h)
 bool overlap_wanted() {
+  const auto asked = mpi::environment_switch("RNNSEARCH_MPI_OVERLAP");  // checked in any case
   if (!mpi::serialized_threads()) return false;
-  const char* overlap = std::getenv("RNNSEARCH_MPI_OVERLAP");
-  if (overlap && *overlap) return std::strcmp(overlap, "0") != 0;
+  if (asked) return *asked;
   // On one host (the ring forced, or no room in /dev/shm) there is no network to wait for:
   // the exchange's copies and sums would only take the cores from the backward pass.
   return !mpi::one_host();
@@ -46,11 +44,12 @@ bool overlap_wanted() {
 
 void WeightPartition::place(Parameters<float>& params, Parameters<float>& grads) {
   const size_t count = params.values().size();
+  const bool overlap = mpi::size() > 1 && overlap_wanted();
   shared_weights_ = mpi::SharedFloats::allocate(rank_ == 0 ? count : 0);
   if (!shared_weights_) {
     // The ring. Every rank must cut it alike: overlapped only if all want it (mpirun passes
     // a variable to other hosts' ranks only with -x)
-    double refused = mpi::size() > 1 && overlap_wanted() ? 0 : 1;
+    double refused = overlap ? 0 : 1;
     mpi::max(&refused, 1);
     overlaps_ = refused == 0;
     return;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
 #include <exception>
 #include <limits>
@@ -14,6 +15,8 @@
 #include <utility>
 
 #include <sys/statvfs.h>
+
+#include "rnnsearch/error.h"
 
 #ifdef RNNSEARCH_MPI
 #include <mpi.h>
@@ -51,6 +54,18 @@ void Reader::take(void* out, size_t count) {
   offset_ += count;
 }
 
+std::optional<bool> environment_switch(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return std::nullopt;
+  std::string word(value);
+  std::transform(word.begin(), word.end(), word.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* on : {"1", "true", "yes", "on"})
+    if (word == on) return true;
+  for (const char* off : {"0", "false", "no", "off"})
+    if (word == off) return false;
+  throw Error(std::string(name) + " must be 1 or 0 (or true/false, yes/no, on/off), not '" + value + "'");
+}
+
 namespace {
 
 // mpirun (Open MPI, MPICH and the PMI(x) launchers) sets these in every rank's environment.
@@ -60,10 +75,7 @@ bool launched_by_mpirun() {
   return false;
 }
 
-[[maybe_unused]] bool ring_asked() {
-  const char* ring = std::getenv("RNNSEARCH_MPI_RING");
-  return ring && *ring && std::strcmp(ring, "0") != 0;
-}
+[[maybe_unused]] bool ring_asked() { return environment_switch("RNNSEARCH_MPI_RING").value_or(false); }
 
 // A shared window Open MPI backs by a file in /dev/shm: on a full tmpfs its pages fault
 // with SIGBUS when first touched, long after the allocation succeeded.
@@ -229,11 +241,12 @@ SharedFloats::SharedFloats(std::unique_ptr<Window> window) : window_(std::move(w
 
 std::unique_ptr<SharedFloats> SharedFloats::allocate(size_t count) {
   if (g_size == 1) return nullptr;
+  const bool ring = ring_asked();  // a bad value is an error before any collective call
   auto window = std::make_unique<Window>();
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &window->host);
   unsigned long long total = count;
   MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  int shared = g_one_host && !ring_asked() && dev_shm_has_room(total * sizeof(float)) ? 1 : 0;
+  int shared = g_one_host && !ring && dev_shm_has_room(total * sizeof(float)) ? 1 : 0;
   MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (!shared) {
     MPI_Comm_free(&window->host);

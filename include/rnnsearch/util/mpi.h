@@ -12,6 +12,7 @@
 // every operation below is a no-op, so single-process code pays nothing.
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -24,6 +25,10 @@ void init(int* argc, char*** argv);
 void finalize();  // after the last collective operation
 
 bool built_with_mpi();
+// An on/off switch in the environment (RNNSEARCH_MPI_RING, RNNSEARCH_MPI_OVERLAP): nullopt when
+// unset or empty; 1/0, true/false, yes/no, on/off in any case; anything else is an Error
+// naming the variable and its value.
+std::optional<bool> environment_switch(const char* name);
 // The MPI lets another thread than the main one call it, one at a time
 // (MPI_THREAD_SERIALIZED): WeightPartition's overlapped exchange needs it.
 bool serialized_threads();
