@@ -96,6 +96,7 @@ double ShardedModel::run_batch(const Parameters<float>& params, const ParallelCo
     summed_ = output_span_;
     output_done = [&, holding = std::max(started_, count)] {
       if (through_output.fetch_add(1) + 1 < count) return;
+      profile::ScopedPhase summing(profile::Phase::gradient_sum);  // on this shard's thread
       if (holding == 0)  // no pairs for this rank in the whole update: it adds nothing
         std::fill(grads->values().begin() + summed_.first, grads->values().begin() + summed_.last, 0.f);
       sum_into(*grads, holding, summed_.first, summed_.last);
