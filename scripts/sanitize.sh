@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite built with AddressSanitizer + UndefinedBehaviorSanitizer (clang), plus
 # a bounded run of every libFuzzer target from its seed corpus (tests/fuzz). Builds in
-# build-sanitize/ at -O1 (compiling Eigen with instrumentation is the slow part). Any
-# sanitizer report fails the test that triggered it. Then the server's test (test_serve, with
-# the server and serve_bench it runs) under ThreadSanitizer, built in build-tsan/ with only
-# what the server needs (docs/reliability.md), where cpp-httplib is installed.
+# build-sanitize/ at -O1 (compiling Eigen with instrumentation is the slow part), as a unity
+# build (docs/building.md § Build time). Any sanitizer report fails the test that triggered
+# it. Then the server's test (test_serve, with the server and serve_bench it runs) under
+# ThreadSanitizer, built in build-tsan/ (a unity build too) with only what the server needs
+# (docs/reliability.md), where cpp-httplib is installed.
 #   scripts/sanitize.sh          build and run the tests
 #   scripts/sanitize.sh build    build only (scripts/fuzz.sh uses this)
 #   RUNS=20000                   inputs each fuzz target runs in the tests
@@ -12,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-20000}
-CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -gline-tables-only" \
+CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_UNITY_BUILD=ON -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -gline-tables-only" \
   -DRNNSEARCH_FUZZ=ON -DRNNSEARCH_FUZZ_RUNS="$RUNS" >/dev/null
 cmake --build build-sanitize -j "$(nproc)"
 [ "${1:-}" = build ] && exit 0
@@ -24,7 +25,7 @@ ctest --output-on-failure -j "$(nproc)"
 cd ..
 
 [ "${TSAN:-1}" = 0 ] && exit 0
-CXX=clang++ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Tsan -DCMAKE_CXX_FLAGS_TSAN="-O1 -gline-tables-only" \
+CXX=clang++ cmake -S . -B build-tsan -DCMAKE_UNITY_BUILD=ON -DCMAKE_BUILD_TYPE=Tsan -DCMAKE_CXX_FLAGS_TSAN="-O1 -gline-tables-only" \
   -DRNNSEARCH_TSAN=ON -DRNNSEARCH_ONEDNN=OFF -DRNNSEARCH_OPENBLAS=OFF -DRNNSEARCH_SENTENCEPIECE=OFF \
   -DRNNSEARCH_MPI=OFF -DRNNSEARCH_PYTHON=OFF >/dev/null
 if ! cmake --build build-tsan --target help | grep ' test_serve$' >/dev/null; then

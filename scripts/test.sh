@@ -8,9 +8,9 @@
 #              falling back with a warning)
 #   wheel      pip builds a wheel offline, installs it into a fresh venv, and tests/test_python.py
 #              runs against it outside the tree (scripts/test_wheel.sh)
-#   minimal    the suite built with every optional library off (build-minimal/): what builds
-#              with only Eigen, OpenMP, Boost, ICU, zlib, libzip and nlohmann-json; tests that need
-#              what is off are skipped with the reason
+#   minimal    the suite built with every optional library off (build-minimal/, a unity build:
+#              docs/building.md § Build time): what builds with only Eigen, OpenMP, Boost, ICU,
+#              zlib, libzip and nlohmann-json; tests that need what is off are skipped with the reason
 #   trixie     setup, build and the suite on Debian 13 in a debootstrap root file system
 #              (scripts/test_distro.sh; the other release when this machine runs Debian 13:
 #              bookworm), kept in /var/cache/rnnsearch between runs; the root file system
@@ -64,7 +64,7 @@ wants fallback && timed "fallback (RNNSEARCH_CPU=avx2 ONEDNN_MAX_CPU_ISA=AVX2)" 
 wants wheel && timed wheel scripts/test_wheel.sh
 if wants minimal; then
   minimal() {
-    cmake -S . -B build-minimal -DCMAKE_BUILD_TYPE=Release -DRNNSEARCH_ONEDNN=OFF -DRNNSEARCH_OPENBLAS=OFF \
+    cmake -S . -B build-minimal -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DRNNSEARCH_ONEDNN=OFF -DRNNSEARCH_OPENBLAS=OFF \
       -DRNNSEARCH_SENTENCEPIECE=OFF -DRNNSEARCH_MPI=OFF -DRNNSEARCH_HTTP=OFF -DRNNSEARCH_PYTHON=OFF >/dev/null
     cmake --build build-minimal -j "$(nproc)"
     build-minimal/rnnsearch --version

@@ -110,13 +110,13 @@ class BandedEditDistance {
 // swapped): for each reference position the hypothesis position it is aligned with (the one
 // before, or −1, for a reference word the hypothesis lacks), and which words of each side
 // are errors.
-struct Alignment {
+struct TraceAlignment {
   std::vector<int> hyp_of_ref;
   std::vector<bool> ref_error, hyp_error;
 };
 
-Alignment align(const std::string& trace) {
-  Alignment a;
+TraceAlignment align(const std::string& trace) {
+  TraceAlignment a;
   int hyp = -1;
   for (char op : trace) {
     if (op == kMatch || op == kSubstitute) {
@@ -195,7 +195,7 @@ std::optional<Shift> best_shift(const std::vector<int>& hypothesis, const std::v
                                 const BandedEditDistance& distance, int& checked) {
   Rows rows, scratch;
   const long long before = distance.fill(hypothesis, rows, 0);
-  const Alignment a = align(distance.trace(rows));
+  const TraceAlignment a = align(distance.trace(rows));
   const long hyp_size = static_cast<long>(hypothesis.size()), ref_size = static_cast<long>(reference.size());
   auto any_error = [](const std::vector<bool>& errors, long start, long length) {
     const long end = std::min(start + length, static_cast<long>(errors.size()));
