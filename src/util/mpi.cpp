@@ -1,11 +1,11 @@
 #include "rnnsearch/util/mpi.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cctype>
 #include <cstring>
 #include <exception>
 #include <limits>
