@@ -33,7 +33,7 @@ WeightPartition::~WeightPartition() {
 namespace {
 // This rank's wish for the overlapped ring (weight_partition.h)
 bool overlap_wanted() {
-  const auto asked = mpi::environment_switch("RNNSEARCH_MPI_OVERLAP");  // checked in any case
+  const auto asked = mpi::environment_switch("RNNSEARCH_MPI_OVERLAP");  // first: a bad value is refused always
   if (!mpi::serialized_threads()) return false;
   if (asked) return *asked;
   // On one host (the ring forced, or no room in /dev/shm) there is no network to wait for:

@@ -26,8 +26,9 @@ void finalize();  // after the last collective operation
 
 bool built_with_mpi();
 // An on/off switch in the environment (RNNSEARCH_MPI_RING, RNNSEARCH_MPI_OVERLAP): nullopt when
-// unset or empty; 1/0, true/false, yes/no, on/off in any case; anything else is an Error
-// naming the variable and its value.
+// unset or empty; 1/0, true/false, yes/no, on/off in any case (the words Boost.Program_options
+// takes for a bool, as in `train --config`; the library does not link Boost); anything else is
+// an Error naming the variable and its value.
 std::optional<bool> environment_switch(const char* name);
 // The MPI lets another thread than the main one call it, one at a time
 // (MPI_THREAD_SERIALIZED): WeightPartition's overlapped exchange needs it.
