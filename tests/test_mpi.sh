@@ -42,13 +42,14 @@ two_ranks() {
 q() { printf '%q ' "$@"; }
 fail() { echo "test_mpi: FAIL: $*" >&2; exit 1; }
 
-# A tiny model; each run adds --model, --threads and --max-updates. In fp32: the default
-# (auto) would train in bf16 on a CPU with AVX512_BF16 and leave fp32 untested there; 1e is
-# the bf16 case. --precision stays the last two words (train_both drops them for 1e).
-train=(train --train-src "$root/corpora/tiny/train.en" --train-tgt "$root/corpora/tiny/train.de"
+# A tiny model; each run adds --model, --threads and --max-updates. $train is in fp32: the
+# default (auto) would train in bf16 on a CPU with AVX512_BF16 and leave fp32 untested there;
+# a run that names its own precision (1e, the bf16 case) starts from $any_precision.
+any_precision=(train --train-src "$root/corpora/tiny/train.en" --train-tgt "$root/corpora/tiny/train.de"
        --valid-src "$root/corpora/tiny/val.en" --valid-tgt "$root/corpora/tiny/val.de"
        --emb 8 --hidden 12 --maxout 6 --batch-size 16 --dropout 0.2 --seed 7
-       --valid-freq 10 --valid-metrics cross-entropy,bleu --exponential-smoothing 0.05 --precision fp32)
+       --valid-freq 10 --valid-metrics cross-entropy,bleu --exponential-smoothing 0.05)
+train=("${any_precision[@]}" --precision fp32)
 # Largest absolute difference between the arrays of two model.npz files.
 max_difference() {
   /usr/bin/python3 - "$1" "$2" <<'EOF'
@@ -65,7 +66,7 @@ EOF
 train_both() {
   local name=$1 updates=$2 base=("${train[@]}")
   shift 2
-  [[ " $* " != *" --precision "* ]] || base=("${base[@]:0:${#base[@]}-2}")
+  [[ " $* " != *" --precision "* ]] || base=("${any_precision[@]}")
   "$bin" "${base[@]}" "$@" --model "$work/one_$name" --threads 2 --max-updates "$updates" > /dev/null \
     2> "$work/one_$name.log" || fail "1-process training ($*) failed: $(cat "$work/one_$name.log")"
   mpi2 "$bin" "${base[@]}" "$@" --model "$work/two_$name" --threads 1 --max-updates "$updates" > /dev/null \
@@ -237,7 +238,7 @@ echo "test_mpi: --accumulate 2, 2 ranks (ring, overlapped) vs 1 process: max |di
 # rank converts the shared weights for its own shards as each thread of 1 process does, and
 # every product is computed per shard, so the ranks and the threads compute the same numbers:
 # tolerance 0 in shared memory. (Over the ring, 2 shards add a + b or b + a: exact as well.)
-"$bin" "${train[@]:0:${#train[@]}-2}" --precision bf16 --model "$work/probe_bf16" --threads 1 --max-updates 1 \
+"$bin" "${any_precision[@]}" --precision bf16 --model "$work/probe_bf16" --threads 1 --max-updates 1 \
   > /dev/null 2> "$work/probe_bf16.log" || fail "bf16 training failed: $(cat "$work/probe_bf16.log")"
 if grep -q "needs a CPU with AVX512_BF16" "$work/probe_bf16.log"; then
   echo "test_mpi: bf16 training, 2 ranks vs 1 process: skipped (this CPU or build computes it in fp32)"

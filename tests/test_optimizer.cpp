@@ -1,16 +1,22 @@
 // The optimizer's weight average (--exponential-smoothing) follows θ̄ += α (θ − θ̄) from the
 // weights the first step started from, and survives a save/load round trip; steps on parts
 // of the weights (MPI ranks) equal the step on the whole; the gradient norm by blocks; the
-// learning-rate schedules.
+// learning-rate schedules; a thread started by a bound OpenMP worker (the overlapped ring's
+// exchange) runs on every place.
 #include <gtest/gtest.h>
+#include <omp.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <thread>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/npz.h"
 #include "rnnsearch/train/lr_schedule.h"
 #include "rnnsearch/train/optimizer.h"
+#include "rnnsearch/util/cpu.h"
 #include "support/temp_dir.h"
 
 namespace rnnsearch {
@@ -135,6 +141,34 @@ TEST(LrSchedule, WarmupInverseSquareRootAndDecay) {
   EXPECT_FALSE(decays_now(stalled, 4));
   EXPECT_TRUE(decays_now(stalled, 6));
   EXPECT_FALSE(decays_now({}, 3));  // --lr-decay 0: never
+}
+
+// Under OMP_PROC_BIND each OpenMP worker is bound to its place, and a thread it starts
+// inherits that place alone: run_on_every_openmp_place gives such a thread (the overlapped
+// ring's exchange, train/weight_partition.h) the CPUs of every place. ctest runs this test
+// again as openmp_places, with OMP_PROC_BIND=close and OMP_PLACES=threads; without them it is
+// skipped.
+TEST(Threads, StartedByABoundWorkerRunOnEveryPlace) {
+  if (!std::getenv("OMP_PLACES")) GTEST_SKIP() << "run by ctest's openmp_places, with OMP_PROC_BIND and OMP_PLACES set";
+  if (omp_get_num_procs() < 2) GTEST_SKIP() << "one CPU: one place";
+  ASSERT_NE(omp_get_proc_bind(), omp_proc_bind_false);
+  ASSERT_GE(omp_get_num_places(), 2);
+  int every = 0;  // the CPUs of all places (OMP_PLACES=threads: each in one place)
+  for (int place = 0; place < omp_get_num_places(); ++place) every += omp_get_place_num_procs(place);
+  int inherited = 0, given = 0;
+#pragma omp parallel num_threads(2)
+  if (omp_get_thread_num() == 1) {
+    std::thread([&] {
+      cpu_set_t cpus;
+      ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
+      inherited = CPU_COUNT(&cpus);
+      run_on_every_openmp_place();
+      ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
+      given = CPU_COUNT(&cpus);
+    }).join();
+  }
+  EXPECT_EQ(inherited, omp_get_place_num_procs(1));  // the starting worker's place
+  EXPECT_EQ(given, every);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <omp.h>
 
 #include "rnnsearch/train/optimizer.h"
+#include "rnnsearch/util/cpu.h"
 #include "rnnsearch/util/mpi.h"
 #include "rnnsearch/util/profile.h"
 
@@ -86,7 +87,8 @@ void WeightPartition::start_sum(FlatSpan<float> grads, FlatRange span) {
   early_span_ = span;
   clip_parts(span);
   early_ = std::thread([this, data = grads.data()] {
-    omp_set_num_threads(1);  // its sums on this thread alone: the cores run the backward pass
+    run_on_every_openmp_place();  // not on the core of the worker that started it (under OMP_PROC_BIND)
+    omp_set_num_threads(1);       // its sums on this thread alone: the cores run the backward pass
     mpi::reduce_scatter_sum(data, clipped_, received_.data(), true);
   });
 }

@@ -1,10 +1,12 @@
 #include "rnnsearch/util/cpu.h"
 
 #include <omp.h>
+#include <sched.h>
 
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/util/checks.h"
@@ -115,6 +117,21 @@ int set_threads(int requested) {
   }
   omp_set_num_threads(threads);
   return threads;
+}
+
+void run_on_every_openmp_place() {
+  const int places = omp_get_num_places();
+  if (places == 0) return;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  std::vector<int> ids;
+  for (int place = 0; place < places; ++place) {
+    ids.resize(omp_get_place_num_procs(place));
+    omp_get_place_proc_ids(place, ids.data());
+    for (const int id : ids)
+      if (id >= 0 && id < CPU_SETSIZE) CPU_SET(id, &cpus);
+  }
+  sched_setaffinity(0, sizeof cpus, &cpus);  // 0: this thread. Refused, it stays where it was
 }
 
 }  // namespace rnnsearch
