@@ -75,14 +75,19 @@ void stream_parallel_corpus(const std::string& src_path, const std::string& tgt_
   LineReader src_reader(src_path), tgt_reader(tgt_path);
   std::vector<PieceCache> src_pieces = piece_caches(src_subwords, threads);
   std::vector<PieceCache> tgt_pieces = piece_caches(tgt_subwords, threads);
-  // The chunk's lines, their ids and their fate; reused from chunk to chunk.
-  std::vector<std::string> src_lines(kChunkLines), tgt_lines(kChunkLines);
-  std::vector<std::vector<int>> src_ids(kChunkLines), tgt_ids(kChunkLines);
-  std::vector<Kept> kept(kChunkLines);
+  // The chunk's lines, their ids and their fate; reused from chunk to chunk, grown to the
+  // longest chunk's lines only (a file of a few lines does not pay for kChunkLines).
+  std::vector<std::string> src_lines, tgt_lines;
+  std::vector<std::vector<int>> src_ids, tgt_ids;
+  std::vector<Kept> kept;
   size_t lines_read = 0;
   for (bool more = true; more;) {
     size_t n = 0;
     for (; n < kChunkLines; ++n) {
+      if (n == src_lines.size()) {
+        src_lines.emplace_back();
+        tgt_lines.emplace_back();
+      }
       const bool has_src = next_valid_line(src_reader, src_lines[n]);
       const bool has_tgt = next_valid_line(tgt_reader, tgt_lines[n]);
       if (has_src != has_tgt) throw length_mismatch(src_path, tgt_path, has_src, lines_read + n + 1);
@@ -90,6 +95,11 @@ void stream_parallel_corpus(const std::string& src_path, const std::string& tgt_
     }
     more = n == kChunkLines;
     lines_read += n;
+    if (kept.size() < n) {
+      src_ids.resize(n);
+      tgt_ids.resize(n);
+      kept.resize(n);
+    }
 
     for_each_line(n, threads, [&](size_t i, int thread) {
       const auto src_tokens = src_pieces[static_cast<size_t>(thread)].encode(tokenize(src_lines[i], tokenizer));
@@ -134,10 +144,13 @@ size_t count_tokens(const std::string& path, const TokenizerOptions& tokenizer, 
   LineReader reader(path);
   std::vector<PieceCache> pieces = piece_caches(subwords, threads);
   std::vector<TokenCounts> thread_counts(static_cast<size_t>(threads));  // added into counts at the end
-  std::vector<std::string> lines(kChunkLines);
+  std::vector<std::string> lines;  // grown as in stream_parallel_corpus
   for (bool more = true; more;) {
     size_t n = 0;
-    while (n < kChunkLines && next_valid_line(reader, lines[n])) ++n;
+    for (; n < kChunkLines; ++n) {
+      if (n == lines.size()) lines.emplace_back();
+      if (!next_valid_line(reader, lines[n])) break;
+    }
     more = n == kChunkLines;
     for_each_line(n, threads, [&](size_t i, int thread) {
       TokenCounts& mine = thread_counts[static_cast<size_t>(thread)];
