@@ -59,6 +59,6 @@ if(RNNSEARCH_BUILD_TESTS)
                      RNNSEARCH_PAGE_SCREENSHOT=${PROJECT_BINARY_DIR}/serve-page.png
                      /usr/bin/python3 -m unittest -v test_page
              WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/tests)
-    set_tests_properties(serve_page PROPERTIES TIMEOUT 600)
+    set_tests_properties(serve_page PROPERTIES TIMEOUT 600 COST 45)  # (COST: CMakeLists.txt, mpi_two_ranks)
   endif()
 endif()
