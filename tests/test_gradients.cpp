@@ -68,6 +68,30 @@ struct Case {
   EncoderType enc_type = EncoderType::bidirectional;
 };
 
+// A case as gtest prints it and ctest names it: the output layer, then what differs from
+// the shallow model, e.g. maxout_padded_dropout32_smoothing1_tied_ln_encCell2_decBase2_enc2_skip_dec2_decHigh2
+// (dropout: the embeddings' and the output's, in tenths; depths and layers as their options).
+std::string describe(const Case& c) {
+  const auto tenths = [](double x) { return std::to_string(std::lround(10 * x)); };
+  std::string name = output_kind_name(c.output);
+  if (c.padded) name += "_padded";
+  if (c.embedding_dropout > 0 || c.output_dropout > 0)
+    name += "_dropout" + tenths(c.embedding_dropout) + tenths(c.output_dropout);
+  if (c.label_smoothing > 0) name += "_smoothing" + tenths(c.label_smoothing);
+  if (c.tied_embeddings) name += "_tied";
+  if (c.layer_norm) name += "_ln";
+  const std::pair<const char*, int> depths[] = {{"_encCell", c.enc_cell_depth}, {"_decBase", c.dec_cell_base_depth},
+                                                {"_enc", c.enc_depth}};
+  for (const auto& [option, depth] : depths)
+    if (depth > 1) name += option + std::to_string(depth);
+  if (c.enc_type == EncoderType::alternating) name += "_alternating";
+  if (c.skip) name += "_skip";
+  if (c.dec_depth > 1) name += "_dec" + std::to_string(c.dec_depth);
+  if (c.dec_cell_high_depth > 1) name += "_decHigh" + std::to_string(c.dec_cell_high_depth);
+  return name;
+}
+void PrintTo(const Case& c, std::ostream* out) { *out << describe(c); }
+
 // The three output layers: maxout, linear, maxout with tied embeddings.
 const Case kOutputLayers[] = {{OutputKind::maxout, false, 0, 0, 0, false},
                               {OutputKind::linear, false, 0, 0, 0, false},
