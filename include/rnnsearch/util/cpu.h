@@ -53,9 +53,10 @@ int set_threads(int requested);
 // Lets the calling thread run on every CPU of OpenMP's places. Under OMP_PROC_BIND (with
 // OMP_PLACES or its default) each OpenMP worker is bound to its own place, and a thread it
 // starts inherits that one place: the overlapped ring's exchange thread, started by the last
-// shard's worker (train/weight_partition.h), would wait in MPI, spinning, on that worker's
-// core alone, halving the worker that the update waits for. Does nothing where OpenMP binds
-// nothing (no places): such a thread may already run anywhere the process may.
+// shard's worker (train/weight_partition.h), would do its sums and poll MPI on that
+// worker's core alone, taking it from the worker whose backward pass the update waits for.
+// Does nothing where OpenMP binds nothing (no places): such a thread may already run
+// anywhere the process may.
 void run_on_every_openmp_place();
 
 }  // namespace rnnsearch
