@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -120,18 +121,23 @@ int set_threads(int requested) {
 }
 
 void run_on_every_openmp_place() {
-  const int places = omp_get_num_places();
-  if (places == 0) return;
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  std::vector<int> ids;
-  for (int place = 0; place < places; ++place) {
-    ids.resize(omp_get_place_num_procs(place));
-    omp_get_place_proc_ids(place, ids.data());
-    for (const int id : ids)
-      if (id >= 0 && id < CPU_SETSIZE) CPU_SET(id, &cpus);
-  }
-  sched_setaffinity(0, sizeof cpus, &cpus);  // 0: this thread. Refused, it stays where it was
+  // The union of the places, fixed when OpenMP starts: read once, on the first call (the
+  // exchange thread calls this every update). Empty where OpenMP binds nothing.
+  static const std::optional<cpu_set_t> every = []() -> std::optional<cpu_set_t> {
+    const int places = omp_get_num_places();
+    if (places == 0) return std::nullopt;
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    std::vector<int> ids;
+    for (int place = 0; place < places; ++place) {
+      ids.resize(omp_get_place_num_procs(place));
+      omp_get_place_proc_ids(place, ids.data());
+      for (const int id : ids)
+        if (id >= 0 && id < CPU_SETSIZE) CPU_SET(id, &cpus);
+    }
+    return cpus;
+  }();
+  if (every) sched_setaffinity(0, sizeof *every, &*every);  // 0: this thread. Refused, it stays where it was
 }
 
 }  // namespace rnnsearch
