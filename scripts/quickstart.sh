@@ -9,7 +9,9 @@
 #   SUBWORDS=8000  TEXT=raw: SentencePiece pieces of the joint en+de model (BPE)
 #   MINUTES=25   training-time budget (docs/design.md §5 measures quality after 25 minutes)
 #   DROPOUT=0.4  without dropout this small corpus overfits after a few epochs; 0.4 beat 0.3
-#                on validation with tied embeddings (docs/quality.md, What each lever is worth)
+#                on validation with tied embeddings; 0.5 beats 0.4 only where the budget buys
+#                more than ~15,000 updates (AVX-512 bf16 hosts: DROPOUT=0.5 there), and trails
+#                it before (docs/quality.md, What each lever is worth)
 #   LABEL_SMOOTHING=0.1, SMOOTHING=0.001 (weight averaging): the recipe of docs/quality.md
 #   PRESET=small sizes (small: e128 n256; base: e256 n512, the 2-hour recipe of docs/quality.md)
 #   TIED=1       the output projection is the target embedding table (--tied-embeddings,
