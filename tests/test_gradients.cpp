@@ -27,9 +27,9 @@ namespace {
 // model 167, one src_emb entry of 2.4e-6 of the deep layer-normalized case differed by
 // 1.03e-11 at h = 1e-4, 1.56e-11 at h/2 and < 3e-12 at 2h: rounding, ∝ 1/h, not a wrong
 // gradient.) h must stay small: a larger step can cross a near-tie of a maxout pair, where
-// the cost has a kink. Every tensor needs a gradient above kFloor, or its check is vacuous.
+// the cost has a kink. Every tensor needs a gradient above kVacuityFloor, or its check is vacuous.
 constexpr double kStep = 1e-4;
-constexpr double kFloor = 1e-5;
+constexpr double kVacuityFloor = 1e-5;
 constexpr double kRelativeFrom = 2e-5;
 constexpr double kMaxRelativeError = 1e-6;
 
@@ -170,7 +170,7 @@ TEST_P(ModelGradient, MatchesCentralDifferences) {
     }
     EXPECT_LT(worst, kMaxRelativeError) << spec.name;
     if (stride == 1) {  // (the sampled entries may all be small: the unsampled run checks this)
-      EXPECT_GT(largest, kFloor) << spec.name << ": the check would be vacuous";
+      EXPECT_GT(largest, kVacuityFloor) << spec.name << ": the check would be vacuous";
     }
   }
 }
