@@ -62,6 +62,7 @@ TEST_P(ResumedRun, EqualsUninterruptedRun) {
 INSTANTIATE_TEST_SUITE_P(Features, ResumedRun,
                          ::testing::Values("", "--exponential-smoothing 0.05 --label-smoothing 0.1 "
                                                "--dropout-embeddings 0.1 --dropout-output 0.3",
+                                           "--dropout-src 0.2 --dropout-trg 0.3 --dec-cell-base-depth 2",
                                            "--accumulate 3", "--lr-warmup 10 --lr-decay-inv-sqrt 15 --save-freq 5",
                                            "--layer-normalization --exponential-smoothing 0.05",
                                            "--enc-cell-depth 3 --dec-cell-base-depth 3 --enc-depth 2 --skip "

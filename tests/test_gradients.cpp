@@ -71,17 +71,28 @@ struct Case {
   int dec_depth = 1;
   int dec_cell_high_depth = 1;
   EncoderType enc_type = EncoderType::bidirectional;
+  double source_word_dropout = 0, target_word_dropout = 0;
 };
+
+// c with word dropout (--dropout-src, --dropout-trg) as well.
+Case with_word_dropout(Case c, double source, double target) {
+  c.source_word_dropout = source;
+  c.target_word_dropout = target;
+  return c;
+}
 
 // A case as gtest prints it and ctest names it: the output layer, then what differs from
 // the shallow model, e.g. maxout_padded_dropout32_smoothing1_tied_ln_encCell2_decBase2_enc2_skip_dec2_decHigh2
-// (dropout: the embeddings' and the output's, in tenths; depths and layers as their options).
+// (dropout: the embeddings' and the output's, in tenths; words: word dropout, the source's and
+// the target's, in tenths; depths and layers as their options).
 std::string describe(const Case& c) {
   const auto tenths = [](double x) { return std::to_string(std::lround(10 * x)); };
   std::string name = output_kind_name(c.output);
   if (c.padded) name += "_padded";
   if (c.embedding_dropout > 0 || c.output_dropout > 0)
     name += "_dropout" + tenths(c.embedding_dropout) + tenths(c.output_dropout);
+  if (c.source_word_dropout > 0 || c.target_word_dropout > 0)
+    name += "_words" + tenths(c.source_word_dropout) + tenths(c.target_word_dropout);
   if (c.label_smoothing > 0) name += "_smoothing" + tenths(c.label_smoothing);
   if (c.tied_embeddings) name += "_tied";
   if (c.layer_norm) name += "_ln";
@@ -145,7 +156,8 @@ TEST_P(ModelGradient, MatchesCentralDifferences) {
   test::init_for_check(params, config.layer_norm && deep ? 1.0 : 0.5, 7);
   const Batch batch = tiny_batch(c.padded);
   // a fixed seed gives the same masks every call
-  const Regularization regularization{c.embedding_dropout, c.output_dropout, c.label_smoothing, 99};
+  const Regularization regularization{c.embedding_dropout,   c.output_dropout,  c.source_word_dropout,
+                                      c.target_word_dropout, c.label_smoothing, 99};
   const double tokens = static_cast<double>(batch.target_tokens());
   ModelWorkspace<double> ws;
 
@@ -219,7 +231,70 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                            Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false, true, 2, 2, 2, true, 1, 1,
                                                 EncoderType::alternating},
                                            Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 2, 2, false, 1, 1,
-                                                EncoderType::alternating}));
+                                                EncoderType::alternating},
+                                           // --dropout-src, --dropout-trg: alone, with the other dropouts, and
+                                           // with the conditional GRU and layer normalization
+                                           with_word_dropout(Case{OutputKind::linear, true, 0, 0, 0}, 0.4, 0.4),
+                                           with_word_dropout(Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true}, 0.3, 0.3),
+                                           with_word_dropout(Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 1, 2},
+                                                             0.2, 0.3)));
+
+// Word dropout zeroes whole rows of the mask, each with the probability given, and scales
+// the others by 1/(1-p) on top of the units' mask.
+TEST(WordDropout, ZeroesWholeRowsAtTheRate) {
+  const Index rows = 20000, cols = 7;
+  Mat<double> units(rows, cols), mask(rows, cols);
+  draw_dropout_mask<double>(units, 0.2, 5);
+  mask = units;
+  std::vector<double> keep;
+  drop_words<double>(mask, 0.3, 6, keep);
+  ASSERT_EQ(keep.size(), static_cast<size_t>(rows));
+  Index dropped = 0;
+  for (Index r = 0; r < rows; ++r) {
+    ASSERT_TRUE(keep[r] == 0 || std::abs(keep[r] - 1 / 0.7) < 1e-12) << keep[r];
+    dropped += keep[r] == 0;
+    for (Index k = 0; k < cols; ++k) ASSERT_EQ(mask(r, k), units(r, k) * keep[r]);
+  }
+  EXPECT_NEAR(static_cast<double>(dropped) / rows, 0.3, 0.015);  // 4.6 standard deviations
+  Mat<double> ones(3, 2);
+  draw_dropout_mask<double>(ones, 0.0, 5);
+  EXPECT_TRUE((ones.array() == 1.0).all());
+}
+
+// In the model a dropped source token's x_j is zero; a dropped previous target word is zero
+// both where it enters the decoder (E) and in the output layer's input (X's E part); kept
+// tokens are the embedding scaled by 1/(1-p).
+TEST(WordDropout, DropsEachTokenInEveryUse) {
+  Parameters<double> params(config_of(Case{OutputKind::maxout, true, 0, 0, 0}));
+  test::init_for_check(params, 0.5, 7);
+  const Batch batch = tiny_batch(true);
+  const Index B = batch.size, S = batch.src_len, n = params.config().hidden, e = params.config().emb;
+  ModelWorkspace<double> ws;
+  int dropped_src = 0, kept_src = 0, dropped_tgt = 0, kept_tgt = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    rnnsearch_forward<double>(params, batch, Regularization{0, 0, 0.5, 0.5, 0, seed}, ws);
+    for (Index r = 0; r < S * B; ++r) {
+      const double factor = ws.encoder.word_keep[r];
+      EXPECT_TRUE(factor == 0 || factor == 2.0) << factor;
+      EXPECT_LT((ws.encoder.x.row(r) - factor * params.mat(src_emb).row(batch.src[r])).norm(), 1e-12);
+      ++(factor == 0 ? dropped_src : kept_src);
+    }
+    for (size_t k = 0; k < ws.out_rows.size(); ++k) {
+      const Index r = ws.out_rows[k];
+      const auto embedding = params.mat(tgt_emb).row(ws.inputs[r]);
+      const double factor = ws.word_keep[r];
+      EXPECT_TRUE(factor == 0 || factor == 2.0) << factor;
+      EXPECT_LT((ws.E.row(r) - factor * embedding).norm(), 1e-12);
+      EXPECT_LT((ws.X.row(k).segment(n, e) - factor * embedding).norm(), 1e-12);
+      ++(factor == 0 ? dropped_tgt : kept_tgt);
+    }
+  }
+  // (the masks differ by seed and neither kind is always or never dropped)
+  EXPECT_GT(dropped_src, 0);
+  EXPECT_GT(kept_src, 0);
+  EXPECT_GT(dropped_tgt, 0);
+  EXPECT_GT(kept_tgt, 0);
+}
 
 // Layer-level checks: a loss L = Σ w ∘ output with fixed random weights w, differentiated
 // with respect to every input and parameter of the layer by central differences.

@@ -100,6 +100,11 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
        "dropout on the source and target embeddings where they enter the GRUs (default: --dropout)")
       ("dropout-output", po::value(&o.regularization.output_dropout)->notifier(below_one("dropout-output")),
        "dropout on the output layer's input [s, E, c] (default: --dropout)")
+      ("dropout-src", po::value(&o.regularization.source_word_dropout)->default_value(0.0)->notifier(below_one("dropout-src")),
+       "word dropout: each source token's embedding is zero with this probability (each token of each sentence on its own)")
+      ("dropout-trg", po::value(&o.regularization.target_word_dropout)->default_value(0.0)->notifier(below_one("dropout-trg")),
+       "word dropout: each previous target word's embedding is zero with this probability, where it enters the "
+       "decoder and the output layer")
       ("label-smoothing", po::value(&o.regularization.label_smoothing)->default_value(0.0)
            ->notifier(below_one("label-smoothing")),
        "ε: train against (1-ε)·one-hot + ε·uniform (validation perplexity stays unsmoothed)")

@@ -6,7 +6,8 @@ namespace rnnsearch {
 
 template <class T>
 void encoder_forward(const Parameters<T>& params, const int* src, const int* lengths, Index B, Index S,
-                     double dropout_rate, uint64_t dropout_seed, EncoderWorkspace<T>& ws) {
+                     double dropout_rate, double word_dropout_rate, uint64_t dropout_seed,
+                     EncoderWorkspace<T>& ws) {
   const Index n = params.config().hidden, e = params.config().emb;
   ws.batch = B;
   ws.max_len = S;
@@ -16,14 +17,15 @@ void encoder_forward(const Parameters<T>& params, const int* src, const int* len
   for (Index j = 0; j < S; ++j)
     for (Index b = 0; b < B; ++b) ws.moving[j * B + b] = j < lengths[b] ? T(1) : T(0);
 
-  // x_j = src_emb[w_j], with inverted dropout when training
+  // x_j = src_emb[w_j], with inverted dropout (of units, and of whole words) when training
   auto x = rows_of(ws.x, S * B, e);
   const auto embeddings = params.mat(src_emb);
   for (Index r = 0; r < S * B; ++r) x.row(r) = embeddings.row(src[r]);
-  ws.dropout = dropout_rate > 0;
+  ws.dropout = dropout_rate > 0 || word_dropout_rate > 0;
   if (ws.dropout) {
     auto mask = rows_of(ws.dropout_mask, S * B, e);
     draw_dropout_mask<T>(mask, dropout_rate, dropout_seed);
+    if (word_dropout_rate > 0) drop_words<T>(mask, word_dropout_rate, dropout_seed + 3, ws.word_keep);
     x.array() *= mask.array();
   }
 
@@ -123,7 +125,7 @@ void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<
 }
 
 #define RNNSEARCH_INSTANTIATE_ENCODER(T)                                                          \
-  template void encoder_forward<T>(const Parameters<T>&, const int*, const int*, Index, Index, double, \
+  template void encoder_forward<T>(const Parameters<T>&, const int*, const int*, Index, Index, double, double, \
                                    uint64_t, EncoderWorkspace<T>&);                               \
   template void encoder_backward<T>(const Parameters<T>&, EncoderWorkspace<T>&, Mat<T>&, const Mat<T>&, \
                                     const MatCRef<T>&, Parameters<T>&);

@@ -53,13 +53,14 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   const Index n = cfg.hidden, e = cfg.emb, din = cfg.output_input();
   ws.batch = B;
   ws.tgt_len = Tn;
-  ws.embedding_dropout = regularization.embedding_dropout > 0;
-  ws.output_dropout = regularization.output_dropout > 0;
+  const bool target_words = regularization.target_word_dropout > 0;
+  ws.embedding_dropout = regularization.embedding_dropout > 0 || target_words;
+  ws.output_dropout = regularization.output_dropout > 0 || target_words;
   ws.label_smoothing = static_cast<T>(regularization.label_smoothing);
   {
     profile::ScopedPhase phase(profile::Phase::encoder_forward);
     encoder_forward<T>(params, batch.src.data(), batch.src_lengths.data(), B, S, regularization.embedding_dropout,
-                       regularization.seed, ws.encoder);
+                       regularization.source_word_dropout, regularization.seed, ws.encoder);
   }
 
   // Decoder inputs y_{i-1} and which rows move at step i.
@@ -71,13 +72,15 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
       ws.moving[i * B + b] = i < batch.tgt_lengths[b] ? T(1) : T(0);
     }
 
-  // E_i = tgt_emb[y_{i-1}] (∘ dropout), and its gate projection for all steps in one GEMM
+  // E_i = tgt_emb[y_{i-1}] (∘ dropout of units, and of whole words: ws.word_keep), and its
+  // gate projection for all steps in one GEMM
   auto E = rows_of(ws.E, Tn * B, e);
   const auto tgt_embeddings = params.mat(tgt_emb);
   for (Index r = 0; r < Tn * B; ++r) E.row(r) = tgt_embeddings.row(ws.inputs[r]);
   if (ws.embedding_dropout) {
     auto mask = rows_of(ws.E_mask, Tn * B, e);
     draw_dropout_mask<T>(mask, regularization.embedding_dropout, regularization.seed + 1);
+    if (target_words) drop_words<T>(mask, regularization.target_word_dropout, regularization.seed + 4, ws.word_keep);
     E.array() *= mask.array();
   }
   if (cfg.layer_norm)
@@ -109,7 +112,8 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   }
 
   // The output layer runs once on the N non-padding positions: X = [s, E, c], where E is
-  // the embedding itself: the output layer's input has its own dropout mask, not E_mask too.
+  // the embedding itself: the output layer's input has its own dropout mask, not E_mask too
+  // (but a word dropped from E dec_W is dropped here as well).
   ws.out_rows.clear();
   ws.targets.clear();
   for (Index i = 0; i < Tn; ++i)
@@ -133,6 +137,8 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   if (ws.output_dropout) {
     auto mask = rows_of(ws.X_mask, N, din);
     draw_dropout_mask<T>(mask, regularization.output_dropout, regularization.seed + 2);
+    if (target_words)
+      for (Index k = 0; k < N; ++k) mask.row(k).segment(n, e) *= ws.word_keep[ws.out_rows[k]];
     X.array() *= mask.array();
   }
   ws.token_nll.resize(N);

@@ -34,6 +34,8 @@ nlohmann::json training_json(const TrainOptions& o) {
           {"clip_norm", o.clip_norm},
           {"embedding_dropout", o.regularization.embedding_dropout},
           {"output_dropout", o.regularization.output_dropout},
+          {"source_word_dropout", o.regularization.source_word_dropout},
+          {"target_word_dropout", o.regularization.target_word_dropout},
           {"label_smoothing", o.regularization.label_smoothing},
           {"seed", o.seed},
           {"shuffle", o.shuffle},

@@ -30,7 +30,8 @@ struct EncoderWorkspace {
   std::vector<int> tokens;          // S*B time-major source ids
   std::vector<T> moving;            // S*B: 1 where j < len_b
   Mat<T> x;                         // S*B × e   embeddings after dropout
-  Mat<T> dropout_mask;              // S*B × e   (rows used only with dropout)
+  Mat<T> dropout_mask;              // S*B × e   (rows used only with dropout or word dropout)
+  std::vector<T> word_keep;         // S*B       word dropout's factor of each token
   bool dropout = false;
   std::vector<GruLayer<T>> fw, bw;  // layers 1..L of each direction (--enc-depth L, gru_layer.h)
   Mat<T> gru_scratch;               // B × 3n
@@ -48,11 +49,12 @@ AttentionMemory<T> attention_memory(const EncoderWorkspace<T>& ws) {
   return {&ws.annotations, &ws.keys, ws.max_len, ws.lengths.data()};
 }
 
-// src: S*B time-major ids, lengths: B. dropout_rate 0 = off; the mask is drawn from
-// dropout_seed, so the same seed reproduces it (the gradient checks rely on that).
+// src: S*B time-major ids, lengths: B. dropout_rate (on x's units) and word_dropout_rate
+// (on whole tokens of x) 0 = off; the masks are drawn from dropout_seed (+3 for the
+// words'), so the same seed reproduces them (the gradient checks rely on that).
 template <class T>
 void encoder_forward(const Parameters<T>& params, const int* src, const int* lengths, Index B, Index S,
-                     double dropout_rate, uint64_t dropout_seed, EncoderWorkspace<T>& ws);
+                     double dropout_rate, double word_dropout_rate, uint64_t dropout_seed, EncoderWorkspace<T>& ws);
 
 // Given the gradients of the annotations (B*S × 2n, batch-major), the keys (B*S × n) and
 // s_0 (B × n), accumulates every encoder-side parameter gradient into grads. dannotations

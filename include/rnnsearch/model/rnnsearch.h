@@ -36,6 +36,8 @@ namespace rnnsearch {
 struct Regularization {
   double embedding_dropout = 0;  // on x_j (encoder input) and E_i where it enters dec_W
   double output_dropout = 0;     // on the output layer's input X = [s, E, c], one mask of its own
+  double source_word_dropout = 0;  // whole source tokens: x_j = 0 (--dropout-src)
+  double target_word_dropout = 0;  // whole previous target words: E_i = 0 in E dec_W and in X (--dropout-trg)
   double label_smoothing = 0;    // ε
   uint64_t seed = 0;             // the masks are drawn from it: same seed, same masks
 };
@@ -48,6 +50,7 @@ struct ModelWorkspace {
   std::vector<T> moving;            // T*B  1 where i < len_b
   Mat<T> E;                         // T*B × e  target embeddings into dec_W (after dropout)
   Mat<T> E_mask;                    // T*B × e
+  std::vector<T> word_keep;         // T*B  target word dropout's factor of each y_{i-1}
   Mat<T> gates;                     // T*B × 3n E dec_W + dec_b, which each step replaces by
                                     //          its GRU gates [r | z | h̃], the backward by dg
   Mat<T> states;                    // (T+1)*B × n  block i = s_i (s_0 from the encoder)
