@@ -12,6 +12,8 @@
 #                on validation with tied embeddings; 0.5 beats 0.4 only where the budget buys
 #                more than ~15,000 updates (AVX-512 bf16 hosts: DROPOUT=0.5 there), and trails
 #                it before (docs/quality.md, What each lever is worth)
+#   DROPOUT_SRC=0, DROPOUT_TRG=0  word dropout (--dropout-src, --dropout-trg): whole source
+#                tokens / previous target words zeroed with this probability (docs/design.md §1.6)
 #   LABEL_SMOOTHING=0.1, SMOOTHING=0.001 (weight averaging): the recipe of docs/quality.md
 #   PRESET=small sizes (small: e128 n256; base: e256 n512, the 2-hour recipe of docs/quality.md)
 #   TIED=1       the output projection is the target embedding table (--tied-embeddings,
@@ -50,6 +52,8 @@ MINUTES=${MINUTES:-25}
 THREADS=${THREADS:-0}
 PRECISION=${PRECISION:-auto}
 DROPOUT=${DROPOUT:-0.4}
+DROPOUT_SRC=${DROPOUT_SRC:-0}
+DROPOUT_TRG=${DROPOUT_TRG:-0}
 LABEL_SMOOTHING=${LABEL_SMOOTHING:-0.1}
 SMOOTHING=${SMOOTHING:-0.001}
 TIED=${TIED:-1}
@@ -99,7 +103,7 @@ for ((k = 0; k < ENSEMBLE; k++)); do
   $bin train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
     --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz \
     --model "$dir" --preset "$PRESET" "${text[@]}" "${model_options[@]}" \
-    --dropout "$DROPOUT" --label-smoothing "$LABEL_SMOOTHING" \
+    --dropout "$DROPOUT" --dropout-src "$DROPOUT_SRC" --dropout-trg "$DROPOUT_TRG" --label-smoothing "$LABEL_SMOOTHING" \
     --exponential-smoothing "$SMOOTHING" --valid-metrics bleu,cross-entropy --valid-freq "$VALID_FREQ" \
     --max-minutes "$MINUTES" --threads "$THREADS" --seed "$seed" --precision "$PRECISION"
 done
