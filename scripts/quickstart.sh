@@ -42,7 +42,7 @@
 #   MODEL=models/en-de-small-raw (TEXT=raw), models/en-de-small (TEXT=lowercased)
 #   ENSEMBLE=1   models to train one after the other (seeds SEED, SEED+1, ...; the first in
 #                MODEL, the others in MODEL-s<seed>) and translate with as an ensemble;
-#                ENSEMBLE=4 NORMALIZE=2.5 is the 2-hour recipe of docs/quality.md (4 × 25 min)
+#                ENSEMBLE=4 DROPOUT=0.5 is the 2-hour recipe of docs/quality.md (4 × 25 min)
 #
 # Running it again resumes training where it stopped (or skips it when the budget is used);
 # a MODEL directory trained with other model options is refused (give another MODEL).
