@@ -34,12 +34,12 @@ namespace rnnsearch {
 // Regularisation of one training batch (docs/design.md §1); all off when validating,
 // translating or scoring.
 struct Regularization {
-  double embedding_dropout = 0;  // on x_j (encoder input) and E_i where it enters dec_W
-  double output_dropout = 0;     // on the output layer's input X = [s, E, c], one mask of its own
+  double embedding_dropout = 0;    // on x_j (encoder input) and E_i where it enters dec_W
+  double output_dropout = 0;       // on the output layer's input X = [s, E, c], one mask of its own
   double source_word_dropout = 0;  // whole source tokens: x_j = 0 (--dropout-src)
   double target_word_dropout = 0;  // whole previous target words: E_i = 0 in E dec_W and in X (--dropout-trg)
-  double label_smoothing = 0;    // ε
-  uint64_t seed = 0;             // the masks are drawn from it: same seed, same masks
+  double label_smoothing = 0;      // ε
+  uint64_t seed = 0;               // the masks are drawn from it: same seed, same masks
 };
 
 template <class T>
