@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <sstream>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -99,6 +100,35 @@ TEST(Train, StalledValidationsDecayTheRate) {
   for (size_t at = log.find("learning rate decayed"); at != std::string::npos; at = log.find("learning rate decayed", at + 1))
     ++decays;
   EXPECT_EQ(decays, static_cast<size_t>(stalled / 2)) << log;
+}
+
+// The updates of the log's validation lines, and how many of them name an epoch end.
+std::pair<std::vector<long>, int> validations(const std::string& log) {
+  std::vector<long> updates;
+  int epoch_ends = 0;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("valid ", 0) != 0) continue;
+    epoch_ends += line.find("(end of epoch") != std::string::npos;
+    updates.push_back(std::stol(line.substr(line.find("update ") + 7)));
+  }
+  return {updates, epoch_ends};
+}
+
+// --valid-freq 7 over two epochs of 19 updates (300 pairs, batches of 16): validations at
+// 7, 14, ..., 35 and at the run's end only, as Marian's; without it, at each epoch end.
+TEST(Train, ValidFreqValidatesEveryNUpdatesAndAtTheEnd) {
+  test::TempDir dir;
+  ASSERT_EQ(run(train_command(dir.path("freq"), "--max-updates 40"), dir).first, 0);
+  const auto [updates, epoch_ends] = validations(read_file(dir.path("freq/train.log")));
+  EXPECT_EQ(updates, (std::vector<long>{7, 14, 21, 28, 35, 40}));
+  EXPECT_EQ(epoch_ends, 0);
+  std::string command = train_command(dir.path("epochs"), "--max-epochs 2");
+  command.replace(command.find("--valid-freq 7"), 14, "--valid-freq 0");
+  ASSERT_EQ(run(command, dir).first, 0);
+  const auto [epoch_updates, ends] = validations(read_file(dir.path("epochs/train.log")));
+  EXPECT_EQ(epoch_updates, (std::vector<long>{19, 38}));
+  EXPECT_EQ(ends, 2);
 }
 
 // --valid-metrics bleu,cross-entropy: both figures in every validation line, BLEU selects

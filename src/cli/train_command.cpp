@@ -114,7 +114,7 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("max-minutes", po::value(&o.max_minutes)->default_value(0)->notifier(non_negative("max-minutes")), "training-time budget in minutes (0 = none)")
       ("max-epochs", po::value(&o.max_epochs)->default_value(0)->notifier(at_least("max-epochs", 0)), "epochs (0 = no limit)")
       ("max-updates", po::value(&o.max_updates)->default_value(0)->notifier(at_least("max-updates", 0)), "updates (0 = no limit)")
-      ("valid-freq", po::value(&o.valid_freq)->default_value(0)->notifier(at_least("valid-freq", 0)), "validate and save every N updates (0 = at epoch ends only)")
+      ("valid-freq", po::value(&o.valid_freq)->default_value(0)->notifier(at_least("valid-freq", 0)), "validate and save every N updates, and at the end (0 = at each epoch end)")
       ("save-freq", po::value(&o.save_freq)->default_value(0)->notifier(at_least("save-freq", 0)),
        "also save a checkpoint every N updates, without validating (0 = only when validating)")
       ("valid-metrics", po::value(&valid_metrics)->default_value("cross-entropy"),

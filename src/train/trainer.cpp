@@ -366,13 +366,17 @@ int Trainer::run() {
     if (progress_.batch_in_epoch < static_cast<long>(batches.size())) break;  // budget ran out mid-epoch
     ++progress_.epoch;
     progress_.batch_in_epoch = 0;
-    if (o_.bench_seconds > 0) continue;
+    // With --valid-freq N the run validates every N updates only (as Marian's): epoch ends
+    // are no extra validations, which would count towards --patience and --lr-decay-stalled
+    // at a rate that depends on the corpus size. Without it, each epoch end validates.
+    if (o_.bench_seconds > 0 || o_.valid_freq > 0) continue;
     if (saved_update_ == progress_.update)
       save_checkpoint();  // validated at this very update already: just record the new epoch
     else
       validate_and_save(true);
   }
-  if (saved_update_ != progress_.update) validate_and_save(false);
+  // The run's last validation; an epoch end if its last update ended one
+  if (saved_update_ != progress_.update) validate_and_save(progress_.batch_in_epoch == 0);
   if (profile::enabled()) log_.line(profile::report(progress_.update));
   log_.line("done: " + std::to_string(progress_.update) + " updates, " + clock_text(progress_.train_seconds) +
             " training time, best validation " + selection_text(progress_.best_valid_cost, o_.valid_metrics.front()) +

@@ -45,7 +45,7 @@ struct TrainOptions {
   double max_minutes = 0;      // training time (validation and saving excluded); 0 = no limit
   int max_epochs = 0;          // 0 = no limit
   long max_updates = 0;        // 0 = no limit
-  long valid_freq = 0;         // validate every N updates (and at each epoch end); 0 = epoch ends only
+  long valid_freq = 0;         // validate every N updates (and at the end); 0 = at each epoch end
   long save_freq = 0;          // also save a checkpoint every N updates, without validating; 0 = off
   std::vector<ValidMetric> valid_metrics = {ValidMetric::cross_entropy};  // the first selects
   int valid_beam_size = 5;     // beam of the translations validation BLEU scores
