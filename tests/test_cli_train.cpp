@@ -11,10 +11,10 @@
 #include <chrono>
 #include <cmath>
 #include <random>
-#include <sstream>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 #include <tuple>
 
@@ -115,7 +115,7 @@ std::pair<std::vector<long>, int> validations(const std::string& log) {
   return {updates, epoch_ends};
 }
 
-// --valid-freq 7 over two epochs of 19 updates (300 pairs, batches of 16): validations at
+// --valid-freq 7 over 40 updates (epochs of 19: 300 pairs, batches of 16): validations at
 // 7, 14, ..., 35 and at the run's end only, as Marian's; without it, at each epoch end.
 TEST(Train, ValidFreqValidatesEveryNUpdatesAndAtTheEnd) {
   test::TempDir dir;
