@@ -131,6 +131,25 @@ TEST(Train, ValidFreqValidatesEveryNUpdatesAndAtTheEnd) {
   EXPECT_EQ(ends, 2);
 }
 
+// With --valid-freq 19 and epochs of 19 updates the checkpoint of update 19 is taken at the
+// epoch's last batch, before the epoch advances (epoch ends save nothing of their own): the
+// resumed run starts the next epoch and ends equal to the bit to an uninterrupted one.
+TEST(Train, ResumesFromACheckpointAtAnEpochsLastBatch) {
+  test::TempDir dir;
+  const auto command = [&](const std::string& model, const std::string& updates) {
+    std::string c = train_command(dir.path(model), "--max-updates " + updates);
+    return c.replace(c.find("--valid-freq 7"), 14, "--valid-freq 19");
+  };
+  ASSERT_EQ(run(command("straight", "30"), dir).first, 0);
+  ASSERT_EQ(run(command("resumed", "19"), dir).first, 0);
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir.path("resumed/progress.json"))).at("batch_in_epoch").get<long>(), 19);
+  const auto [status, err] = run(command("resumed", "30"), dir);
+  ASSERT_EQ(status, 0) << err;
+  EXPECT_NE(err.find("resuming at update 19"), std::string::npos) << err;
+  EXPECT_TRUE(read_file(dir.path("resumed/model.npz")) == read_file(dir.path("straight/model.npz")));
+  EXPECT_TRUE(read_file(dir.path("resumed/optimizer.npz")) == read_file(dir.path("straight/optimizer.npz")));
+}
+
 // --valid-metrics bleu,cross-entropy: both figures in every validation line, BLEU selects
 // model.best.npz, and with smoothing the best weights are the average, not the latest.
 TEST(Train, ValidBleuSelectsAndSmoothedWeightsAreSaved) {
