@@ -36,6 +36,11 @@ std::string train_command(const std::string& model, const std::string& extra) {
          " --emb 8 --hidden 12 --maxout 6 --batch-size 16 --threads 1 --dropout 0.2 --valid-freq 7 " + extra;
 }
 
+// train_command with another --valid-freq than its 7 (0: validate at epoch ends).
+std::string with_valid_freq(std::string command, long n) {
+  return command.replace(command.find("--valid-freq 7"), 14, "--valid-freq " + std::to_string(n));
+}
+
 // Runs a shell command; returns its exit status and stderr.
 std::pair<int, std::string> run(const std::string& command, const test::TempDir& dir) {
   const test::BinaryRun r = test::run_shell(command, dir);
@@ -123,9 +128,7 @@ TEST(Train, ValidFreqValidatesEveryNUpdatesAndAtTheEnd) {
   const auto [updates, epoch_ends] = validations(read_file(dir.path("freq/train.log")));
   EXPECT_EQ(updates, (std::vector<long>{7, 14, 21, 28, 35, 40}));
   EXPECT_EQ(epoch_ends, 0);
-  std::string command = train_command(dir.path("epochs"), "--max-epochs 2");
-  command.replace(command.find("--valid-freq 7"), 14, "--valid-freq 0");
-  ASSERT_EQ(run(command, dir).first, 0);
+  ASSERT_EQ(run(with_valid_freq(train_command(dir.path("epochs"), "--max-epochs 2"), 0), dir).first, 0);
   const auto [epoch_updates, ends] = validations(read_file(dir.path("epochs/train.log")));
   EXPECT_EQ(epoch_updates, (std::vector<long>{19, 38}));
   EXPECT_EQ(ends, 2);
@@ -137,8 +140,7 @@ TEST(Train, ValidFreqValidatesEveryNUpdatesAndAtTheEnd) {
 TEST(Train, ResumesFromACheckpointAtAnEpochsLastBatch) {
   test::TempDir dir;
   const auto command = [&](const std::string& model, const std::string& updates) {
-    std::string c = train_command(dir.path(model), "--max-updates " + updates);
-    return c.replace(c.find("--valid-freq 7"), 14, "--valid-freq 19");
+    return with_valid_freq(train_command(dir.path(model), "--max-updates " + updates), 19);
   };
   ASSERT_EQ(run(command("straight", "30"), dir).first, 0);
   ASSERT_EQ(run(command("resumed", "19"), dir).first, 0);
