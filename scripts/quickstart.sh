@@ -14,6 +14,8 @@
 #                it before (docs/quality.md, What each lever is worth)
 #   DROPOUT_SRC=0, DROPOUT_TRG=0  word dropout (--dropout-src, --dropout-trg): whole source
 #                tokens / previous target words zeroed with this probability (docs/design.md §1.6)
+#   DROPOUT_RNN=0  recurrent dropout (--dropout-rnn): each GRU's state where it enters its
+#                recurrent products, one mask per sentence for all steps (docs/design.md §1.6)
 #   LABEL_SMOOTHING=0.1, SMOOTHING=0.001 (weight averaging): the recipe of docs/quality.md
 #   PRESET=small sizes (small: e128 n256; base: e256 n512, the 2-hour recipe of docs/quality.md)
 #   TIED=1       the output projection is the target embedding table (--tied-embeddings,
@@ -54,6 +56,7 @@ PRECISION=${PRECISION:-auto}
 DROPOUT=${DROPOUT:-0.4}
 DROPOUT_SRC=${DROPOUT_SRC:-0}
 DROPOUT_TRG=${DROPOUT_TRG:-0}
+DROPOUT_RNN=${DROPOUT_RNN:-0}
 LABEL_SMOOTHING=${LABEL_SMOOTHING:-0.1}
 SMOOTHING=${SMOOTHING:-0.001}
 TIED=${TIED:-1}
@@ -103,7 +106,8 @@ for ((k = 0; k < ENSEMBLE; k++)); do
   $bin train --train-src $data/train.en.gz --train-tgt $data/train.de.gz \
     --valid-src $data/val.en.gz --valid-tgt $data/val.de.gz \
     --model "$dir" --preset "$PRESET" "${text[@]}" "${model_options[@]}" \
-    --dropout "$DROPOUT" --dropout-src "$DROPOUT_SRC" --dropout-trg "$DROPOUT_TRG" --label-smoothing "$LABEL_SMOOTHING" \
+    --dropout "$DROPOUT" --dropout-src "$DROPOUT_SRC" --dropout-trg "$DROPOUT_TRG" --dropout-rnn "$DROPOUT_RNN" \
+    --label-smoothing "$LABEL_SMOOTHING" \
     --exponential-smoothing "$SMOOTHING" --valid-metrics bleu,cross-entropy --valid-freq "$VALID_FREQ" \
     --max-minutes "$MINUTES" --threads "$THREADS" --seed "$seed" --precision "$PRECISION"
 done

@@ -57,7 +57,7 @@ class SingleRowDecoder {
  public:
   SingleRowDecoder(const Parameters<T>& params, const std::vector<int>& source) : params_(params) {
     const int length = static_cast<int>(source.size());
-    encoder_forward<T>(params, source.data(), &length, 1, length, 0.0, 0.0, 0, encoder_);
+    encoder_forward<T>(params, source.data(), &length, 1, length, 0.0, 0.0, 0.0, 0, encoder_);
     reset();
   }
   void reset() {

@@ -74,7 +74,7 @@ INSTANTIATE_TEST_SUITE_P(Features, ResumedRun,
                                            "--enc-cell-depth 3 --dec-cell-base-depth 3 --enc-depth 2 --skip "
                                            "--layer-normalization --label-smoothing 0.1",
                                            "--enc-cell-depth 2 --dec-cell-base-depth 2 --dec-cell-high-depth 2 "
-                                           "--enc-depth 2 --dec-depth 2 --skip --layer-normalization"));
+                                           "--enc-depth 2 --dec-depth 2 --skip --layer-normalization --dropout-rnn 0.3"));
 
 // The first update of a 4-update warm-up takes a quarter of the rate: the same weights as a
 // run with --lr a quarter of the default (Adam's first step is proportional to the rate).

@@ -380,6 +380,7 @@ TEST_F(Cli, InvalidNumericOptionsAreOneLineErrors) {
       {train + "--lr -1", "--lr must be"},          {train + "--dropout 1.5", "--dropout must be"},
       {train + "--dropout nan", "--dropout must be"}, {train + "--clip-norm -1", "--clip-norm must be"},
       {train + "--dropout-src 1", "--dropout-src must be"}, {train + "--dropout-trg -0.1", "--dropout-trg must be"},
+      {train + "--dropout-rnn 1", "--dropout-rnn must be"},
       {train + "--batch-size 0", "--batch-size must be"}, {train + "--emb -1", "--emb must be"},
       {train + "--max-updates -5", "--max-updates must be"}, {train + "--patience -1", "--patience must be"},
       {translate + "--beam-size 0", "--beam-size must be"}, {translate + "--n-best -1", "--n-best must be"},

@@ -72,12 +72,19 @@ struct Case {
   int dec_cell_high_depth = 1;
   EncoderType enc_type = EncoderType::bidirectional;
   double source_word_dropout = 0, target_word_dropout = 0;
+  double rnn_dropout = 0;
 };
 
 // c with word dropout (--dropout-src, --dropout-trg) as well.
 Case with_word_dropout(Case c, double source, double target) {
   c.source_word_dropout = source;
   c.target_word_dropout = target;
+  return c;
+}
+
+// c with recurrent dropout (--dropout-rnn) as well.
+Case with_rnn_dropout(Case c, double rate) {
+  c.rnn_dropout = rate;
   return c;
 }
 
@@ -93,6 +100,7 @@ std::string describe(const Case& c) {
     name += "_dropout" + tenths(c.embedding_dropout) + tenths(c.output_dropout);
   if (c.source_word_dropout > 0 || c.target_word_dropout > 0)
     name += "_words" + tenths(c.source_word_dropout) + tenths(c.target_word_dropout);
+  if (c.rnn_dropout > 0) name += "_rnn" + tenths(c.rnn_dropout);
   if (c.label_smoothing > 0) name += "_smoothing" + tenths(c.label_smoothing);
   if (c.tied_embeddings) name += "_tied";
   if (c.layer_norm) name += "_ln";
@@ -156,8 +164,9 @@ TEST_P(ModelGradient, MatchesCentralDifferences) {
   test::init_for_check(params, config.layer_norm && deep ? 1.0 : 0.5, 7);
   const Batch batch = tiny_batch(c.padded);
   // a fixed seed gives the same masks every call
-  const Regularization regularization{c.embedding_dropout,   c.output_dropout,  c.source_word_dropout,
-                                      c.target_word_dropout, c.label_smoothing, 99};
+  const Regularization regularization{c.embedding_dropout,   c.output_dropout, c.source_word_dropout,
+                                      c.target_word_dropout, c.rnn_dropout,    c.label_smoothing,
+                                      99};
   const double tokens = static_cast<double>(batch.target_tokens());
   ModelWorkspace<double> ws;
 
@@ -237,7 +246,21 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                            with_word_dropout(Case{OutputKind::linear, true, 0, 0, 0}, 0.4, 0.4),
                                            with_word_dropout(Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true}, 0.3, 0.3),
                                            with_word_dropout(Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 1, 2},
-                                                             0.2, 0.3)));
+                                                             0.2, 0.3),
+                                           // --dropout-rnn: the shallow model, the conditional GRU with every
+                                           // other dropout, and every kind of transition (encoder cells and
+                                           // layers, decoder cells and layers) with layer normalization
+                                           with_rnn_dropout(Case{OutputKind::maxout, true, 0, 0, 0}, 0.3),
+                                           with_rnn_dropout(with_word_dropout(Case{OutputKind::linear, true, 0.3, 0.2, 0.1,
+                                                                                   false, false, 1, 2},
+                                                                              0.2, 0.2),
+                                                            0.4),
+                                           with_rnn_dropout(Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, true, true, 2, 2,
+                                                                 2, true, 2, 2},
+                                                            0.3),
+                                           with_rnn_dropout(Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 3, 2,
+                                                                 true, 2, 3, EncoderType::alternating},
+                                                            0.3)));
 
 // Word dropout zeroes whole rows of the mask, each with the probability given, and scales
 // the others by 1/(1-p) on top of the units' mask.
@@ -272,7 +295,7 @@ TEST(WordDropout, DropsEachTokenInEveryUse) {
   ModelWorkspace<double> ws;
   int dropped_src = 0, kept_src = 0, dropped_tgt = 0, kept_tgt = 0;
   for (uint64_t seed = 1; seed <= 20; ++seed) {
-    rnnsearch_forward<double>(params, batch, Regularization{0, 0, 0.5, 0.5, 0, seed}, ws);
+    rnnsearch_forward<double>(params, batch, Regularization{0, 0, 0.5, 0.5, 0, 0, seed}, ws);
     for (Index r = 0; r < S * B; ++r) {
       const double factor = ws.encoder.word_keep[r];
       EXPECT_TRUE(factor == 0 || factor == 2.0) << factor;
@@ -296,6 +319,62 @@ TEST(WordDropout, DropsEachTokenInEveryUse) {
   EXPECT_GT(kept_tgt, 0);
 }
 
+// Recurrent dropout (--dropout-rnn) in the model: each GRU transition's recurrent products
+// read its state through one mask per sentence, the same at every step and different for
+// each transition, while the update (1 - z) ∘ h_prev + z ∘ h̃ uses the state itself; off
+// in a forward pass without it, even after one with it.
+TEST(RecurrentDropout, EachTransitionReadsItsStateThroughOneMaskAtEveryStep) {
+  Case c{OutputKind::maxout, true, 0, 0, 0, false, false, 2, 2, 2, true, 2};
+  Parameters<double> params(config_of(c));
+  test::init_for_check(params, 0.5, 7);
+  const Batch batch = tiny_batch(true);
+  const Index B = batch.size, S = batch.src_len, Tn = batch.tgt_len, n = params.config().hidden;
+  ModelWorkspace<double> ws;
+  const double plain = rnnsearch_forward<double>(params, batch, Regularization{}, ws);
+  const double dropped = rnnsearch_forward<double>(params, batch, Regularization{0, 0, 0, 0, 0.5, 0, 11}, ws);
+  EXPECT_GT(std::abs(dropped - plain), 1e-6);
+
+  // every step of a GRU reads h̄ = h_prev ∘ m with one m; rows of padding included
+  auto expect_one_mask = [&](const RecurrentDropoutBuffers<double>& d, const MatCRef<double>& h_prev_all, Index steps,
+                             const char* name) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(d.on);
+    EXPECT_TRUE(((d.mask.array() == 0) || (d.mask.array() == 2)).all());
+    for (Index i = 0; i < steps; ++i)
+      EXPECT_EQ(Mat<double>(step_rows(d.dropped, i, B)), Mat<double>(step_rows(h_prev_all, i, B).cwiseProduct(d.mask)));
+  };
+  const GruLayer<double>& fw = ws.encoder.fw[0];
+  const GruLayer<double>& bw = ws.encoder.bw[0];
+  expect_one_mask(fw.dropout, fw.states.topRows(S * B), S, "encoder forward, transition 1");
+  expect_one_mask(bw.dropout, bw.states.middleRows(B, S * B), S, "encoder backward, transition 1");
+  expect_one_mask(fw.deep[0].dropout, fw.deep[0].input, S, "encoder forward, transition 2");
+  expect_one_mask(ws.encoder.fw[1].dropout, ws.encoder.fw[1].states.topRows(S * B), S, "encoder forward, layer 2");
+  expect_one_mask(ws.dropout, ws.states.topRows(Tn * B), Tn, "decoder dec_U");
+  expect_one_mask(ws.cells[0].dropout, ws.cells[0].input, Tn, "decoder cell 2");
+  expect_one_mask(ws.layers[0].dropout, ws.layers[0].states.topRows(Tn * B), Tn, "decoder layer 2");
+  const Mat<double>* masks[] = {&fw.dropout.mask,     &bw.dropout.mask,       &fw.deep[0].dropout.mask,
+                                &ws.dropout.mask,     &ws.cells[0].dropout.mask, &ws.layers[0].dropout.mask};
+  for (const Mat<double>* a : masks)
+    for (const Mat<double>* b : masks) {
+      if (a == b) continue;
+      EXPECT_NE(*a, *b);
+    }
+
+  // the update of dec_U's GRU (s' = cell 2's input) from s_prev itself: s' = s_prev + z ∘ (h̃ - s_prev)
+  for (Index i = 0; i < Tn; ++i)
+    for (Index b = 0; b < B; ++b) {
+      const Index r = i * B + b;
+      const auto z = ws.gates.row(r).segment(n, n).array(), h_cand = ws.gates.row(r).tail(n).array();
+      const auto s_prev = ws.states.row(r).array();
+      const Eigen::ArrayXXd expected = s_prev + ws.moving[r] * z * (h_cand - s_prev);
+      EXPECT_LT((ws.cells[0].input.row(r).array() - expected).abs().maxCoeff(), 1e-12);
+    }
+
+  // a forward pass without dropout after one with it is the plain model again
+  EXPECT_EQ(rnnsearch_forward<double>(params, batch, Regularization{}, ws), plain);
+  EXPECT_FALSE(ws.dropout.on || fw.dropout.on || ws.cells[0].dropout.on || ws.layers[0].dropout.on);
+}
+
 // Layer-level checks: a loss L = Σ w ∘ output with fixed random weights w, differentiated
 // with respect to every input and parameter of the layer by central differences.
 Mat<double> random_matrix(Index rows, Index cols, std::mt19937_64& rng, double scale = 1.0) {
@@ -315,39 +394,51 @@ void expect_gradient(Mat<double>& m, const Mat<double>& analytic, Loss loss, con
 }
 
 // Without and with layer normalization of the recurrent products (its gain and bias then
-// get checked as well).
+// get checked as well), and without and with recurrent dropout (h_prev reaches the
+// products through a mask, and the update directly).
 TEST(GruStepGradient, InputsStateAndWeights) {
-  for (bool layer_norm : {false, true}) {
-    std::mt19937_64 rng(1);
-    const Index B = 3, n = 4;
-    Mat<double> g = random_matrix(B, 3 * n, rng), h_prev = random_matrix(B, n, rng),
-                U = random_matrix(n, 3 * n, rng), w = random_matrix(B, n, rng);
-    Mat<double> gain = random_matrix(1, 3 * n, rng).array() + 1.0, bias = random_matrix(1, 3 * n, rng);
-    const double moving[B] = {1, 0, 1};  // the middle row is padding
-    Mat<double> gates(B, 3 * n), r_h(B, n), h(B, n), scratch(B, 3 * n), hat(B, 3 * n), inv_std(B, 2);
-    Mat<double> dgain = Mat<double>::Zero(1, 3 * n), dbias = Mat<double>::Zero(1, 3 * n);
-    auto norm = [&]() -> std::optional<NormedProduct<double>> {
-      if (!layer_norm) return std::nullopt;
-      return NormedProduct<double>{gain.data(), bias.data(), dgain.data(), dbias.data(), hat, inv_std};
-    };
-    auto loss = [&] {
-      gates = g;  // the forward writes the gates over g
-      gru_step_forward<double>(h_prev, U, moving, {gates, r_h, norm()}, scratch, h);
-      return h.cwiseProduct(w).sum();
-    };
-    loss();
-    Mat<double> dg = gates, dh_prev = Mat<double>::Zero(B, n), dU = Mat<double>::Zero(n, 3 * n);
-    gru_step_backward<double>(w, h_prev, U, moving, dg, scratch, dh_prev, norm());
-    gru_accumulate_dU<double>(h_prev, r_h, layer_norm ? hat : dg, dU);
-    SCOPED_TRACE(layer_norm ? "layer normalization" : "plain");
-    expect_gradient(g, dg, loss, "g");
-    expect_gradient(h_prev, dh_prev, loss, "h_prev");
-    expect_gradient(U, dU, loss, "U");
-    if (layer_norm) {
-      expect_gradient(gain, dgain, loss, "gain");
-      expect_gradient(bias, dbias, loss, "bias");
+  for (bool layer_norm : {false, true})
+    for (bool rnn_dropout : {false, true}) {
+      std::mt19937_64 rng(1);
+      const Index B = 3, n = 4;
+      Mat<double> g = random_matrix(B, 3 * n, rng), h_prev = random_matrix(B, n, rng),
+                  U = random_matrix(n, 3 * n, rng), w = random_matrix(B, n, rng);
+      Mat<double> gain = random_matrix(1, 3 * n, rng).array() + 1.0, bias = random_matrix(1, 3 * n, rng);
+      const double moving[B] = {1, 0, 1};  // the middle row is padding
+      Mat<double> gates(B, 3 * n), r_h(B, n), h(B, n), scratch(B, 3 * n), hat(B, 3 * n), inv_std(B, 2);
+      Mat<double> dgain = Mat<double>::Zero(1, 3 * n), dbias = Mat<double>::Zero(1, 3 * n);
+      auto norm = [&]() -> std::optional<NormedProduct<double>> {
+        if (!layer_norm) return std::nullopt;
+        return NormedProduct<double>{gain.data(), bias.data(), dgain.data(), dbias.data(), hat, inv_std};
+      };
+      Mat<double> mask(B, n), dropped(B, n);
+      draw_dropout_mask<double>(mask, 0.5, 3);
+      auto dropout = [&]() -> std::optional<RecurrentDropout<double>> {
+        if (!rnn_dropout) return std::nullopt;
+        return RecurrentDropout<double>{mask, dropped};
+      };
+      auto loss = [&] {
+        gates = g;  // the forward writes the gates over g
+        gru_step_forward<double>(h_prev, U, moving, {gates, r_h, norm(), dropout()}, scratch, h);
+        return h.cwiseProduct(w).sum();
+      };
+      loss();
+      Mat<double> dg = gates, dh_prev = Mat<double>::Zero(B, n), dU = Mat<double>::Zero(n, 3 * n);
+      gru_step_backward<double>(w, h_prev, U, moving, dg, scratch, dh_prev, norm(), dropout());
+      gru_accumulate_dU<double>(rnn_dropout ? dropped : h_prev, r_h, layer_norm ? hat : dg, dU);
+      SCOPED_TRACE(std::string(layer_norm ? "layer normalization" : "plain") + (rnn_dropout ? ", recurrent dropout" : ""));
+      if (rnn_dropout) {  // (the mask drops some units and keeps others)
+        EXPECT_TRUE((mask.array() == 0).any() && (mask.array() == 2).any());
+        EXPECT_EQ(dropped, h_prev.cwiseProduct(mask));
+      }
+      expect_gradient(g, dg, loss, "g");
+      expect_gradient(h_prev, dh_prev, loss, "h_prev");
+      expect_gradient(U, dU, loss, "U");
+      if (layer_norm) {
+        expect_gradient(gain, dgain, loss, "gain");
+        expect_gradient(bias, dbias, loss, "bias");
+      }
     }
-  }
 }
 
 // The normalisation itself: each block of each row has mean 0 and variance 1/(1 + ε/var)

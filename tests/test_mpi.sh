@@ -206,9 +206,10 @@ fi
 # 1c. A layer-normalized model with a deep-transition, two-layer encoder and a conditional
 # decoder under a second, deep-transition decoder layer (the Marian-style deep s2s model:
 # their gains, biases, layers, transitions and cells are parameters like the others, in the
-# parts of the norm blocks): 2 ranks = 1 process × 2 threads, exactly.
+# parts of the norm blocks), with recurrent dropout (each shard draws the masks of each of
+# its transitions): 2 ranks = 1 process × 2 threads, exactly.
 deep=(--layer-normalization --enc-cell-depth 2 --dec-cell-base-depth 2 --enc-depth 2 --dec-depth 2
-  --dec-cell-high-depth 2 --skip)
+  --dec-cell-high-depth 2 --skip --dropout-rnn 0.3)
 train_both ln 20 "${deep[@]}"
 grep -q "layer-normalized enc-cell-depth=2 dec-cell-base-depth=2 enc-depth=2 dec-depth=2 dec-cell-high-depth=2 skip" "$work/two_ln.log" || fail "the deep layer-normalized log does not say so"
 diff=$(max_difference "$work/one_ln/model.npz" "$work/two_ln/model.npz")

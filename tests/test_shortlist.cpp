@@ -194,7 +194,7 @@ TEST(BeamSearchShortlist, ScoresAreTheFullModelRenormalisedOverTheList) {
   for (size_t b = 0; b < kSources.size(); ++b) {
     const int length = static_cast<int>(kSources[b].size());
     EncoderWorkspace<double> encoder;
-    encoder_forward<double>(params, kSources[b].data(), &length, 1, length, 0.0, 0.0, 0, encoder);
+    encoder_forward<double>(params, kSources[b].data(), &length, 1, length, 0.0, 0.0, 0.0, 0, encoder);
     for (const Hypothesis& h : found[b]) {
       std::vector<int> outputs = h.tokens;
       if (h.finished) outputs.push_back(kEos);

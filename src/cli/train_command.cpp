@@ -105,6 +105,9 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("dropout-trg", po::value(&o.regularization.target_word_dropout)->default_value(0.0)->notifier(below_one("dropout-trg")),
        "word dropout: each previous target word's embedding is zero with this probability, where it enters the "
        "decoder and the output layer")
+      ("dropout-rnn", po::value(&o.regularization.rnn_dropout)->default_value(0.0)->notifier(below_one("dropout-rnn")),
+       "recurrent (variational) dropout: each GRU transition's state where it enters its recurrent products, one mask "
+       "per sentence for every step (Marian's --dropout-rnn)")
       ("label-smoothing", po::value(&o.regularization.label_smoothing)->default_value(0.0)
            ->notifier(below_one("label-smoothing")),
        "ε: train against (1-ε)·one-hot + ε·uniform (validation perplexity stays unsmoothed)")

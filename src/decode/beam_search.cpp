@@ -110,7 +110,7 @@ void BeamSearch<T>::encode(const std::vector<std::vector<int>>& sources) {
   src_.assign(S * B, Vocab::kPad);
   for (Index b = 0; b < B; ++b)
     for (Index j = 0; j < lengths_[b]; ++j) src_[j * B + b] = sources[b][j];
-  for (Member& m : members_) encoder_forward<T>(*m.params, src_.data(), lengths_.data(), B, S, 0.0, 0.0, 0, m.encoder);
+  for (Member& m : members_) encoder_forward<T>(*m.params, src_.data(), lengths_.data(), B, S, 0.0, 0.0, 0.0, 0, m.encoder);
 }
 
 // Room in the attention memory for `slots` slots of at least `stride` rows; the sentences in

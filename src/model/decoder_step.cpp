@@ -85,8 +85,9 @@ void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& m
     else
       cell.gates.rowwise() = params.vec(cell.param.b);
     gru_step_forward<T>(cell.input, params.mat(cell.param.U), moving,
-                        {cell.gates, cell.r_h, layer_norm_of<T>(params, cell.param.U, cell.buffers.u_norm, out.first, R,
-                                                                nullptr)},
+                        {cell.gates, cell.r_h,
+                         layer_norm_of<T>(params, cell.param.U, cell.buffers.u_norm, out.first, R, nullptr),
+                         cell.buffers.dropout.step(out.first, R)},
                         scratch, k < depth ? cell_step(params, out, R, k + 1).input : out.state);
   }
 }
@@ -114,7 +115,7 @@ void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMem
       profile::ScopedPhase phase(profile::Phase::decoder_gru_backward);
       // s = GRU(g, s_prev);  g = g_E + c dec_C, or g_E + LN_C(c dec_C)
       gru_step_backward<T>(ds, s_prev, params.mat(dec_U), moving, forward.cache.gates, scratch, grad.s_prev,
-                           forward.cache.norm);
+                           forward.cache.norm, forward.cache.dropout);
       context_backward(forward.cache.gates);
     }
     attend_backward<T>(params, memory, row_sentence, forward, grad, grad.s_prev, dkeys, dannotations, grads,
@@ -131,7 +132,8 @@ void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMem
       dinput.setZero();
       gru_step_backward<T>(k == depth ? ds : MatCRef<T>((*forward.cells)[k - 1].dinput.topRows(R)), cell.input,
                            params.mat(cell.param.U), moving, cell.gates, scratch, dinput,
-                           layer_norm_of<T>(params, cell.param.U, cell.buffers.u_norm, forward.first, R, &grads));
+                           layer_norm_of<T>(params, cell.param.U, cell.buffers.u_norm, forward.first, R, &grads),
+                           cell.buffers.dropout.step(forward.first, R));
       if (k == 2) context_backward(cell.gates);  // g = c dec_C + b_2 (b_2's gradient: transition_weight_grads)
     }
   }
@@ -141,7 +143,7 @@ void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMem
   profile::ScopedPhase phase(profile::Phase::decoder_gru_backward);
   // s' = GRU(g_E, s_prev)
   gru_step_backward<T>(ds_mid, s_prev, params.mat(dec_U), moving, forward.cache.gates, scratch, grad.s_prev,
-                       forward.cache.norm);
+                       forward.cache.norm, forward.cache.dropout);
 }
 
 template <class T>

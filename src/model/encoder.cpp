@@ -6,7 +6,7 @@ namespace rnnsearch {
 
 template <class T>
 void encoder_forward(const Parameters<T>& params, const int* src, const int* lengths, Index B, Index S,
-                     double dropout_rate, double word_dropout_rate, uint64_t dropout_seed,
+                     double dropout_rate, double word_dropout_rate, double rnn_dropout_rate, uint64_t dropout_seed,
                      EncoderWorkspace<T>& ws) {
   const Index n = params.config().hidden, e = params.config().emb;
   ws.batch = B;
@@ -30,7 +30,9 @@ void encoder_forward(const Parameters<T>& params, const int* src, const int* len
   }
 
   // Each stack (forward, backward): layer 1 reads x, layer l the output of layer l−1; each
-  // layer's direction is enc_layer's (--enc-type alternating flips layers 2, 4, …)
+  // layer's direction is enc_layer's (--enc-type alternating flips layers 2, 4, …). Layer l
+  // of the forward (backward) stack draws its recurrent dropout masks from seed 2l (2l + 1)
+  // of the family dropout_seed + 5.
   const ModelConfig& c = params.config();
   const int L = c.enc_depth;
   for (auto* layers : {&ws.fw, &ws.bw}) {
@@ -39,7 +41,8 @@ void encoder_forward(const Parameters<T>& params, const int* src, const int* len
     for (int l = 1; l <= L; ++l)
       gru_layer_forward<T>(params, enc_layer(c, backward, l),
                            l == 1 ? MatCRef<T>(x) : gru_layer_output(enc_layer(c, backward, l - 1), (*layers)[l - 2], S, B),
-                           ws.moving.data(), S, B, nullptr, (*layers)[l - 1], ws.gru_scratch);
+                           ws.moving.data(), S, B, nullptr, (*layers)[l - 1], ws.gru_scratch, rnn_dropout_rate,
+                           mask_seed(dropout_seed + 5, static_cast<uint64_t>(2 * l + backward)));
   }
 
   // a_j = [h→_j ; h←_j] of the top layers (the forward stack's, the backward stack's), batch-major
@@ -126,7 +129,7 @@ void encoder_backward(const Parameters<T>& params, EncoderWorkspace<T>& ws, Mat<
 
 #define RNNSEARCH_INSTANTIATE_ENCODER(T)                                                          \
   template void encoder_forward<T>(const Parameters<T>&, const int*, const int*, Index, Index, double, double, \
-                                   uint64_t, EncoderWorkspace<T>&);                               \
+                                   double, uint64_t, EncoderWorkspace<T>&);                       \
   template void encoder_backward<T>(const Parameters<T>&, EncoderWorkspace<T>&, Mat<T>&, const Mat<T>&, \
                                     const MatCRef<T>&, Parameters<T>&);
 RNNSEARCH_INSTANTIATE_ENCODER(float)

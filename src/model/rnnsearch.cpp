@@ -36,7 +36,7 @@ DecoderRecurrenceOutputs<T> step_outputs(const Parameters<T>& params, ModelWorks
           step_rows(ws.alpha, i, B),
           step_rows(ws.contexts, i, B),
           {step_rows(ws.gates, i, B), step_rows(ws.r_h, i, B),
-           layer_norm_of<T>(params, dec_U, ws.U_norm, i * B, B, grads)},
+           layer_norm_of<T>(params, dec_U, ws.U_norm, i * B, B, grads), ws.dropout.step(i * B, B)},
           step_rows(ws.states, i + 1, B),
           layer_norm_of<T>(params, dec_C, ws.C_norm, i * B, B, grads),
           &ws.cells,
@@ -60,7 +60,8 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   {
     profile::ScopedPhase phase(profile::Phase::encoder_forward);
     encoder_forward<T>(params, batch.src.data(), batch.src_lengths.data(), B, S, regularization.embedding_dropout,
-                       regularization.source_word_dropout, regularization.seed, ws.encoder);
+                       regularization.source_word_dropout, regularization.rnn_dropout, regularization.seed,
+                       ws.encoder);
   }
 
   // Decoder inputs y_{i-1} and which rows move at step i.
@@ -94,8 +95,16 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   rows_of(ws.alpha, Tn * B, S);
   rows_of(ws.contexts, Tn * B, 2 * n);
   rows_of(ws.r_h, Tn * B, n);
+  // recurrent dropout: the decoder's masks are the family seed + 6, mask k for dec_U (k = 1)
+  // and cell k, mask kMaxCellDepth + l the family of stacked layer l's transitions
+  const uint64_t rnn_seed = regularization.seed + 6;
+  ws.dropout.draw(regularization.rnn_dropout, mask_seed(rnn_seed, 1), B, Tn * B, n);
   ws.cells.resize(cfg.dec_cell_base_depth - 1);
-  for (TransitionBuffers<T>& cell : ws.cells) cell.size(Tn * B, n, cfg.layer_norm);
+  for (int k = 2; k <= cfg.dec_cell_base_depth; ++k) {
+    TransitionBuffers<T>& cell = ws.cells[k - 2];
+    cell.size(Tn * B, n, cfg.layer_norm);
+    cell.dropout.draw(regularization.rnn_dropout, mask_seed(rnn_seed, static_cast<uint64_t>(k)), B, Tn * B, n);
+  }
   step_rows(states, 0, B) = ws.encoder.s0.topRows(B);
   const AttentionMemory<T> memory = attention_memory(ws.encoder);
   for (Index i = 0; i < Tn; ++i)
@@ -108,7 +117,8 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   for (int l = 2; l <= cfg.dec_depth; ++l) {
     profile::ScopedPhase phase(profile::Phase::decoder_gru_forward);
     gru_layer_forward<T>(params, dec_layer(cfg, l), decoder_layer_output(params, ws, l - 1), ws.moving.data(), Tn, B,
-                         &s0, ws.layers[l - 2], ws.gru_scratch);
+                         &s0, ws.layers[l - 2], ws.gru_scratch, regularization.rnn_dropout,
+                         mask_seed(rnn_seed, static_cast<uint64_t>(kMaxCellDepth + l)));
   }
 
   // The output layer runs once on the N non-padding positions: X = [s, E, c], where E is
@@ -205,8 +215,8 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   const MatCRef<T> dg_C = conditional ? MatCRef<T>(ws.cells[0].gates.topRows(Tn * B)) : MatCRef<T>(dg);
   const MatCRef<T> query_states = conditional ? MatCRef<T>(ws.cells[0].input.topRows(Tn * B))  // s'
                                                : MatCRef<T>(states.topRows(Tn * B));          // s_prev
-  decoder_recurrence_weight_grads<T>(query_states,
-                                     states.topRows(Tn * B), ws.r_h.topRows(Tn * B), ws.contexts.topRows(Tn * B),
+  decoder_recurrence_weight_grads<T>(query_states, ws.dropout.products_input(states.topRows(Tn * B), Tn * B),
+                                     ws.r_h.topRows(Tn * B), ws.contexts.topRows(Tn * B),
                                      layer_norm ? ws.U_norm.hat.topRows(Tn * B) : dg,
                                      layer_norm ? ws.C_norm.hat.topRows(Tn * B) : dg_C, dqueries, grads);
   std::optional<profile::ScopedPhase> phase(std::in_place, profile::Phase::decoder_weight_grads);

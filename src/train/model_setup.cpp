@@ -36,6 +36,7 @@ nlohmann::json training_json(const TrainOptions& o) {
           {"output_dropout", o.regularization.output_dropout},
           {"source_word_dropout", o.regularization.source_word_dropout},
           {"target_word_dropout", o.regularization.target_word_dropout},
+          {"rnn_dropout", o.regularization.rnn_dropout},
           {"label_smoothing", o.regularization.label_smoothing},
           {"seed", o.seed},
           {"shuffle", o.shuffle},

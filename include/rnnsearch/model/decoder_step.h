@@ -59,7 +59,8 @@ struct DecoderRecurrenceOutputs {
 // one GEMM); g and then the GRU's gates are written over it. Rows with moving = 0 keep
 // s = s_prev. gru_scratch: R×3n. With layer normalization g_E = LN_W(E dec_W) + dec_b,
 // g = g_E + LN_C(c dec_C) (out.context_norm) and the GRU normalises its recurrent products
-// (out.cache.norm), §1.2.
+// (out.cache.norm), §1.2. With recurrent dropout (training) out.cache.dropout and each
+// cell's TransitionBuffers::dropout hold the masks of dec_U's and the cells' products.
 template <class T>
 void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
                         const T* moving, const MatCRef<T>& s_prev, Mat<T>& gru_scratch, Mat<T>& attention_scratch,
@@ -92,9 +93,10 @@ void decoder_recurrence_backward(const Parameters<T>& params, const AttentionMem
                                  Parameters<T>& grads, Mat<T>& gru_scratch, Mat<T>& attention_scratch);
 
 // d dec_U, d att_W and d dec_C of every step at once; rows are (step, row) pairs:
-// s_prev_all, r_h_all, contexts_all and dqueries_all as the forward and backward of the
-// steps left them, query_states_all the states the queries were made from (s_prev, or s'
-// for the conditional decoder); dPU_all and dPC_all the gradients of the products s_prev
+// s_prev_all (s̄_prev with recurrent dropout: what dec_U's products read), r_h_all,
+// contexts_all and dqueries_all as the forward and backward of the steps left them,
+// query_states_all the states the queries were made from (s_prev, or s' for the
+// conditional decoder); dPU_all and dPC_all the gradients of the products s_prev
 // dec_U (with r ∘ s_prev for h̃) and c dec_C: dg (of cell 2 for dec_C in the conditional
 // decoder) without layer normalization, the cache.norm and context_norm hats (dP) with it.
 // The conditional decoder's cells take their own: transition_weight_grads.

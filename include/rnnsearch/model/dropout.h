@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rnnsearch/kernels/tensor.h"
+#include "rnnsearch/util/seed.h"
 
 namespace rnnsearch {
 
@@ -23,5 +24,9 @@ void draw_dropout_mask(MatRef<T> mask, double rate, uint64_t seed);
 // it. keep (resized to mask.rows()) receives each row's factor, for the token's other uses.
 template <class T>
 void drop_words(MatRef<T> mask, double rate, uint64_t seed, std::vector<T>& keep);
+
+// Recurrent dropout (--dropout-rnn) draws one mask for each GRU transition: the k-th of a
+// family seeded by seed is drawn from mask_seed(seed, k), a decorrelated seed of its own.
+inline uint64_t mask_seed(uint64_t seed, uint64_t k) { return mix_seed(seed ^ mix_seed(k)); }
 
 }  // namespace rnnsearch

@@ -2,6 +2,7 @@
 // The source side of RNNsearch (docs/design.md §1) for a batch of B sentences:
 //
 //   x_j  = src_emb[w_j]                                  (dropout on x, when training)
+//          (and with --dropout-rnn, dropout on each GRU's state in its recurrent products)
 //   h→_j = GRU_fw(x_j, h→_{j-1}),  h←_j = GRU_bw(x_j, h←_{j+1})   h→_0 = h←_{len+1} = 0
 //          (input side x W + b, or LN_W(x W) + b with layer normalization, §1.2)
 //          with --enc-cell-depth N, each GRU is N transitions per position (deep transition):
@@ -49,12 +50,14 @@ AttentionMemory<T> attention_memory(const EncoderWorkspace<T>& ws) {
   return {&ws.annotations, &ws.keys, ws.max_len, ws.lengths.data()};
 }
 
-// src: S*B time-major ids, lengths: B. dropout_rate (on x's units) and word_dropout_rate
-// (on whole tokens of x) 0 = off; the masks are drawn from dropout_seed (+3 for the
-// words'), so the same seed reproduces them (the gradient checks rely on that).
+// src: S*B time-major ids, lengths: B. dropout_rate (on x's units), word_dropout_rate (on
+// whole tokens of x) and rnn_dropout_rate (on the GRUs' states where they enter the
+// recurrent products) 0 = off; the masks are drawn from dropout_seed (+3 for the words',
+// +5 for the GRUs'), so the same seed reproduces them (the gradient checks rely on that).
 template <class T>
 void encoder_forward(const Parameters<T>& params, const int* src, const int* lengths, Index B, Index S,
-                     double dropout_rate, double word_dropout_rate, uint64_t dropout_seed, EncoderWorkspace<T>& ws);
+                     double dropout_rate, double word_dropout_rate, double rnn_dropout_rate, uint64_t dropout_seed,
+                     EncoderWorkspace<T>& ws);
 
 // Given the gradients of the annotations (B*S × 2n, batch-major), the keys (B*S × n) and
 // s_0 (B × n), accumulates every encoder-side parameter gradient into grads. dannotations

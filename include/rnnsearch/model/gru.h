@@ -21,6 +21,12 @@
 // added: r, z = σ(g_rz + LN_U(h_prev U_rz)), h̃ = tanh(g_h + LN_U((r ∘ h_prev) U_h)). The
 // backward then writes the products' gradient dP over x̂ (cache.norm->hat), and dU needs dP
 // where it needs dg without normalization.
+//
+// With recurrent dropout (--dropout-rnn, §1.6) the products read h̄ = h_prev ∘ m instead of
+// h_prev, m one mask per row drawn for the whole sequence (the same at every step):
+// r, z = σ(g_rz + h̄ U_rz), h̃ = tanh(g_h + (r ∘ h̄) U_h); the update h = (1-z) ∘ h_prev + z ∘ h̃
+// keeps h_prev itself. dU then needs h̄ where it needs h_prev, and r_h holds r ∘ h̄.
+#include <cstdint>
 #include <optional>
 
 #include "rnnsearch/kernels/tensor.h"
@@ -28,12 +34,40 @@
 
 namespace rnnsearch {
 
+// One step's recurrent dropout: the mask m and where the forward writes h̄ = h_prev ∘ m.
+template <class T>
+struct RecurrentDropout {
+  MatCRef<T> mask;    // B×n
+  MatRef<T> dropped;  // B×n  h̄
+};
+
 // What the backward of one step needs, written by the forward. Shapes B×3n and B×n.
 template <class T>
 struct GruStepCache {
   MatRef<T> gates;   // [r | z | h̃]   B×3n  (in the forward: g, which the gates replace)
-  MatRef<T> r_h;     // r ∘ h_prev    B×n
+  MatRef<T> r_h;     // r ∘ h_prev    B×n   (r ∘ h̄ with recurrent dropout)
   std::optional<NormedProduct<T>> norm;  // LN_U of the recurrent products (none: no layer normalization)
+  std::optional<RecurrentDropout<T>> dropout = std::nullopt;  // none: no recurrent dropout
+};
+
+// The masks of one GRU's recurrent dropout for a sequence: m (B×n, drawn once) and every
+// step's h̄ (rows × n, rows j*B + b as the caller's other buffers).
+template <class T>
+struct RecurrentDropoutBuffers {
+  Mat<T> mask;     // B × n
+  Mat<T> dropped;  // rows × n
+  bool on = false;
+  // rate 0: off. Otherwise draws m from seed and sizes dropped.
+  void draw(double rate, uint64_t seed, Index B, Index rows, Index n);
+  // Rows [first, first + R) of dropped with the mask's first R rows, or none when off.
+  std::optional<RecurrentDropout<T>> step(Index first, Index R) {
+    if (!on) return std::nullopt;
+    return RecurrentDropout<T>{mask.topRows(R), dropped.middleRows(first, R)};
+  }
+  // What the recurrent products read over the first `rows` rows: h̄, or h_prev itself.
+  MatCRef<T> products_input(const MatCRef<T>& h_prev_all, Index rows) const {
+    return on ? MatCRef<T>(dropped.topRows(rows)) : h_prev_all;
+  }
 };
 
 // cache.gates: in g (B×3n), out the gates. h_prev: B×n, U: n×3n, moving: B (1 = this row
@@ -45,11 +79,13 @@ void gru_step_forward(const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* mo
 // dh: B×n, the total gradient of the loss with respect to h. gates_dg: in the forward's
 // gates, out dg (B×3n, the pre-activation gradient). Adds the gradient of h_prev to dh_prev
 // (B×n), which may already hold h_prev's gradient from other uses. scratch: B×3n. norm: the
-// forward's cache.norm (with dgain and dbias set), or none.
+// forward's cache.norm (with dgain and dbias set), or none; dropout: the forward's
+// cache.dropout, or none.
 template <class T>
 void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* moving,
                        MatRef<T> gates_dg, MatRef<T> scratch, MatRef<T> dh_prev,
-                       const std::optional<NormedProduct<T>>& norm = std::nullopt);
+                       const std::optional<NormedProduct<T>>& norm = std::nullopt,
+                       const std::optional<RecurrentDropout<T>>& dropout = std::nullopt);
 
 // The input side of a GRU for all rows of X at once (the encoder's x, the decoder's E):
 //
@@ -77,6 +113,7 @@ struct TransitionBuffers {
   Mat<T> r_h;      // rows × n
   Mat<T> dinput;   // B × n       (backward) the gradient of one step's input
   NormBuffers<T> u_norm;  // layer normalization of its recurrent products
+  RecurrentDropoutBuffers<T> dropout;  // recurrent dropout of its input (drawn by the caller)
   void size(Index rows, Index n, bool layer_norm) {
     rows_of(input, rows, n);
     rows_of(gates, rows, 3 * n);
@@ -86,14 +123,15 @@ struct TransitionBuffers {
 };
 
 // dU and db of a transition over its first `rows` rows, after every step's backward:
-// db += Σ dg, dU from its inputs as gru_accumulate_dU (dP = dg, or the dP over u_norm's x̂).
+// db += Σ dg, dU from its inputs (h̄ with recurrent dropout) as gru_accumulate_dU (dP = dg,
+// or the dP over u_norm's x̂).
 template <class T>
 void transition_weight_grads(const TransitionBuffers<T>& t, Index rows, bool layer_norm, MatRef<T> dU,
                              RowVecMap<T> db);
 
 // dU[:, 0:2n] += H_prev^T dP[:, 0:2n];  dU[:, 2n:3n] += (R∘H_prev)^T dP[:, 2n:3n]
 // over all steps at once (rows = steps × batch); dP = dg without layer normalization, the
-// backward's cache.norm->hat with it.
+// backward's cache.norm->hat with it. With recurrent dropout H_prev is H̄ and r_h_all R∘H̄.
 template <class T>
 void gru_accumulate_dU(const MatCRef<T>& h_prev_all, const MatCRef<T>& r_h_all,
                        const MatCRef<T>& dP_all, MatRef<T> dU);

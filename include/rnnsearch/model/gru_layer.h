@@ -9,7 +9,9 @@
 //   out_j = h_j, or h_j + x_j with p.residual (--skip)
 //
 // Every matrix is time-major, rows j*B + b, indexed by position j also when p.reverse (the
-// layer then visits j = S-1 .. 0). Rows with moving = 0 keep their state.
+// layer then visits j = S-1 .. 0). Rows with moving = 0 keep their state. With recurrent
+// dropout (--dropout-rnn) each transition's products read its state through a mask of its
+// own (gru.h), drawn once for the sequence.
 #include <vector>
 
 #include "rnnsearch/model/gru.h"
@@ -29,16 +31,19 @@ struct GruLayer {
   // layer normalization only: x̂ and s of x W and of each step's recurrent products, S*B
   // rows; the backward replaces each x̂ by its product's gradient dP
   NormBuffers<T> w_norm, u_norm;
+  RecurrentDropoutBuffers<T> dropout;      // transition 1's recurrent dropout
   std::vector<TransitionBuffers<T>> deep;  // transitions 2..N, rows j*B + b
   Mat<T> skip_output;  // S*B × n  residual layers: the output, state + input
   Mat<T> doutput;      // S*B × n  (backward) the gradient of the layer's output
 };
 
 // Runs layer p over X (S*B × its input width); h0: B × n, or null for zeros. moving: S*B.
-// scratch: B × 3n (grown if needed).
+// scratch: B × 3n (grown if needed). rnn_dropout: the recurrent dropout rate (0: off);
+// transition k's mask is drawn from mask_seed(rnn_seed, k).
 template <class T>
 void gru_layer_forward(const Parameters<T>& params, const GruLayerParams& p, const MatCRef<T>& X, const T* moving,
-                       Index S, Index B, const MatCRef<T>* h0, GruLayer<T>& d, Mat<T>& scratch);
+                       Index S, Index B, const MatCRef<T>* h0, GruLayer<T>& d, Mat<T>& scratch,
+                       double rnn_dropout = 0, uint64_t rnn_seed = 0);
 
 // The layer's output, S*B × n: its states, or with p.residual their sum with its input.
 template <class T>

@@ -38,6 +38,7 @@ struct Regularization {
   double output_dropout = 0;       // on the output layer's input X = [s, E, c], one mask of its own
   double source_word_dropout = 0;  // whole source tokens: x_j = 0 (--dropout-src)
   double target_word_dropout = 0;  // whole previous target words: E_i = 0 in E dec_W and in X (--dropout-trg)
+  double rnn_dropout = 0;          // every GRU transition's state in its recurrent products (--dropout-rnn)
   double label_smoothing = 0;      // ε
   uint64_t seed = 0;               // the masks are drawn from it: same seed, same masks
 };
@@ -57,7 +58,8 @@ struct ModelWorkspace {
   Mat<T> queries;                   // T*B × n
   Mat<T> alpha;                     // T*B × S
   Mat<T> contexts;                  // T*B × 2n
-  Mat<T> r_h;                       // T*B × n  r ∘ s_prev
+  Mat<T> r_h;                       // T*B × n  r ∘ s_prev (r ∘ s̄_prev with recurrent dropout)
+  RecurrentDropoutBuffers<T> dropout;  // recurrent dropout of dec_U's products: s̄_prev = s_prev ∘ m
   // layer normalization only: x̂ and s of E dec_W, of each step's c dec_C and of its
   // recurrent products, T*B rows; the backward replaces each x̂ by dP
   NormBuffers<T> W_norm, C_norm, U_norm;
