@@ -9,13 +9,15 @@
 #   SUBWORDS=8000  TEXT=raw: SentencePiece pieces of the joint en+de model (BPE)
 #   MINUTES=25   training-time budget (docs/design.md §5 measures quality after 25 minutes)
 #   DROPOUT=0.4  without dropout this small corpus overfits after a few epochs; 0.4 beat 0.3
-#                on validation with tied embeddings; 0.5 beats 0.4 only where the budget buys
-#                more than ~15,000 updates (AVX-512 bf16 hosts: DROPOUT=0.5 there), and trails
-#                it before (docs/quality.md, What each lever is worth)
+#                on validation with tied embeddings; without recurrent dropout 0.5 beat 0.4
+#                where the budget buys more than ~15,000 updates and trailed it before, with
+#                it 0.4 beat 0.5 (docs/quality.md, What each lever is worth)
 #   DROPOUT_SRC=0, DROPOUT_TRG=0  word dropout (--dropout-src, --dropout-trg): whole source
 #                tokens / previous target words zeroed with this probability (docs/design.md §1.6)
-#   DROPOUT_RNN=0  recurrent dropout (--dropout-rnn): each GRU's state where it enters its
-#                recurrent products, one mask per sentence for all steps (docs/design.md §1.6)
+#   DROPOUT_RNN=0.2  recurrent dropout (--dropout-rnn): each GRU's state where it enters its
+#                recurrent products, one mask per sentence for all steps (docs/design.md §1.2);
+#                on top of DROPOUT=0.4 it beat both 0.4 and 0.5 without it on validation
+#                (docs/quality.md, What each lever is worth); 0 turns it off
 #   LABEL_SMOOTHING=0.1, SMOOTHING=0.001 (weight averaging): the recipe of docs/quality.md
 #   PRESET=small sizes (small: e128 n256; base: e256 n512, the 2-hour recipe of docs/quality.md)
 #   TIED=1       the output projection is the target embedding table (--tied-embeddings,
@@ -44,7 +46,8 @@
 #   MODEL=models/en-de-small-raw (TEXT=raw), models/en-de-small (TEXT=lowercased)
 #   ENSEMBLE=1   models to train one after the other (seeds SEED, SEED+1, ...; the first in
 #                MODEL, the others in MODEL-s<seed>) and translate with as an ensemble;
-#                ENSEMBLE=4 DROPOUT=0.5 is the 2-hour recipe of docs/quality.md (4 × 25 min)
+#                ENSEMBLE=4 DROPOUT=0.5 DROPOUT_RNN=0 is the 2-hour recipe of docs/quality.md
+#                (4 × 25 min)
 #
 # Running it again resumes training where it stopped (or skips it when the budget is used);
 # a MODEL directory trained with other model options is refused (give another MODEL).
@@ -56,7 +59,7 @@ PRECISION=${PRECISION:-auto}
 DROPOUT=${DROPOUT:-0.4}
 DROPOUT_SRC=${DROPOUT_SRC:-0}
 DROPOUT_TRG=${DROPOUT_TRG:-0}
-DROPOUT_RNN=${DROPOUT_RNN:-0}
+DROPOUT_RNN=${DROPOUT_RNN:-0.2}
 LABEL_SMOOTHING=${LABEL_SMOOTHING:-0.1}
 SMOOTHING=${SMOOTHING:-0.001}
 TIED=${TIED:-1}
