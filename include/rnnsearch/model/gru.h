@@ -22,7 +22,7 @@
 // backward then writes the products' gradient dP over x̂ (cache.norm->hat), and dU needs dP
 // where it needs dg without normalization.
 //
-// With recurrent dropout (--dropout-rnn, §1.6) the products read h̄ = h_prev ∘ m instead of
+// With recurrent dropout (--dropout-rnn, §1.2) the products read h̄ = h_prev ∘ m instead of
 // h_prev, m one mask per row drawn for the whole sequence (the same at every step):
 // r, z = σ(g_rz + h̄ U_rz), h̃ = tanh(g_h + (r ∘ h̄) U_h); the update h = (1-z) ∘ h_prev + z ∘ h̃
 // keeps h_prev itself. dU then needs h̄ where it needs h_prev, and r_h holds r ∘ h̄.
