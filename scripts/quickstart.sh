@@ -17,7 +17,9 @@
 #   DROPOUT_RNN=0.2  recurrent dropout (--dropout-rnn): each GRU's state where it enters its
 #                recurrent products, one mask per sentence for all steps (docs/design.md §1.2);
 #                on top of DROPOUT=0.4 it beat both 0.4 and 0.5 without it on validation
-#                (docs/quality.md, What each lever is worth); 0 turns it off
+#                (docs/quality.md, What each lever is worth); it learns more slowly at first,
+#                so short budgets (MINUTES=5: ~4,000 updates, -0.7 validation BLEU) do better
+#                with 0, which turns it off
 #   LABEL_SMOOTHING=0.1, SMOOTHING=0.001 (weight averaging): the recipe of docs/quality.md
 #   PRESET=small sizes (small: e128 n256; base: e256 n512, the 2-hour recipe of docs/quality.md)
 #   TIED=1       the output projection is the target embedding table (--tied-embeddings,
