@@ -324,7 +324,7 @@ TEST(WordDropout, DropsEachTokenInEveryUse) {
 // each transition, while the update (1 - z) ∘ h_prev + z ∘ h̃ uses the state itself; off
 // in a forward pass without it, even after one with it.
 TEST(RecurrentDropout, EachTransitionReadsItsStateThroughOneMaskAtEveryStep) {
-  Case c{OutputKind::maxout, true, 0, 0, 0, false, false, 2, 2, 2, true, 2};
+  const Case c{OutputKind::maxout, true, 0, 0, 0, false, false, 2, 2, 2, true, 2};
   Parameters<double> params(config_of(c));
   test::init_for_check(params, 0.5, 7);
   const Batch batch = tiny_batch(true);
