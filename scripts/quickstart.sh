@@ -34,6 +34,8 @@
 #                the conditional GRU was 0.5 below it on validation in 25 minutes (one seed)
 #   DEC_DEPTH=1  --dec-depth: stacked decoder layers over the conditional GRU, §1.4; 2 was
 #                1.5 below it on validation in 25 minutes (one seed)
+#   DEC_CELL_HIGH_DEPTH=1  --dec-cell-high-depth: transitions after the attention in the
+#                conditional GRU (Marian's s2s), §1.4
 #   ENC_DEPTH=1, ENC_TYPE=bidirectional, SKIP=0  --enc-depth, --enc-type (bidirectional or
 #                alternating) and, with SKIP=1, --skip: stacked encoder layers, §1.3
 #   VALID_FREQ=500 updates between validations (validation time is not training time)
@@ -72,6 +74,7 @@ ENC_DEPTH=${ENC_DEPTH:-1}
 ENC_TYPE=${ENC_TYPE:-bidirectional}
 SKIP=${SKIP:-0}
 DEC_CELL_BASE_DEPTH=${DEC_CELL_BASE_DEPTH:-2}
+DEC_CELL_HIGH_DEPTH=${DEC_CELL_HIGH_DEPTH:-1}
 PRESET=${PRESET:-small}
 VALID_FREQ=${VALID_FREQ:-500}
 TEXT=${TEXT:-raw}
@@ -80,7 +83,8 @@ SEED=${SEED:-1}
 ENSEMBLE=${ENSEMBLE:-1}
 data=corpora/multi30k
 bin=build/rnnsearch
-model_options=(--enc-cell-depth "$ENC_CELL_DEPTH" --dec-cell-base-depth "$DEC_CELL_BASE_DEPTH" --dec-depth "$DEC_DEPTH"
+model_options=(--enc-cell-depth "$ENC_CELL_DEPTH" --dec-cell-base-depth "$DEC_CELL_BASE_DEPTH"
+               --dec-cell-high-depth "$DEC_CELL_HIGH_DEPTH" --dec-depth "$DEC_DEPTH"
                --enc-depth "$ENC_DEPTH" --enc-type "$ENC_TYPE")
 [ "$SKIP" = 1 ] && model_options+=(--skip)
 case "$TEXT" in
