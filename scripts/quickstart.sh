@@ -34,8 +34,8 @@
 #                the conditional GRU was 0.5 below it on validation in 25 minutes (one seed)
 #   DEC_DEPTH=1  --dec-depth: stacked decoder layers over the conditional GRU, §1.4; 2 was
 #                1.5 below it on validation in 25 minutes (one seed)
-#   DEC_CELL_HIGH_DEPTH=1  --dec-cell-high-depth: transitions after the attention in the
-#                conditional GRU (Marian's s2s), §1.4
+#   DEC_CELL_HIGH_DEPTH=1  --dec-cell-high-depth: transitions of each decoder layer above
+#                the conditional GRU (Marian's s2s; needs DEC_DEPTH=2 or more), §1.4
 #   ENC_DEPTH=1, ENC_TYPE=bidirectional, SKIP=0  --enc-depth, --enc-type (bidirectional or
 #                alternating) and, with SKIP=1, --skip: stacked encoder layers, §1.3
 #   VALID_FREQ=500 updates between validations (validation time is not training time)
