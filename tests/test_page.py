@@ -239,6 +239,44 @@ class Page(unittest.TestCase):
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, CELLS)),
                          len(best["alignment"]) * len(best["alignment"][0]))
 
+    def test_decoding_controls_give_the_apis_n_best_list(self):
+        """The four decoding controls typed into their fields: the n-best list, scores included (the
+        penalties move every score), becomes the API's for those controls; reset, the plain list again."""
+        controls = {"max-length-factor": 1.5, "word-penalty": 0.5, "length-penalty-alpha": 0.6,
+                    "coverage-penalty": 0.2}
+        body = dict(OPTIONS, q=[SENTENCE], **{name.replace("-", "_"): v for name, v in controls.items()})
+        del body["normalize"]  # as the page sends it: the length penalty replaces normalize
+        request = urllib.request.Request(self.url + "translate", json.dumps(body).encode(),
+                                         {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as response:
+            controlled = json.load(response)["translations"][0]["hypotheses"]
+        plain = self.expected["hypotheses"]
+        self.assertNotEqual([h["score"] for h in controlled], [h["score"] for h in plain])
+        self.driver.execute_script("document.querySelector('details').open = true")
+        self.addCleanup(self.driver.execute_script, "document.querySelector('details').open = false")
+        self.addCleanup(self.wait_for_n_best, plain)
+        self.addCleanup(self.driver.execute_script,
+                        "for (const [id, value] of arguments[0]) {"
+                        " const f = document.getElementById(id); f.value = value; f.dispatchEvent(new Event('input')) }",
+                        [["max-length-factor", "0"], ["word-penalty", "0"], ["length-penalty-alpha", ""],
+                         ["coverage-penalty", "0"]])
+        for name, value in controls.items():
+            field = self.driver.find_element(By.ID, name)
+            field.clear()
+            field.send_keys(str(value))
+        self.wait_for_n_best(controlled)
+        self.assert_listed("#nbest > li", [(h["translation"], h["score"]) for h in controlled])
+
+    def wait_for_n_best(self, hypotheses):
+        """Until the n-best list shows these hypotheses, texts and scores (4 decimals)."""
+        def shown(_):
+            listed = self.listed("#nbest > li")
+            return len(listed) == len(hypotheses) and all(
+                text == (h["translation"] or "(empty)") and abs(score - h["score"]) <= 5e-5 + 1e-9
+                for (text, score), h in zip(listed, hypotheses))
+        WebDriverWait(self.driver, WAIT_SECONDS, poll_frequency=0.05).until(
+            shown, "the page does not show the n-best list %r" % [h["translation"] for h in hypotheses])
+
     def wait_for_translation(self, translation):
         WebDriverWait(self.driver, WAIT_SECONDS, poll_frequency=0.05).until(
             lambda _: [text for text, _ in self.listed("#translations > li")] == [translation or "(empty)"],

@@ -64,12 +64,19 @@ EXTRA_LINES = [b"", b"   ", b"a \xff\xfe dog", b" ".join([b"the dog"] * 130), b"
                b"a man's t-shirt, (red) and 3.5 dogs."]
 
 
+# Issue 42's Marian-style deep s2s model: deep transitions, stacked layers with residual
+# connections, layer normalization.
+DEEP_S2S = ["--enc-cell-depth", 2, "--enc-depth", 2, "--dec-cell-base-depth", 2, "--dec-depth", 2,
+            "--dec-cell-high-depth", 2, "--skip", "--layer-normalization"]
+
+
 def setUpModule():
     global WORK
     WORK = tempfile.mkdtemp(prefix="rnnsearch_python_")
     train("words")
     train("other", "--seed", 2)
     train("subwords", "--subwords", 200)
+    train("deep", *DEEP_S2S)
     with open(os.path.join(TINY, "val.en"), "rb") as f:
         sources = f.read().split(b"\n")[:-1]
     write("input.txt", b"\n".join(sources + EXTRA_LINES) + b"\n")
@@ -128,10 +135,20 @@ class TranslateMatchesCli(unittest.TestCase):
                         threads=2, beam_size=3, normalize=0.3, batch_size=7, maxi_batch=2)
 
     def test_decoding_controls(self):
-        self.check_text(["words"], ["--beam-size", 4, "--max-length-factor", 0.8, "--word-penalty", 0.3,
-                                    "--length-penalty-alpha", 0.6, "--coverage-penalty", 0.2],
-                        beam_size=4, max_length_factor=0.8, word_penalty=0.3, length_penalty_alpha=0.6,
-                        coverage_penalty=0.2)
+        for name in ["words", "deep"]:
+            with self.subTest(model=name):
+                self.check_text([name], ["--beam-size", 4, "--max-length-factor", 0.8, "--word-penalty", 0.3,
+                                         "--length-penalty-alpha", 0.6, "--coverage-penalty", 0.2],
+                                beam_size=4, max_length_factor=0.8, word_penalty=0.3, length_penalty_alpha=0.6,
+                                coverage_penalty=0.2)
+
+    def test_deep_model(self):
+        with open(os.path.join(MODELS["deep"], "config.json"), encoding="utf-8") as f:
+            config = json.load(f)["model"]
+        self.assertEqual((config["enc_depth"], config["dec_depth"], config["layer_normalization"]), (2, 2, True))
+        results = self.check_text(["deep"], [])
+        self.assertNotEqual([r.text for r in results], [r.text for r in self.check_text(["words"], [])])
+        self.check_attention(["deep"])
 
     def test_target_prefix(self):
         # the references' first words without punctuation (none for every third line), as

@@ -153,6 +153,7 @@ class Serve : public ::testing::Test {
     for (const char* w : {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}) src.push_back(w);
     for (const char* w : {"u", "v", "w", "x", "y", "z", "q", "r"}) tgt.push_back(w);
     test::write_model_dir(model(), src, tgt, -30.0f, /*emb=*/8, /*hidden=*/12, /*maxout=*/6);
+    test::write_model_dir(deep_model(), src, tgt, -30.0f, 8, 12, 6, test::deep_s2s);
     // Sentences of 1 to 25 words, an unknown word, an empty line and one of spaces.
     std::mt19937 rng(5);
     for (int k = 0; k < 60; ++k) {
@@ -172,15 +173,20 @@ class Serve : public ::testing::Test {
     dir_ = nullptr;
   }
   static std::string model() { return dir_->path("model"); }
+  static std::string deep_model() { return dir_->path("deep"); }
   // 16 clients x 50 requests of 1 to 3 sentences, with three sets of options, all at once:
   // each gets the CLI's translations, and some steps decode several requests' sentences.
   static void concurrent_requests(const std::string& flags);
 
+  // The decoding controls in a request to the server of model_dir give what translate gives
+  // with the same options.
+  static void expect_controls_give_the_cli_translations(const Server& server, const std::string& model_dir);
+
   // `rnnsearch translate` of all sentences with these options: its stdout lines.
-  static std::vector<std::string> cli(const std::string& options) {
+  static std::vector<std::string> cli(const std::string& options, const std::string& model_dir = model()) {
     const std::string out = dir_->path("cli.txt");
-    const std::string command =
-        std::string(RNNSEARCH_BINARY) + " translate -m " + model() + " -i " + input_ + " " + options + " >" + out + " 2>/dev/null";
+    const std::string command = std::string(RNNSEARCH_BINARY) + " translate -m " + model_dir + " -i " + input_ + " " +
+                                options + " >" + out + " 2>/dev/null";
     EXPECT_EQ(std::system(command.c_str()), 0) << command;
     return lines_of(dir_->read("cli.txt"));
   }
@@ -366,12 +372,11 @@ TEST_F(Serve, ConcurrentRequestsAreBatchedAndEachGetsItsOwnResults) { concurrent
 // the other's decoding thread takes the requests that come meanwhile.
 TEST_F(Serve, ConcurrentRequestsOnTwoSearches) { concurrent_requests("--threads 2"); }
 
-// The decoding controls in a request give what translate gives with the same options.
-TEST_F(Serve, DecodingControlsGiveTheCliTranslations) {
-  Server server(*dir_, "-m " + model() + " --precision fp32");
+void Serve::expect_controls_give_the_cli_translations(const Server& server, const std::string& model_dir) {
   const std::vector<std::string> records =
       cli("--beam-size 4 --n-best 3 --format json --precision fp32 --max-length-factor 0.8 --word-penalty 0.3 "
-          "--length-penalty-alpha 0.6 --coverage-penalty 0.2");
+          "--length-penalty-alpha 0.6 --coverage-penalty 0.2",
+          model_dir);
   const Reply reply = post(server, "/translate",
                            json({{"q", sentences_}, {"beam_size", 4}, {"n_best", 3}, {"max_length_factor", 0.8},
                                  {"word_penalty", 0.3}, {"length_penalty_alpha", 0.6}, {"coverage_penalty", 0.2}})
@@ -391,6 +396,31 @@ TEST_F(Serve, DecodingControlsGiveTheCliTranslations) {
     }
   }
   EXPECT_EQ(record, records.size());
+}
+
+TEST_F(Serve, DecodingControlsGiveTheCliTranslations) {
+  Server server(*dir_, "-m " + model() + " --precision fp32");
+  expect_controls_give_the_cli_translations(server, model());
+}
+
+// Issue 42's Marian-style deep s2s model (test::deep_s2s: deep transitions, stacked layers
+// with residual connections, layer normalization) serves what translate gives, and says what
+// it is in /info.
+TEST_F(Serve, DeepLayerNormalizedModelGivesTheCliTranslations) {
+  Server server(*dir_, "-m " + deep_model() + " --precision fp32");
+  const Reply info = get(server, "/info");
+  ASSERT_EQ(info.status, 200);
+  const json& config = info.body["models"][0]["config"];
+  EXPECT_EQ(config["enc_cell_depth"], 2) << config.dump();
+  EXPECT_EQ(config["dec_depth"], 2);
+  EXPECT_EQ(config["layer_normalization"], true);
+  expect_controls_give_the_cli_translations(server, deep_model());
+  const std::vector<std::string> expected = cli("--precision fp32", deep_model());
+  const Reply all = post(server, "/translate", json({{"q", sentences_}}).dump());
+  ASSERT_EQ(all.status, 200) << all.text;
+  for (size_t k = 0; k < sentences_.size(); ++k)
+    EXPECT_EQ(all.body["translations"][k]["translation"], expected.at(k)) << sentences_[k];
+  EXPECT_NE(expected, cli("--precision fp32")) << "the deep model is another model";
 }
 
 // "target_prefix" (one per sentence, as --target-prefix's lines) gives what the CLI gives;

@@ -37,6 +37,18 @@ inline ModelConfig tiny_config(int src_vocab, int tgt_vocab, OutputKind output =
   return c;
 }
 
+// Issue 42's Marian-style deep s2s model on top of a config (Marian's --enc-cell-depth 2
+// --enc-depth 2 --dec-cell-base-depth 2 --dec-depth 2 --dec-cell-high-depth 2 --skip
+// --layer-normalization): two transitions per encoder step, two stacked layers per encoder
+// direction, the conditional GRU under a second decoder layer of two transitions, residual
+// connections and layer normalization.
+inline ModelConfig deep_s2s(ModelConfig c) {
+  c.enc_cell_depth = c.enc_depth = 2;
+  c.dec_cell_base_depth = c.dec_depth = c.dec_cell_high_depth = 2;
+  c.skip = c.layer_norm = true;
+  return c;
+}
+
 // Every weight uniform in [−scale, scale], then the layer norms' gains and biases (which start
 // at 1 and 0) drawn around 1 and 0, so that a γ or β used in the wrong place shows.
 template <class T>

@@ -12,15 +12,17 @@
 namespace rnnsearch::test {
 
 // unk_bias is added to <unk>'s output logit (very negative: <unk> is never chosen, so an
-// output re-tokenizes to itself).
+// output re-tokenizes to itself). shape, when given, makes the architecture of the tiny
+// config (e.g. deep_s2s).
 inline void write_model_dir(const std::string& dir, const std::vector<std::string>& src_words,
                             const std::vector<std::string>& tgt_words, float unk_bias, int emb = 8, int hidden = 6,
-                            int maxout = 4) {
+                            int maxout = 4, ModelConfig (*shape)(ModelConfig) = nullptr) {
   std::filesystem::create_directories(dir);
   const Vocab src = Vocab::build({src_words}, 1);
   const Vocab tgt = Vocab::build({tgt_words}, 1);
-  const ModelConfig config = tiny_config(static_cast<int>(src.size()), static_cast<int>(tgt.size()),
-                                         OutputKind::maxout, emb, hidden, maxout);
+  ModelConfig config = tiny_config(static_cast<int>(src.size()), static_cast<int>(tgt.size()),
+                                   OutputKind::maxout, emb, hidden, maxout);
+  if (shape) config = shape(config);
   Parameters<float> params(config);
   params.init_uniform(0.5, 17);
   params.vec(out_bo)(Vocab::kUnk) += unk_bias;
