@@ -74,6 +74,7 @@ class Score:
     source: list[str]
     target: list[str]
     log_prob: Optional[float]
+    score: Optional[float]
     attention: Optional[Attention]
     alignment: Optional[list[tuple[int, int]]]
     warning: str
@@ -95,8 +96,11 @@ class Translator:
         """Translates sentences as `rnnsearch translate` does, byte for byte; one Translation per sentence.
         normalize=None is translate's default (1.0); give it or length_penalty_alpha, not both."""
     def score(self, sources: Sentences, targets: Sentences, *, return_attention: bool = False,
-              batch_size: int = 32, max_length: int = 200, alignment_units: str = "words") -> list[Score]:
-        """Forced decoding of given translations, as `rnnsearch score`: one Score per pair."""
+              batch_size: int = 32, max_length: int = 200, alignment_units: str = "words",
+              normalize: Optional[float] = None, word_penalty: float = 0.0,
+              length_penalty_alpha: Optional[float] = None, coverage_penalty: float = 0.0) -> list[Score]:
+        """Forced decoding of given translations, as `rnnsearch score`: one Score per pair. With the ranking
+        keywords (score's options; normalize=None is 0) each Score's score is what translate ranks it by."""
     def align(self, sources: Sentences, targets: Sentences, *, batch_size: int = 32,
               max_length: int = 200) -> list[list[tuple[int, int]]]:
         """Hard alignments, as `rnnsearch score --alignment hard`: 0-based (source, target) pairs."""

@@ -73,6 +73,7 @@ struct PyScore {
   size_t line = 0;
   std::vector<std::string> source, target;
   std::optional<double> log_prob;  // None: not scored (see warning)
+  std::optional<double> score;     // the ranking score (log_prob unless ranking options say)
   std::shared_ptr<Attention> attention;
   std::optional<Pairs> alignment;
   std::string warning;
@@ -120,6 +121,23 @@ void warn(const char* what, const std::vector<std::pair<size_t, std::string>>& w
   }
 }
 
+// The ranking keywords into options, as the command line's ranking options
+// (ranking_option_group): normalize=None keeps options' own (translate's 1.0, score's 0).
+void set_ranking(BeamOptions& options, std::optional<double> normalize, double word_penalty,
+                 std::optional<double> length_penalty_alpha, double coverage_penalty) {
+  if (normalize) {  // checked first, as the CLI checks --normalize first
+    check_non_negative("normalize", *normalize);
+    options.normalize = *normalize;
+  }
+  options.word_penalty = word_penalty;
+  if (length_penalty_alpha) {
+    if (normalize) throw Error("--length-penalty-alpha and --normalize both rank by length: give one");
+    check_non_negative("length-penalty-alpha", *length_penalty_alpha);  // (a negative α would mean "off")
+    options.length_penalty_alpha = *length_penalty_alpha;
+  }
+  options.coverage_penalty = coverage_penalty;
+}
+
 class PyTranslator {
  public:
   PyTranslator(const py::object& model, int threads, const std::string& precision) : dirs_(model_dirs(model)) {
@@ -152,18 +170,8 @@ class PyTranslator {
       TranslatorOptions options;  // as translate_command sets them from its options
       options.beam.beam_size = beam_size;
       options.beam.n_best = n_best;
-      if (normalize) {  // else translate's default; checked first, as the CLI checks --normalize first
-        check_non_negative("normalize", *normalize);
-        options.beam.normalize = *normalize;
-      }
+      set_ranking(options.beam, normalize, word_penalty, length_penalty_alpha, coverage_penalty);
       options.beam.max_length_factor = max_length_factor;
-      options.beam.word_penalty = word_penalty;
-      if (length_penalty_alpha) {
-        if (normalize) throw Error("--length-penalty-alpha and --normalize both rank by length: give one");
-        check_non_negative("length-penalty-alpha", *length_penalty_alpha);  // (a negative α would mean "off")
-        options.beam.length_penalty_alpha = *length_penalty_alpha;
-      }
-      options.beam.coverage_penalty = coverage_penalty;
       options.beam.alignment = return_attention || replace_unk;
       options.batch_size = batch_size;
       options.max_length = max_length;
@@ -198,12 +206,19 @@ class PyTranslator {
   }
 
   std::vector<PyScore> score(const py::object& sources, const py::object& targets, bool return_attention,
-                             int batch_size, int max_length, const std::string& alignment_units) {
+                             int batch_size, int max_length, const std::string& alignment_units,
+                             std::optional<double> normalize, double word_penalty,
+                             std::optional<double> length_penalty_alpha, double coverage_penalty) {
+    BeamOptions ranking = log_prob_ranking();
+    set_ranking(ranking, normalize, word_penalty, length_penalty_alpha, coverage_penalty);
     std::vector<PyScore> results;
     for (const ScoredPair& pair :
-         run_scorer(sources, targets, return_attention, batch_size, max_length, alignment_units)) {
-      PyScore s{pair.line, pair.source, pair.target, std::nullopt, nullptr, std::nullopt, pair.warning};
-      if (pair.scored()) s.log_prob = pair.log_prob;
+         run_scorer(sources, targets, return_attention, batch_size, max_length, alignment_units, ranking)) {
+      PyScore s{pair.line, pair.source, pair.target, std::nullopt, std::nullopt, nullptr, std::nullopt, pair.warning};
+      if (pair.scored()) {
+        s.log_prob = pair.log_prob;
+        s.score = pair.score;
+      }
       if (pair.scored() && return_attention) {
         s.attention = std::make_shared<Attention>(Attention{OutputPrinter::record(pair)});
         s.alignment = hard_alignment(pair.alignment);
@@ -216,7 +231,7 @@ class PyTranslator {
   // `score --alignment hard`: a pair that is not scored has no pairs (an empty line there).
   std::vector<Pairs> align(const py::object& sources, const py::object& targets, int batch_size, int max_length) {
     std::vector<Pairs> alignments;
-    for (const ScoredPair& pair : run_scorer(sources, targets, true, batch_size, max_length, "words"))
+    for (const ScoredPair& pair : run_scorer(sources, targets, true, batch_size, max_length, "words", log_prob_ranking()))
       alignments.push_back(pair.scored() ? hard_alignment(pair.alignment) : Pairs{});
     return alignments;
   }
@@ -246,7 +261,8 @@ class PyTranslator {
 
   // What score_command runs: all pairs in one Scorer::score.
   std::vector<ScoredPair> run_scorer(const py::object& sources, const py::object& targets, bool alignment,
-                                     int batch_size, int max_length, const std::string& alignment_units) {
+                                     int batch_size, int max_length, const std::string& alignment_units,
+                                     const BeamOptions& ranking) {
     const std::vector<std::string> src_lines = text_lines(sources, "sources"), tgt_lines = text_lines(targets, "targets");
     if (src_lines.size() != tgt_lines.size())
       throw Error("sources and targets differ in length: " + std::to_string(src_lines.size()) + " and " +
@@ -260,6 +276,7 @@ class PyTranslator {
       options.threads = threads_;
       options.alignment = alignment;
       options.piece_alignments = parse_alignment_units(alignment_units);
+      options.ranking = ranking;
       std::lock_guard<std::mutex> lock(mutex_);
       Scorer scorer(models_.front(), weights_, options);
       set_threads(threads_);
@@ -386,6 +403,9 @@ PYBIND11_MODULE(rnnsearch, m) {
       .def_readonly("source", &PyScore::source)
       .def_readonly("target", &PyScore::target)
       .def_readonly("log_prob", &PyScore::log_prob, "log p(target | source) with </s>; None if not scored")
+      .def_readonly("score", &PyScore::score,
+                    "what translate ranks this target by with score()'s ranking keywords (log_prob without them); "
+                    "None if not scored")
       .def_readonly("attention", &PyScore::attention)
       .def_readonly("alignment", &PyScore::alignment)
       .def_readonly("warning", &PyScore::warning)
@@ -411,8 +431,11 @@ PYBIND11_MODULE(rnnsearch, m) {
            "return_attention=True keeps each hypothesis' attention matrix and hard alignment.")
       .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"), py::kw_only(),
            py::arg("return_attention") = false, py::arg("batch_size") = 32, py::arg("max_length") = 200,
-           py::arg("alignment_units") = "words",
-           "Forced decoding of given translations, as `rnnsearch score`: one Score per pair, in order.")
+           py::arg("alignment_units") = "words", py::arg("normalize") = py::none(), py::arg("word_penalty") = 0.0,
+           py::arg("length_penalty_alpha") = py::none(), py::arg("coverage_penalty") = 0.0,
+           "Forced decoding of given translations, as `rnnsearch score`: one Score per pair, in order. The "
+           "ranking keywords are score's options of the same names (normalize=None is score's 0): each Score's "
+           "score is then what translate would rank the target by.")
       .def("align", &PyTranslator::align, py::arg("sources"), py::arg("targets"), py::kw_only(),
            py::arg("batch_size") = 32, py::arg("max_length") = 200,
            "Hard alignments of given translations, as `rnnsearch score --alignment hard`: per pair the "

@@ -16,44 +16,92 @@ namespace {
 
 using namespace test;
 
-// score of (source, translation) is the translation's log-probability: translate ranked
-// its n-best with --normalize 0, i.e. by exactly that number (both in fp32: score has no
-// --precision). (Only translations that ended
-// with </s> and are not empty: score adds </s>, and skips empty targets.)
-TEST_F(Cli, ScoreOfATranslationIsItsLogProbability) {
-  const std::vector<std::string> sources = {"a b c", "d e", "f a b c d"};
-  std::string src_text;
-  for (const std::string& s : sources) src_text += s + "\n";
-  const Result translated =
-      run("translate -m " + model() + " -i " + write("score.in", src_text) + " --beam-size 4 --n-best 4 --normalize 0 --precision fp32");
-  ASSERT_EQ(translated.status, 0) << translated.err_text;
-  ASSERT_EQ(translated.out.size(), 12u);
-  std::string pair_src, pair_tgt;
-  std::vector<double> log_probs;
+// The n-best translations of three sources that `translate ranking` gives (in fp32: score
+// has no --precision), as score's input: only translations that ended with </s> and are not
+// empty (score adds </s>, and skips empty targets).
+struct TranslatedPairs {
+  std::string src, tgt;        // score's --src and --tgt text
+  std::vector<double> scores;  // translate's score of each
   std::vector<size_t> target_tokens;
+};
+
+TranslatedPairs translated_pairs(const Result& translated, const std::vector<std::string>& sources) {
+  TranslatedPairs pairs;
+  EXPECT_EQ(translated.status, 0) << translated.err_text;
+  EXPECT_EQ(translated.out.size(), 4 * sources.size());
   for (const std::string& line : translated.out) {
     const auto fields = split(line, " ||| ");
-    ASSERT_EQ(fields.size(), 3u);
+    EXPECT_EQ(fields.size(), 3u) << line;
+    if (fields.size() != 3) continue;
     const size_t source_tokens = words(sources.at(std::stoul(fields[0]))).size();
     const size_t tokens = words(fields[1]).size();
     if (tokens == 0 || tokens == 2 * (source_tokens + 1) + 10) continue;  // empty, or cut at the limit
-    pair_src += sources[std::stoul(fields[0])] + "\n";
-    pair_tgt += fields[1] + "\n";
-    log_probs.push_back(std::stod(fields[2]));
-    target_tokens.push_back(tokens);
+    pairs.src += sources[std::stoul(fields[0])] + "\n";
+    pairs.tgt += fields[1] + "\n";
+    pairs.scores.push_back(std::stod(fields[2]));
+    pairs.target_tokens.push_back(tokens);
   }
-  ASSERT_GE(log_probs.size(), 3u) << translated.out_text;
-  const Result scored = run("score -m " + model() + " --src " + write("score.src", pair_src) + " --tgt " +
-                            write("score.tgt", pair_tgt) + " --batch-size 2 --threads 2");
+  EXPECT_GE(pairs.scores.size(), 3u) << translated.out_text;
+  return pairs;
+}
+
+const std::vector<std::string> kScoredSources = {"a b c", "d e", "f a b c d"};
+
+// score of (source, translation) is the translation's log-probability: translate ranked
+// its n-best with --normalize 0, i.e. by exactly that number.
+TEST_F(Cli, ScoreOfATranslationIsItsLogProbability) {
+  std::string src_text;
+  for (const std::string& s : kScoredSources) src_text += s + "\n";
+  const TranslatedPairs pairs = translated_pairs(
+      run("translate -m " + model() + " -i " + write("score.in", src_text) + " --beam-size 4 --n-best 4 --normalize 0 --precision fp32"),
+      kScoredSources);
+  const Result scored = run("score -m " + model() + " --src " + write("score.src", pairs.src) + " --tgt " +
+                            write("score.tgt", pairs.tgt) + " --batch-size 2 --threads 2");
   ASSERT_EQ(scored.status, 0) << scored.err_text;
-  ASSERT_EQ(scored.out.size(), log_probs.size());
-  for (size_t k = 0; k < log_probs.size(); ++k) {
+  ASSERT_EQ(scored.out.size(), pairs.scores.size());
+  for (size_t k = 0; k < pairs.scores.size(); ++k) {
     const auto numbers = words(scored.out[k]);
     ASSERT_EQ(numbers.size(), 2u) << scored.out[k];
     const double log_prob = std::stod(numbers[0]), perplexity = std::stod(numbers[1]);
-    EXPECT_NEAR(log_prob, log_probs[k], 1e-3 * std::abs(log_probs[k]) + 1e-4);
-    EXPECT_NEAR(perplexity, std::exp(-log_prob / static_cast<double>(target_tokens[k] + 1)), 1e-3 * perplexity);
+    EXPECT_NEAR(log_prob, pairs.scores[k], 1e-3 * std::abs(pairs.scores[k]) + 1e-4);
+    EXPECT_NEAR(perplexity, std::exp(-log_prob / static_cast<double>(pairs.target_tokens[k] + 1)), 1e-3 * perplexity);
   }
+}
+
+// With translate's ranking options, score prints a third number: the score translate ranked
+// that translation by (length normalisation, word penalty, GNMT's length and coverage
+// penalties, the coverage read from the forced decoding's attention); the JSON's "score" is
+// the same number. --normalize and --length-penalty-alpha together are refused, as by translate.
+TEST_F(Cli, ScoreRanksAsTranslateWithItsRankingOptions) {
+  std::string src_text;
+  for (const std::string& s : kScoredSources) src_text += s + "\n";
+  for (const std::string ranking : {"--normalize 0.7 --word-penalty 0.4",
+                                    "--length-penalty-alpha 0.6 --coverage-penalty 0.5 --word-penalty 0.3"}) {
+    SCOPED_TRACE(ranking);
+    const TranslatedPairs pairs = translated_pairs(
+        run("translate -m " + model() + " -i " + write("rank.in", src_text) + " --beam-size 4 --n-best 4 --precision fp32 " + ranking),
+        kScoredSources);
+    const std::string files = " --src " + write("rank.src", pairs.src) + " --tgt " + write("rank.tgt", pairs.tgt);
+    const Result scored = run("score -m " + model() + files + " --batch-size 2 " + ranking);
+    const Result json_scored = run("score -m " + model() + files + " --format json " + ranking);
+    ASSERT_EQ(scored.status, 0) << scored.err_text;
+    ASSERT_EQ(json_scored.status, 0) << json_scored.err_text;
+    ASSERT_EQ(scored.out.size(), pairs.scores.size());
+    ASSERT_EQ(json_scored.out.size(), pairs.scores.size());
+    for (size_t k = 0; k < pairs.scores.size(); ++k) {
+      const auto numbers = words(scored.out[k]);
+      ASSERT_EQ(numbers.size(), 3u) << scored.out[k];
+      const double score = std::stod(numbers[2]);
+      EXPECT_NEAR(score, pairs.scores[k], 1e-3 * std::abs(pairs.scores[k]) + 1e-4) << scored.out[k];
+      EXPECT_NE(score, std::stod(numbers[0])) << "the options change the score, not the log-probability";
+      EXPECT_NEAR(nlohmann::json::parse(json_scored.out[k])["score"].get<double>(), score, 1e-5 * std::abs(score));
+    }
+  }
+  const Result both = run("score -m " + model() + " --src " + write("b.src", "a b\n") + " --tgt " +
+                          write("b.tgt", "x y\n") + " --normalize 1 --length-penalty-alpha 0.6");
+  EXPECT_NE(both.status, 0);
+  ASSERT_EQ(both.errors.size(), 1u) << both.err_text;
+  EXPECT_NE(both.errors[0].find("--length-penalty-alpha and --normalize both rank by length"), std::string::npos);
 }
 
 // A translation may contain <unk>; scored, it must give the log-probability translate gave

@@ -337,6 +337,26 @@ class ScoreMatchesCli(unittest.TestCase):
     def test_score_subwords(self):
         self.check_log_probs(["subwords"])
 
+    def test_score_deep(self):
+        self.check_log_probs(["deep"])
+
+    def test_score_ranking(self):
+        """The ranking keywords give score's third number; without them score is log_prob."""
+        stdout, _ = run("score", "-m", MODELS["words"], "--src", self.src, "--tgt", self.tgt, "--word-penalty", 0.3,
+                        "--length-penalty-alpha", 0.6, "--coverage-penalty", 0.5)
+        translator = rnnsearch.Translator(MODELS["words"], threads=1)
+        ranked = self.scores(translator, word_penalty=0.3, length_penalty_alpha=0.6, coverage_penalty=0.5)
+        plain = self.scores(translator)
+        for line, result, unranked in zip(out_lines(stdout), ranked, plain):
+            if result.log_prob is None:
+                self.assertIsNone(result.score)
+                continue
+            self.assertEqual(line.split()[2], "%g" % result.score)
+            self.assertNotEqual(result.score, result.log_prob)
+            self.assertEqual(unranked.score, unranked.log_prob)
+        with self.assertRaisesRegex(rnnsearch.Error, "both rank by length"):
+            translator.score(["a dog"], ["ein hund"], normalize=1.0, length_penalty_alpha=0.6)
+
     def test_score_attention_equals_json(self):
         stdout, _ = run("score", "-m", MODELS["words"], "--src", self.src, "--tgt", self.tgt, "--format", "json")
         records = [json.loads(line) for line in out_lines(stdout)]

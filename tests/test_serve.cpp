@@ -464,21 +464,29 @@ TEST_F(Serve, TargetPrefixesGiveTheCliTranslations) {
   }
 }
 
-TEST_F(Serve, ScoreEqualsTheCliJson) {
-  Server server(*dir_, "-m " + model());
-  const std::vector<std::string> src = {"a b c", "d e f g", "", "h i"};
-  const std::vector<std::string> tgt = {"u v", "w x y", "u", "v"};
+// `rnnsearch score` of these pairs with these options: its stdout lines.
+std::vector<std::string> cli_score(const TempDir& dir, const std::string& model, const std::vector<std::string>& src,
+                                   const std::vector<std::string>& tgt, const std::string& options) {
   std::string src_text, tgt_text;
   for (size_t k = 0; k < src.size(); ++k) {
     src_text += src[k] + "\n";
     tgt_text += tgt[k] + "\n";
   }
-  const std::string out = dir_->path("score.txt");
-  const std::string command = std::string(RNNSEARCH_BINARY) + " score -m " + model() + " --src " +
-                              dir_->write("s.txt", src_text) + " --tgt " + dir_->write("t.txt", tgt_text) +
-                              " --format json >" + out + " 2>/dev/null";
-  ASSERT_EQ(std::system(command.c_str()), 0);
-  const std::vector<std::string> records = lines_of(dir_->read("score.txt"));
+  const std::string command = std::string(RNNSEARCH_BINARY) + " score -m " + model + " --src " +
+                              dir.write("s.txt", src_text) + " --tgt " + dir.write("t.txt", tgt_text) + " " + options +
+                              " >" + dir.path("score.txt") + " 2>/dev/null";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return lines_of(dir.read("score.txt"));
+}
+
+const std::vector<std::string> kScoreSources = {"a b c", "d e f g", "", "h i"};
+const std::vector<std::string> kScoreTargets = {"u v", "w x y", "u", "v"};
+
+TEST_F(Serve, ScoreEqualsTheCliJson) {
+  Server server(*dir_, "-m " + model());
+  const std::vector<std::string>& src = kScoreSources;
+  const std::vector<std::string>& tgt = kScoreTargets;
+  const std::vector<std::string> records = cli_score(*dir_, model(), src, tgt, "--format json");
   // JSON strings must be UTF-8: a request with an invalid target is refused as a whole.
   EXPECT_EQ(post(server, "/score", "{\"src\": \"a\", \"tgt\": \"\xff\"}").status, 400);
   // The same pairs as the command line's, in one batch as there: the same figures.
@@ -491,13 +499,39 @@ TEST_F(Serve, ScoreEqualsTheCliJson) {
     EXPECT_DOUBLE_EQ(reply.body["scores"][k]["perplexity"].get<double>(),
                      std::exp(-record["score"].get<double>() / (record["target"].size() + 1.0)));
   }
+  for (size_t k : {0, 1, 3}) EXPECT_EQ(reply.body["scores"][k]["score"], reply.body["scores"][k]["log_prob"]);
   EXPECT_TRUE(reply.body["scores"][2]["log_prob"].is_null()) << "an empty side is not scored";
+  EXPECT_TRUE(reply.body["scores"][2]["score"].is_null());
   EXPECT_TRUE(reply.body["scores"][2].contains("warning"));
   const Reply one = post(server, "/score", R"({"src": "a b c", "tgt": "u v"})");
   ASSERT_EQ(one.status, 200);
   // Alone in its batch: equal to float rounding.
   EXPECT_NEAR(one.body["scores"][0]["log_prob"].get<double>(), json::parse(records[0])["score"].get<double>(), 1e-5);
   EXPECT_FALSE(one.body["scores"][0].contains("alignment"));
+}
+
+// The ranking fields of /score give the number score prints with the same options: what
+// translate would rank each target by; with both normalize and length_penalty_alpha, a 400.
+TEST_F(Serve, ScoreRankingFieldsGiveTheCliScores) {
+  Server server(*dir_, "-m " + model());
+  const std::vector<std::string> lines =
+      cli_score(*dir_, model(), kScoreSources, kScoreTargets, "--length-penalty-alpha 0.6 --coverage-penalty 0.5 --word-penalty 0.3");
+  const Reply reply = post(server, "/score",
+                           json({{"src", kScoreSources}, {"tgt", kScoreTargets}, {"length_penalty_alpha", 0.6},
+                                 {"coverage_penalty", 0.5}, {"word_penalty", 0.3}})
+                               .dump());
+  ASSERT_EQ(reply.status, 200) << reply.text;
+  ASSERT_EQ(lines.size(), kScoreSources.size());
+  for (size_t k : {0, 1, 3}) {
+    const std::vector<std::string> numbers = test::words(lines[k]);
+    ASSERT_EQ(numbers.size(), 3u) << lines[k];
+    const double score = reply.body["scores"][k]["score"].get<double>();
+    EXPECT_NEAR(score, std::stod(numbers[2]), 2e-5 * std::abs(score)) << lines[k];  // printed to 6 digits
+    EXPECT_NE(score, reply.body["scores"][k]["log_prob"].get<double>());
+  }
+  const Reply both = post(server, "/score", R"({"src": "a", "tgt": "u", "normalize": 1, "length_penalty_alpha": 0.6})");
+  EXPECT_EQ(both.status, 400);
+  EXPECT_NE(both.text.find("both rank by length"), std::string::npos) << both.text;
 }
 
 TEST_F(Serve, BadRequestsGetA4xxJsonError) {

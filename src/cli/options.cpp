@@ -115,6 +115,33 @@ po::options_description output_option_group(DecodeArgs& args) {
 
 bool piece_alignments(const DecodeArgs& args) { return parse_alignment_units(args.alignment_units); }
 
+po::options_description ranking_option_group(BeamOptions& ranking, double default_normalize) {
+  po::options_description group("ranking (score = log p / lp − W × length + B × coverage)");
+  group.add_options()
+      ("normalize,n", po::value(&ranking.normalize)->default_value(default_normalize)->notifier(non_negative("normalize")),
+       "rank by log-probability / length^X (length counts </s>)")
+      ("word-penalty", po::value(&ranking.word_penalty)->default_value(0),
+       "subtract W × output length from each hypothesis' score (as Marian's; < 0 favours longer output)")
+      ("length-penalty-alpha", po::value<double>(),
+       "rank by log-probability / ((5 + length) / 6)^A (GNMT's length penalty) instead of --normalize")
+      ("coverage-penalty", po::value(&ranking.coverage_penalty)->default_value(0)->notifier(non_negative("coverage-penalty")),
+       "add B × Σ_j log min(attention of source word j summed over the output, 1) to the score (GNMT's)");
+  return group;
+}
+
+void ranking_options(const po::variables_map& vm, BeamOptions& ranking) {
+  if (!vm.count("length-penalty-alpha")) return;
+  if (!vm["normalize"].defaulted()) throw Error("--length-penalty-alpha and --normalize both rank by length: give one");
+  ranking.length_penalty_alpha = vm["length-penalty-alpha"].as<double>();
+  check_non_negative("length-penalty-alpha", ranking.length_penalty_alpha);
+}
+
+bool ranking_given(const po::variables_map& vm) {
+  for (const char* name : {"normalize", "word-penalty", "length-penalty-alpha", "coverage-penalty"})
+    if (vm.count(name) && !vm[name].defaulted()) return true;
+  return false;
+}
+
 OutputOptions output_options(const DecodeArgs& args) {
   OutputOptions options;
   options.alignment = parse_alignment_format(args.alignment);

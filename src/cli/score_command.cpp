@@ -1,6 +1,8 @@
 // rnnsearch score: forced decoding of given sentence pairs (decode/scorer.h). Per pair:
 // "logprob perplexity", logprob = Σ_i log p(y_i | y_<i, x) over the target tokens and
-// </s>, perplexity = exp(−logprob / (target tokens + 1)); optionally the attention.
+// </s>, perplexity = exp(−logprob / (target tokens + 1)); with any of translate's ranking
+// options a third number, the score translate ranks by (to rerank n-best lists); optionally
+// the attention.
 #include <iostream>
 #include <optional>
 
@@ -40,11 +42,16 @@ int score_command(const Args& args) {
       ("max-length", po::value(&sopts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
        "pairs with a side longer than this many tokens are skipped with a warning");
   ProgressOptions progress_options;
-  options.add(model_option_group(decode, "sentence pairs")).add(output_option_group(decode)).add(
-      progress_option_group(progress_options));
+  options.add(ranking_option_group(sopts.ranking, 0.0))
+      .add(model_option_group(decode, "sentence pairs"))
+      .add(output_option_group(decode))
+      .add(progress_option_group(progress_options));
   po::variables_map vm;
   if (parse_options("score", "--model DIR --src FILE --tgt FILE [options]", options, args, vm)) return 0;
-  const OutputOptions oopts = output_options(decode);
+  ranking_options(vm, sopts.ranking);
+  check_beam_options(sopts.ranking);  // before any file is opened
+  OutputOptions oopts = output_options(decode);
+  oopts.ranking_score = ranking_given(vm);
   sopts.batch_size = decode.batch_size;
   sopts.piece_alignments = piece_alignments(decode);
   sopts.threads = set_threads(decode.threads);

@@ -91,16 +91,8 @@ int translate_command(const Args& args) {
       ("n-best", po::value(&n_best)->default_value(0)->notifier(at_least("n-best", 0)),
        "print the K best translations as 'i ||| translation[ ||| alignment] ||| score' "
        "(K <= beam size; 0 = the 1-best only)")
-      ("normalize,n", po::value(&topts.beam.normalize)->default_value(1.0)->notifier(non_negative("normalize")),
-       "rank by log-probability / length^X (length counts </s>)")
       ("max-length-factor", po::value(&topts.beam.max_length_factor)->default_value(0)->notifier(non_negative("max-length-factor")),
        "output at most F × source tokens (both counting </s>); 0 = 2 × source + 10")
-      ("word-penalty", po::value(&topts.beam.word_penalty)->default_value(0),
-       "subtract W × output length from each hypothesis' score (as Marian's; < 0 favours longer output)")
-      ("length-penalty-alpha", po::value<double>(),
-       "rank by log-probability / ((5 + length) / 6)^A (GNMT's length penalty) instead of --normalize")
-      ("coverage-penalty", po::value(&topts.beam.coverage_penalty)->default_value(0)->notifier(non_negative("coverage-penalty")),
-       "add B × Σ_j log min(attention of source word j summed over the output, 1) to the score (GNMT's)")
       ("maxi-batch", po::value(&maxi_batch)->default_value(10)->notifier(at_least("maxi-batch", 1)),
        "batches read, length-sorted and translated before output is written and flushed")
       ("max-length", po::value(&topts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
@@ -120,8 +112,10 @@ int translate_command(const Args& args) {
        "with int32 sums (CPUs with AVX2; VNNI keeps 8-bit weights, AVX2 alone 7-bit); elsewhere fp32. auto = int8, else bf16, else "
        "fp32, as the CPU allows; fp32 with --shortlist");
   ProgressOptions progress_options;
-  options.add(model_option_group(decode, "sentences")).add(output_option_group(decode)).add(
-      progress_option_group(progress_options));
+  options.add(ranking_option_group(topts.beam, 1.0))
+      .add(model_option_group(decode, "sentences"))
+      .add(output_option_group(decode))
+      .add(progress_option_group(progress_options));
   po::variables_map vm;
   if (parse_options("translate", "--model DIR [--input FILE] [--output FILE] [options]", options, args, vm))
     return 0;
@@ -131,11 +125,7 @@ int translate_command(const Args& args) {
   topts.batch_size = decode.batch_size;
   topts.piece_alignments = piece_alignments(decode);
   topts.beam.n_best = std::max(n_best, 1);
-  if (vm.count("length-penalty-alpha")) {
-    if (!vm["normalize"].defaulted()) throw Error("--length-penalty-alpha and --normalize both rank by length: give one");
-    topts.beam.length_penalty_alpha = vm["length-penalty-alpha"].as<double>();
-    check_non_negative("length-penalty-alpha", topts.beam.length_penalty_alpha);
-  }
+  ranking_options(vm, topts.beam);
   topts.beam.alignment = oopts.needs_alignment() || vm.count("heatmaps") || topts.replace_unk;
   if (vm.count("unk-dictionary")) {
     if (!topts.replace_unk) throw Error("--unk-dictionary goes with --replace-unk");

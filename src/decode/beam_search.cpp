@@ -26,6 +26,22 @@ void check_beam_options(const BeamOptions& options) {
   check_non_negative("coverage-penalty", options.coverage_penalty);
 }
 
+// score = log p / lp + cp − word_penalty · length (the header's formulas)
+double ranking_score(const BeamOptions& options, double log_p, int length, double coverage) {
+  const double n = static_cast<double>(length);
+  const double lp = options.length_penalty_alpha >= 0 ? std::pow((5 + n) / 6, options.length_penalty_alpha)
+                                                      : std::pow(n, options.normalize);
+  double score = log_p / lp - options.word_penalty * n;
+  if (options.coverage_penalty > 0) score += options.coverage_penalty * coverage;
+  return score;
+}
+
+double coverage_term(const std::vector<double>& sums) {
+  double total = 0;
+  for (double sum : sums) total += std::log(std::max(1e-30, std::min(sum, 1.0)));
+  return total;
+}
+
 int max_output_length(int source_length, double max_length_factor) {
   if (max_length_factor > 0)
     return static_cast<int>(std::max(1.0, std::min(std::floor(max_length_factor * source_length), 1e9)));
@@ -371,20 +387,15 @@ int BeamSearch<T>::add_node(Sentence& s, int parent, int token, int row) {
   return static_cast<int>(s.nodes.size()) - 1;
 }
 
-// score = log p / lp + cp − word_penalty · length (the header's formulas)
 template <class T>
 void BeamSearch<T>::finish(Sentence& s, int node, T log_prob, int length, bool finished) {
-  const double log_p = static_cast<double>(log_prob), n = static_cast<double>(length);
-  const double lp = options_.length_penalty_alpha >= 0 ? std::pow((5 + n) / 6, options_.length_penalty_alpha)
-                                                       : std::pow(n, options_.normalize);
-  double score = log_p / lp - options_.word_penalty * n;
-  if (options_.coverage_penalty > 0) score += options_.coverage_penalty * coverage(s, node);
-  s.finals.push_back({node, log_p, score, finished});
+  const double log_p = static_cast<double>(log_prob);
+  const double cover = options_.coverage_penalty > 0 ? coverage(s, node) : 0;
+  s.finals.push_back({node, log_p, ranking_score(options_, log_p, length, cover), finished});
 }
 
-// Σ_j log min(Σ_i a_ij, 1) over the attention rows of the node's path's tokens (not the
-// extra row of a hypothesis cut at the length limit, which only alignments show); a position
-// no row attends to at all counts as log 1e-30 rather than −∞ (a weight that underflowed).
+// coverage_term of the attention rows of the node's path's tokens (not the extra row of a
+// hypothesis cut at the length limit, which only alignments show).
 template <class T>
 double BeamSearch<T>::coverage(const Sentence& s, int node) const {
   std::vector<double>& sums = coverage_sums_;
@@ -394,9 +405,7 @@ double BeamSearch<T>::coverage(const Sentence& s, int node) const {
     const float* row = s.attention.data() + static_cast<long>(node) * s.source_length;
     for (int j = 0; j < s.source_length; ++j) sums[j] += row[j];
   }
-  double total = 0;
-  for (double sum : sums) total += std::log(std::max(1e-30, std::min(sum, 1.0)));
-  return total;
+  return coverage_term(sums);
 }
 
 template <class T>

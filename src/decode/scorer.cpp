@@ -15,6 +15,12 @@ Scorer::Scorer(const ModelDefinition& model, const std::vector<const Parameters<
   if (models.empty()) throw Error("scoring needs a model");
   check_at_least("batch-size", options.batch_size, 1);
   check_at_least("max-length", options.max_length, 1);
+  check_beam_options(options.ranking);
+}
+
+double ranking_score(const BeamOptions& ranking, const ScoredPair& pair) {
+  if (!pair.scored()) return std::numeric_limits<double>::quiet_NaN();
+  return ranking_score(ranking, pair.log_prob, static_cast<int>(pair.tgt_ids.size()), pair.coverage);
 }
 
 // Tokens and ids of one pair, or the reason it is not scored. A pair that is too long is
@@ -50,7 +56,7 @@ ScoredPair Scorer::prepare(const std::string& src_line, const std::string& tgt_l
 
 // rnnsearch_forward leaves −log p of every non-padding target position in token_nll
 // (time-major row i*B + b in out_rows) and the attention of step i of sentence b in alpha
-// row i*B + b.
+// row i*B + b. The coverage reads the pieces' attention, before any merging into words.
 void Scorer::score_batch(const std::vector<size_t>& members, std::vector<ScoredPair>& pairs,
                          ModelWorkspace<float>& ws) {
   std::vector<std::vector<int>> src, tgt;
@@ -62,9 +68,11 @@ void Scorer::score_batch(const std::vector<size_t>& members, std::vector<ScoredP
   }
   const Batch batch = pad_batch(src, tgt, ids);
   const int B = batch.size;
+  std::vector<std::vector<double>> attention_sums(B);  // Σ_i a_ij of each pair, for its coverage
   for (int b = 0; b < B; ++b) {
     ScoredPair& pair = pairs[members[b]];
     pair.log_prob = 0;
+    attention_sums[b].assign(static_cast<size_t>(batch.src_lengths[b]), 0.0);
     if (options_.alignment)
       pair.alignment = {batch.tgt_lengths[b], batch.src_lengths[b],
                         std::vector<float>(static_cast<size_t>(batch.tgt_lengths[b]) * batch.src_lengths[b], 0.0f)};
@@ -78,12 +86,20 @@ void Scorer::score_batch(const std::vector<size_t>& members, std::vector<ScoredP
     for (int b = 0; b < B; ++b) {
       ScoredPair& pair = pairs[members[b]];
       pair.log_prob += weight * log_probs[b];
+      for (int i = 0; i < batch.tgt_lengths[b]; ++i)
+        for (int j = 0; j < batch.src_lengths[b]; ++j)
+          attention_sums[b][j] += weight * ws.alpha(static_cast<Index>(i) * B + b, j);
       if (!options_.alignment) continue;
       for (int i = 0; i < pair.alignment.rows; ++i)
         for (int j = 0; j < pair.alignment.cols; ++j)
           pair.alignment.weights[static_cast<size_t>(i) * pair.alignment.cols + j] +=
               static_cast<float>(weight) * ws.alpha(static_cast<Index>(i) * B + b, j);
     }
+  }
+  for (int b = 0; b < B; ++b) {
+    ScoredPair& pair = pairs[members[b]];
+    pair.coverage = coverage_term(attention_sums[b]);
+    pair.score = ranking_score(options_.ranking, pair);
   }
   if (!options_.alignment || options_.piece_alignments || !model_.uses_subwords()) return;
   for (size_t k : members) {
@@ -117,10 +133,14 @@ std::vector<ScoredPair> Scorer::score(const std::vector<std::string>& src_lines,
       order, batch_size,
       [&](mpi::Writer& message, size_t k) {
         message.put(pairs[k].log_prob);
+        message.put(pairs[k].coverage);
+        message.put(pairs[k].score);
         write_alignment(message, pairs[k].alignment);
       },
       [&](mpi::Reader& message, size_t k) {
         message.get(pairs[k].log_prob);
+        message.get(pairs[k].coverage);
+        message.get(pairs[k].score);
         read_alignment(message, pairs[k].alignment);
       });
   return pairs;

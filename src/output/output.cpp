@@ -44,7 +44,7 @@ TranslationRecord OutputPrinter::record(const LineTranslation& translation, cons
 
 TranslationRecord OutputPrinter::record(const ScoredPair& pair) {
   return {pair.line, pair.source_pieces.empty() ? pair.source : pair.source_pieces,
-          pair.target_pieces.empty() ? pair.target : pair.target_pieces, pair.log_prob, pair.alignment};
+          pair.target_pieces.empty() ? pair.target : pair.target_pieces, pair.score, pair.alignment};
 }
 
 std::string OutputPrinter::hypothesis_line(const LineTranslation& t, const Hypothesis& h) const {
@@ -74,6 +74,7 @@ void OutputPrinter::print(std::ostream& out, const ScoredPair& pair) const {
   }
   if (pair.scored()) {
     out << pair.log_prob << ' ' << std::exp(-pair.log_prob / static_cast<double>(pair.target.size() + 1));
+    if (options_.ranking_score) out << ' ' << pair.score;
     if (options_.alignment != AlignmentFormat::none) out << " ||| " << alignment_text(pair.alignment, options_.alignment);
   }
   out << '\n';

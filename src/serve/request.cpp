@@ -88,6 +88,17 @@ AlignmentFormat alignment_field(const json& body) {
   throw RequestError(400, "'alignment' must be \"none\", \"hard\" or \"soft\"");
 }
 
+// "normalize", "word_penalty", "length_penalty_alpha", "coverage_penalty": how /translate ranks
+// hypotheses and /score its targets (ranking_score), into ranking (its normalize the default).
+void ranking_fields(const json& body, BeamOptions& ranking) {
+  ranking.normalize = number_field(body, "normalize", ranking.normalize, true);
+  ranking.word_penalty = number_field(body, "word_penalty", 0, false);
+  ranking.length_penalty_alpha = number_field(body, "length_penalty_alpha", -1, true);
+  if (body.contains("normalize") && body.contains("length_penalty_alpha"))  // as translate refuses the pair
+    throw RequestError(400, "'normalize' and 'length_penalty_alpha' both rank by length: give one");
+  ranking.coverage_penalty = number_field(body, "coverage_penalty", 0, true);
+}
+
 void max_tokens_check(const std::string& text, const std::string& field, const RequestLimits& limits) {
   if (!is_valid_utf8(text)) throw RequestError(400, field + " is not valid UTF-8");
   const size_t tokens = tokenize(text, limits.tokenizer).size();
@@ -118,13 +129,8 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
   request.beam.beam_size = integer_field(value, "beam_size", 5, 1, limits.max_beam_size);
   request.n_best = integer_field(value, "n_best", 0, 0, request.beam.beam_size);
   request.beam.n_best = std::max(request.n_best, 1);
-  request.beam.normalize = number_field(value, "normalize", request.beam.normalize, true);
+  ranking_fields(value, request.beam);
   request.beam.max_length_factor = number_field(value, "max_length_factor", 0, true);
-  request.beam.word_penalty = number_field(value, "word_penalty", 0, false);
-  request.beam.length_penalty_alpha = number_field(value, "length_penalty_alpha", -1, true);
-  if (value.contains("normalize") && value.contains("length_penalty_alpha"))  // as translate refuses the pair
-    throw RequestError(400, "'normalize' and 'length_penalty_alpha' both rank by length: give one");
-  request.beam.coverage_penalty = number_field(value, "coverage_penalty", 0, true);
   request.alignment = alignment_field(value);
   request.replace_unk = bool_field(value, "replace_unk");
   request.detokenize = bool_field(value, "detokenize");
@@ -135,7 +141,8 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
 }
 
 ScoreRequest parse_score_request(const std::string& body, const RequestLimits& limits) {
-  const json value = parse_object(body, {"src", "tgt", "alignment"});
+  const json value = parse_object(
+      body, {"src", "tgt", "alignment", "normalize", "word_penalty", "length_penalty_alpha", "coverage_penalty"});
   ScoreRequest request;
   bool tgt_list = false;
   request.src = sentences_of(value, "src", limits.max_sentences, request.list);
@@ -148,6 +155,7 @@ ScoreRequest parse_score_request(const std::string& body, const RequestLimits& l
     max_tokens_check(request.tgt[k], "tgt" + index, limits);
   }
   request.alignment = alignment_field(value);
+  ranking_fields(value, request.ranking);
   return request;
 }
 

@@ -71,16 +71,18 @@ ordered_json translate_json(const TranslateRequest& request, const std::vector<L
   return {{"translations", std::move(translations)}};
 }
 
-// log_prob and perplexity as `score` prints them: perplexity = exp(−logprob / (tokens + 1)).
+// log_prob, perplexity and score as `score` prints them: perplexity = exp(−logprob / (tokens +
+// 1)), score the ranking score (log_prob unless the request gave ranking fields).
 ordered_json score_json(const ScoreRequest& request, const std::vector<ScoredPair>& pairs) {
   ordered_json scores = ordered_json::array();
   for (const ScoredPair& pair : pairs) {
     ordered_json fields = record_fields(OutputPrinter::record(pair), request.alignment);
     ordered_json entry;
-    entry["log_prob"] = pair.scored() ? fields["score"] : ordered_json(nullptr);
+    entry["log_prob"] = pair.scored() ? ordered_json(pair.log_prob) : ordered_json(nullptr);
     entry["perplexity"] = pair.scored()
                               ? ordered_json(std::exp(-pair.log_prob / static_cast<double>(pair.target.size() + 1)))
                               : ordered_json(nullptr);
+    entry["score"] = pair.scored() ? fields["score"] : ordered_json(nullptr);
     entry["source"] = fields["source"];
     entry["target"] = fields["target"];
     if (fields.contains("alignment") && pair.scored()) entry["alignment"] = fields["alignment"];

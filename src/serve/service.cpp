@@ -423,6 +423,7 @@ void TranslationService::score_job(ScoreJob& job) {
   try {
     const ScoreRequest& r = job.request;
     job.pairs = (r.alignment != AlignmentFormat::none ? aligning_scorer_ : scorer_)->score(r.src, r.tgt, 0);
+    for (ScoredPair& pair : job.pairs) pair.score = ranking_score(r.ranking, pair);  // the request's ranking
     job.done.set_value();
   } catch (...) {
     job.done.set_exception(std::current_exception());

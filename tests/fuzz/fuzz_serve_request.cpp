@@ -54,6 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         check_sentence(request.src[k], limits);
         check_sentence(request.tgt[k], limits);
       }
+      check_beam_options(request.ranking);  // what the Scorer checks (throws rnnsearch::Error)
     } else {
       const TranslateRequest request = parse_translate_request(body, limits);
       check(request.sentences.size() <= static_cast<size_t>(limits.max_sentences));

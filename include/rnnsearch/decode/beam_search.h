@@ -67,6 +67,16 @@ struct BeamOptions {
 // Throws rnnsearch::Error naming the offending option (--beam-size, --n-best, ...).
 void check_beam_options(const BeamOptions& options);
 
+// The score above of a hypothesis with log-probability log_p and `length` tokens (+ 1 for
+// </s> when finished); coverage is its Σ_j log min(Σ_i a_ij, 1) (coverage_term), read only
+// when β > 0. `rnnsearch score` ranks given translations by it too (decode/scorer.h).
+double ranking_score(const BeamOptions& options, double log_p, int length, double coverage);
+
+// Σ_j log min(sums_j, 1), sums_j = the attention on source position j summed over a
+// hypothesis' rows; a position no row attends to at all counts as log 1e-30 rather than −∞
+// (a weight that underflowed).
+double coverage_term(const std::vector<double>& sums);
+
 // The reference's limit: 2·S + 10 output tokens, S = source length including </s>; with a
 // max-length factor F > 0, ⌊F · S⌋ (at least 1).
 int max_output_length(int source_length, double max_length_factor = 0);

@@ -4,18 +4,28 @@
 //
 //   log p(y | x) = Σ_i log p(y_i | y_<i, x)   over the target tokens and </s>
 //
-// and, on request, the attention matrix of every target step. Pairs are batched by length
-// and batches run in parallel as in Translator.
+// and, on request, the attention matrix of every target step; and the score translate's beam
+// search would rank the target by (decode/beam_search.h: ranking_score, with the options of
+// ScorerOptions::ranking; log p itself unless they say otherwise), for reranking. Pairs are
+// batched by length and batches run in parallel as in Translator.
 #include <functional>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "rnnsearch/decode/beam_search.h"
 #include "rnnsearch/decode/hypothesis.h"
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/model/rnnsearch.h"
 
 namespace rnnsearch {
+
+// Beam options that rank by log-probability alone (normalize 0, no penalty).
+inline BeamOptions log_prob_ranking() {
+  BeamOptions options;
+  options.normalize = 0;
+  return options;
+}
 
 struct ScorerOptions {
   int batch_size = 32;    // pairs per batch
@@ -23,6 +33,10 @@ struct ScorerOptions {
   int threads = 1;        // batches scored at once
   bool alignment = false; // keep each pair's attention matrix
   bool piece_alignments = false;  // --alignment-units pieces: of the subword pieces, not words
+  // What ScoredPair::score ranks by: normalize, word_penalty, length_penalty_alpha and
+  // coverage_penalty as translate takes them (the rest is not read); by default none, so that
+  // score = log_prob.
+  BeamOptions ranking = log_prob_ranking();
 };
 
 // The result for one pair of lines. A pair that is not scored (empty side, not UTF-8, too
@@ -35,9 +49,17 @@ struct ScoredPair {
   std::vector<std::string> source_pieces, target_pieces;       // with piece alignments
   std::string warning;                        // why it was not scored; "" if fine
   double log_prob = std::numeric_limits<double>::quiet_NaN();
+  // coverage_term of its attention over the pieces, </s> row and column included (what the
+  // coverage penalty reads), and ranking_score under ScorerOptions::ranking
+  double coverage = std::numeric_limits<double>::quiet_NaN();
+  double score = std::numeric_limits<double>::quiet_NaN();
   Alignment alignment;                        // (target+1) × (source+1) tokens, when requested
   bool scored() const { return !src_ids.empty(); }
 };
+
+// What beam search would rank the pair's target by under these options (its length counts
+// </s>, as a finished hypothesis'); NaN when the pair is not scored.
+double ranking_score(const BeamOptions& ranking, const ScoredPair& pair);
 
 class Scorer {
  public:

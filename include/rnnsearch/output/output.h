@@ -4,8 +4,10 @@
 //
 //   translate, text:    "translation[ ||| alignment]"
 //   translate, n-best:  "i ||| translation[ ||| alignment] ||| score"   (Moses/Marian style)
-//   score, text:        "logprob perplexity[ ||| alignment]"   (empty when not scored)
-//   json (both):        record_json, one object per line (score null when not scored)
+//   score, text:        "logprob perplexity[ score][ ||| alignment]"   (empty when not scored;
+//                       score, the ranking score, with ranking_score)
+//   json (both):        record_json, one object per line (score null when not scored; for
+//                       score, the ranking score, which is logprob unless ranking options say)
 //
 // and the --heatmaps collector.
 #include <ostream>
@@ -30,6 +32,7 @@ struct OutputOptions {
   AlignmentFormat alignment = AlignmentFormat::none;
   bool json = false;        // --format json (else text)
   bool detokenize = false;  // translate: join word-level output tokens into text (output_text)
+  bool ranking_score = false;  // score: print ScoredPair::score after the perplexity
   TokenizerOptions tokenizer;  // the model's: raw-text models' words are text already
   // Whether decoding must keep attention matrices for this output (heatmaps aside).
   bool needs_alignment() const { return alignment != AlignmentFormat::none || json; }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rnnsearch/decode/beam_search.h"
+#include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/output/output.h"
 #include "rnnsearch/text/tokenizer.h"
 
@@ -35,6 +36,7 @@ struct ScoreRequest {
   std::vector<std::string> src, tgt;
   bool list = false;
   AlignmentFormat alignment = AlignmentFormat::none;
+  BeamOptions ranking = log_prob_ranking();  // what each pair's "score" ranks by (as score's options)
 };
 
 // What a request is checked against: ServiceOptions' limits of one request (--max-sentences,
