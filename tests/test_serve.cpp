@@ -392,7 +392,9 @@ void Serve::expect_controls_give_the_cli_translations(const Server& server, cons
     for (size_t h = 0; h < hypotheses.size(); ++h, ++record) {
       const json cli_record = json::parse(records.at(record));
       EXPECT_EQ(hypotheses[h]["target"], cli_record["target"]) << sentences_[k];
-      EXPECT_NEAR(hypotheses[h]["score"].get<double>(), cli_record["score"].get<double>(), 1e-5);
+      // float rounding differs with what shares a step; more of it in the deep, normalized model
+      const double score = cli_record["score"].get<double>();
+      EXPECT_NEAR(hypotheses[h]["score"].get<double>(), score, 1e-5 + 4e-6 * std::abs(score));
     }
   }
   EXPECT_EQ(record, records.size());
