@@ -442,24 +442,35 @@ TEST(GruStepGradient, InputsStateAndWeights) {
 }
 
 // The normalisation itself: each block of each row has mean 0 and variance 1/(1 + ε/var)
-// before γ and β, and the product is replaced by γ ∘ x̂ + β.
+// before γ and β, and what reads it gets γ ∘ x̂ + β + add, through σ or tanh when fused with
+// the gates; out may be the product's own storage.
 TEST(LayerNorm, NormalisesEachBlockOfEachRow) {
   std::mt19937_64 rng(4);
   const Index R = 3, n = 4;
   const Mat<double> P = random_matrix(R, 3 * n, rng, 3.0), gain = random_matrix(1, 3 * n, rng),
-                    bias = random_matrix(1, 3 * n, rng);
+                    bias = random_matrix(1, 3 * n, rng), add = random_matrix(R, 3 * n, rng),
+                    b = random_matrix(1, 3 * n, rng);
   Mat<double> hat(R, 3 * n), inv_std(R, 2);
   const NormedProduct<double> norm{gain.data(), bias.data(), nullptr, nullptr, hat, inv_std};
-  Mat<double> y = P;
-  layer_norm_forward<double>(y, norm);
+  Mat<double> y = P;  // LN(P) + b over P
+  layer_norm_forward<double>(y, {b.data(), 0}, y, norm);
+  Mat<double> gates(R, 3 * n);  // [σ | tanh](LN(P) + add)
+  layer_norm_forward<double>(P.leftCols(2 * n), {add.data(), add.outerStride()}, Activation::sigmoid,
+                             gates.leftCols(2 * n), norm, 0, 2 * n, 0);
+  layer_norm_forward<double>(P.rightCols(n), {add.data() + 2 * n, add.outerStride()}, Activation::tanh,
+                             gates.rightCols(n), norm, 2 * n, n, 1);
   for (Index r = 0; r < R; ++r)
     for (const auto& [begin, width] : {std::pair<Index, Index>{0, 2 * n}, {2 * n, n}}) {
       const Eigen::RowVectorXd v = P.row(r).segment(begin, width);
       const double mean = v.mean(), var = (v.array() - mean).square().mean();
       for (Index k = 0; k < width; ++k) {
+        const Index c = begin + k;
         const double expected = (v(k) - mean) / std::sqrt(var + kLayerNormEpsilon);
-        EXPECT_NEAR(hat(r, begin + k), expected, 1e-12);
-        EXPECT_NEAR(y(r, begin + k), gain(0, begin + k) * expected + bias(0, begin + k), 1e-12);
+        const double normed = gain(0, c) * expected + bias(0, c);
+        EXPECT_NEAR(hat(r, c), expected, 1e-12);
+        EXPECT_NEAR(y(r, c), normed + b(0, c), 1e-12);
+        EXPECT_NEAR(gates(r, c), begin == 0 ? 1 / (1 + std::exp(-(normed + add(r, c)))) : std::tanh(normed + add(r, c)),
+                    1e-12);
       }
     }
 }

@@ -60,8 +60,8 @@ void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& m
     if (out.context_norm) {
       auto product = rows_of(gru_scratch, R, 3 * n);  // (the GRU's scratch after)
       product.noalias() = out.context * params.mat(dec_C);
-      layer_norm_forward<T>(product, *out.context_norm);
-      out.cache.gates += product;
+      auto g = out.cache.gates;
+      layer_norm_forward<T>(product, {g.data(), g.outerStride()}, g, *out.context_norm);  // g += LN_C(product)
     } else {
       out.cache.gates.noalias() += out.context * params.mat(dec_C);
     }

@@ -26,15 +26,21 @@ void gru_step_forward(const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* mo
   if (cache.dropout) cache.dropout->dropped = h_prev.cwiseProduct(cache.dropout->mask);
   const MatCRef<T> h_read = cache.dropout ? MatCRef<T>(cache.dropout->dropped) : h_prev;
 
-  // [r | z] = σ(g_rz + h̄ U_rz), or σ(g_rz + LN_U(h̄ U_rz))
+  // [r | z] = σ(g_rz + h̄ U_rz), or σ(g_rz + LN_U(h̄ U_rz)) (normalization and σ fused, row by row)
   scratch.leftCols(2 * n).noalias() = h_read * U.leftCols(2 * n);
-  if (cache.norm) layer_norm_forward<T>(scratch.leftCols(2 * n), *cache.norm, 0, 2 * n, 0);
-  cache.gates.leftCols(2 * n) = (scratch.leftCols(2 * n) + g.leftCols(2 * n)).array().logistic().matrix();
+  if (cache.norm)
+    layer_norm_forward<T>(scratch.leftCols(2 * n), {g.data(), g.outerStride()}, Activation::sigmoid,
+                          g.leftCols(2 * n), *cache.norm, 0, 2 * n, 0);
+  else
+    cache.gates.leftCols(2 * n) = (scratch.leftCols(2 * n) + g.leftCols(2 * n)).array().logistic().matrix();
   // h̃ = tanh(g_h + (r ∘ h̄) U_h), or tanh(g_h + LN_U((r ∘ h̄) U_h))
   cache.r_h = r.cwiseProduct(h_read);
   scratch.rightCols(n).noalias() = cache.r_h * U.rightCols(n);
-  if (cache.norm) layer_norm_forward<T>(scratch.rightCols(n), *cache.norm, 2 * n, n, 1);
-  h_cand = (scratch.rightCols(n) + g.rightCols(n)).array().tanh().matrix();
+  if (cache.norm)
+    layer_norm_forward<T>(scratch.rightCols(n), {g.data() + 2 * n, g.outerStride()}, Activation::tanh, h_cand,
+                          *cache.norm, 2 * n, n, 1);
+  else
+    h_cand = (scratch.rightCols(n) + g.rightCols(n)).array().tanh().matrix();
   // h = h_prev + m z ∘ (h̃ - h_prev)   (= (1-z) h_prev + z h̃ for moving rows; h_prev, not h̄)
   for (Index b = 0; b < B; ++b)
     h.row(b) = h_prev.row(b) + moving[b] * z.row(b).cwiseProduct(h_cand.row(b) - h_prev.row(b));
@@ -93,8 +99,10 @@ template <class T>
 void gru_input_forward(const MatCRef<T>& X, const MatCRef<T>& W, const ConstRowVecMap<T>& b,
                        const std::optional<NormedProduct<T>>& norm, MatRef<T> g) {
   g.noalias() = X * W;
-  if (norm) layer_norm_forward<T>(g, *norm);
-  g.rowwise() += b;
+  if (norm)
+    layer_norm_forward<T>(g, {b.data(), 0}, g, *norm);  // LN_W(X W) + b, fused
+  else
+    g.rowwise() += b;
 }
 
 template <class T>

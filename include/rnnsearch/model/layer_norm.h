@@ -5,9 +5,11 @@
 //
 //   LN(P) = γ ∘ x̂ + β      x̂ = (P − mean) s      s = 1 / sqrt(var + 1e-5)   (per row and block)
 //
-// The forward replaces P by LN(P) in the pass that computes x̂ (kept for the backward, with
-// s), so the gates are then computed from LN(P) exactly as from P without normalization. The
-// backward needs x̂ and s, and writes dP over x̂:
+// The forward is fused with what reads LN(P): the gates σ(LN(P) + g) and tanh(LN(P) + g), or
+// the pre-activations LN(P) + b and g_E + LN_C(c dec_C). It works one row at a time, while
+// the row is in the L1 cache: the mean, the variance, then x̂ (kept for the backward, with s)
+// and the gate from it; LN(P) itself is never stored. The backward needs x̂ and s, and writes
+// dP over x̂, also row by row (with dγ and dβ):
 //
 //   dP = s (γ∘dy − mean(γ∘dy) − x̂ mean(γ∘dy ∘ x̂))      dγ += Σ_rows dy ∘ x̂      dβ += Σ_rows dy
 #include <optional>
@@ -31,14 +33,29 @@ struct NormedProduct {
   MatRef<T> inv_std;  // R×2   s of the [r | z] block (column 0) and the h̃ block (column 1)
 };
 
-// Columns [begin, begin + width) of the product are one block (block 0 = [r | z], 1 = h̃):
-// P (R×width, those columns) in: the product, out: LN(P); writes the block's x̂ and s.
-template <class T>
-void layer_norm_forward(MatRef<T> P, NormedProduct<T> norm, Index begin, Index width, int block);
+// What reads a normalised block: σ (the r and z gates), tanh (h̃) or nothing (a pre-activation
+// g = LN_W(X W) + b, or g_E + LN_C(c dec_C)).
+enum class Activation { none, sigmoid, tanh };
 
-// Both blocks of a whole 3n-wide product P.
+// R rows of width coefficients, row r at data + r * stride: {m.data(), m.outerStride()} for
+// a matrix, {b.data(), 0} for one row vector given to every row (a bias).
 template <class T>
-void layer_norm_forward(MatRef<T> P, NormedProduct<T> norm);
+struct Rows {
+  const T* data;
+  Index stride;
+};
+
+// Columns [begin, begin + width) of the product are one block (block 0 = [r | z], 1 = h̃):
+// P (R×width, those columns): the product; add: R rows of width, what the gate adds to LN(P);
+// writes out = f(LN(P) + add) (R×width) and the block's x̂ and s. out may share P's or add's
+// storage: each coefficient is read before it is written.
+template <class T>
+void layer_norm_forward(const MatCRef<T>& P, Rows<T> add, Activation f, MatRef<T> out, NormedProduct<T> norm,
+                        Index begin, Index width, int block);
+
+// Both blocks of a whole 3n-wide product: out = LN(P) + add.
+template <class T>
+void layer_norm_forward(const MatCRef<T>& P, Rows<T> add, MatRef<T> out, NormedProduct<T> norm);
 
 // dy: R×width, the gradient of the block's LN(P). Replaces the block's x̂ by dP and adds
 // the block's dγ and dβ.
