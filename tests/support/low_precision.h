@@ -19,18 +19,19 @@ inline double relative_difference(const MatCRef<float>& got, const MatCRef<float
   return (got - want).norm() / want.norm();
 }
 
-// Maxout, maxout with tied target embeddings, linear output layers, maxout with layer
-// normalization, and maxout with a two-transition, two-layer encoder (with --skip) and a
-// two-cell conditional decoder under a second two-transition decoder layer (e=32, n=24, l=32,
-// 300 target words), each with its name.
+// With e=32, n=24, l=32 and 300 target words, each with its name: maxout, maxout with tied
+// target embeddings, linear output layers, maxout with layer normalization, maxout with a
+// two-transition, two-layer encoder (with --skip) and a two-cell conditional decoder under a
+// second two-transition decoder layer, and that deep model with layer normalization
+// (Marian's deep s2s).
 inline std::vector<std::pair<std::string, ModelConfig>> output_layer_variants() {
   std::vector<std::pair<std::string, ModelConfig>> variants;
-  for (const char* name :
-       {"maxout", "maxout tied", "linear", "maxout layer-normalized", "maxout deep"}) {
+  for (const char* name : {"maxout", "maxout tied", "linear", "maxout layer-normalized", "maxout deep",
+                           "maxout deep layer-normalized"}) {
     const std::string kind = name;
     ModelConfig config = tiny_config(50, 300, kind == "linear" ? OutputKind::linear : OutputKind::maxout, 32, 24, 32);
     config.tied_embeddings = kind == "maxout tied";
-    config.layer_norm = kind == "maxout layer-normalized";
+    config.layer_norm = kind.find("layer-normalized") != std::string::npos;
     config.enc_cell_depth = kind.find("deep") != std::string::npos ? 2 : 1;
     config.dec_cell_base_depth = config.enc_depth = config.dec_depth = config.dec_cell_high_depth =
         config.enc_cell_depth;
