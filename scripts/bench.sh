@@ -18,9 +18,16 @@
 #              (RNNSEARCH_MPI_OVERLAP=0)
 #   serving:   rnnsearch serve with 1, 8, 32 and 128 one-sentence clients against translate
 #              (scripts/serve_load.py, docs/serve.md; SERVE=0 skips it)
+#   models:    training small as the paper's GRU, the conditional GRU (the quickstart's), and
+#              Marian's deep s2s (2 transitions, 2 layers, --skip), each without and with
+#              --layer-normalization, and the share of its time that layer normalization adds;
+#              decoding (beam 5, batches of 32) with each model in MODELS beside MODEL
+#              (ARCHITECTURES=0 skips the training part)
 #
 #   MODEL=models/en-de-small   trained word-level model to decode with (TEXT=lowercased scripts/quickstart.sh
 #                              makes it: the reference decodes lowercased tokens too)
+#   MODELS=""                  other trained models to decode test_2016_flickr with, e.g. the quickstart's
+#                              and a deep one (ENC_CELL_DEPTH=2 ... LAYER_NORM=1 scripts/quickstart.sh)
 #   SHORTLIST="1000 100"         FIRST BEST of translate --shortlist (MODEL/lex.s2t, or learned here)
 #   REPEAT=1                   runs of each main-table measure; the table gives their median
 #   REF=<directory of the PyTorch reference implementation>, REF_CKPT=<reference checkpoint to decode with>; without
@@ -35,6 +42,8 @@ SHORTLIST=${SHORTLIST:-1000 100}
 REF=${REF:-}  # the PyTorch reference is not part of this repository
 REF_MINUTES=${REF_MINUTES:-6}
 REPEAT=${REPEAT:-1}
+MODELS=${MODELS:-}
+ARCHITECTURES=${ARCHITECTURES:-1}
 data=$root/corpora/multi30k
 bin=$root/build/rnnsearch
 work=$(mktemp -d)
@@ -224,6 +233,44 @@ if [ -n "$REF" ] && [ -f "$REF/train.py" ] && /usr/bin/python3 -c "import torch"
 else
   echo "reference: skipped; set REF to the PyTorch reference's directory and install python3-torch libopenblas0-pthread for the side-by-side run"
 fi
+
+# Model architectures (docs/design.md §1.2–§1.4): training speed of the preset small's sizes
+# as the paper's GRU, the conditional GRU and Marian's deep s2s, each without and with layer
+# normalization. What normalization costs is its share of the normalized model's time:
+# 1 - (tok/s with) / (tok/s without).
+if [ "$ARCHITECTURES" != 0 ]; then
+  echo
+  echo "| model, preset small sizes (2 threads, median of $REPEAT) | tgt tok/s | with --layer-normalization | of its time in layer normalization |"
+  echo "| --- | --- | --- | --- |"
+  for arch in "paper GRU|" "conditional GRU|--dec-cell-base-depth 2" \
+    "deep s2s|--enc-cell-depth 2 --dec-cell-base-depth 2 --dec-cell-high-depth 2 --enc-depth 2 --dec-depth 2 --skip"; do
+    name=${arch%%|*} flags=${arch#*|}
+    for ln in "" "--layer-normalization"; do
+      speeds=()
+      for ((k = 0; k < REPEAT; ++k)); do
+        # shellcheck disable=SC2086  # (the flags are words)
+        out=$("$bin" train --train-src $data/train.en.gz --train-tgt $data/train.de.gz --valid-src $data/val.en.gz \
+          --valid-tgt $data/val.de.gz --model "$work/arch-$k" --preset small $flags $ln --threads 2 \
+          --bench-seconds "$BENCH_SECONDS" --bench-warmup 20 2>/dev/null)
+        rm -rf "$work/arch-$k"
+        speeds+=("$(echo "$out" | field "tgt_tok/s")")
+      done
+      r[arch_$ln]=$(median "${speeds[@]}")
+    done
+    plain=${r[arch_]} normed=${r[arch_--layer-normalization]}
+    echo "| $name | $plain | $normed | $(awk -v a="$normed" -v b="$plain" 'BEGIN { if (b > 0) printf "%.1f%%", 100 * (1 - a / b); else print "n/a" }') |"
+  done
+fi
+for m in $MODELS; do
+  out=$("$bin" translate -m "$m" -i "$work/test.en" -o "$work/hyp.models" --beam-size 5 --batch-size 32 --threads 2 \
+    2>&1 >/dev/null) || { echo "bench.sh: translate with $m failed: $out" >&2; continue; }
+  shape=$(/usr/bin/python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["model"]
+print(" ".join(f"{k}={v}" for k, v in m.items() if k not in ("src_vocab", "tgt_vocab", "emb", "maxout", "output_layer")))' \
+    "$m/config.json")
+  echo "rnnsearch translate beam 5, batch 32, $m ($shape):" \
+    "$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1) lines/s, beside ${r[decode_beam_batched]} with $MODEL"
+done
 
 # The server under load (docs/serve.md): 1 to 128 one-sentence clients against translate.
 if [ "${SERVE:-1}" != 0 ]; then
