@@ -5,7 +5,7 @@
 namespace rnnsearch {
 
 template <class T>
-void layer_norm_forward(const MatCRef<T>& P, Rows<T> add, Activation f, MatRef<T> out, NormedProduct<T> norm,
+void layer_norm_forward(const MatCRef<T>& P, AddedRows<T> add, Activation f, MatRef<T> out, NormedProduct<T> norm,
                         Index begin, Index width, int block) {
   using RowArray = Eigen::Map<const Eigen::Array<T, 1, Eigen::Dynamic>>;
   const RowArray gain(norm.gain + begin, width), bias(norm.bias + begin, width);
@@ -29,7 +29,7 @@ void layer_norm_forward(const MatCRef<T>& P, Rows<T> add, Activation f, MatRef<T
 }
 
 template <class T>
-void layer_norm_forward(const MatCRef<T>& P, Rows<T> add, MatRef<T> out, NormedProduct<T> norm) {
+void layer_norm_forward(const MatCRef<T>& P, AddedRows<T> add, MatRef<T> out, NormedProduct<T> norm) {
   const Index n = P.cols() / 3;
   layer_norm_forward<T>(P.leftCols(2 * n), add, Activation::none, out.leftCols(2 * n), norm, 0, 2 * n, 0);
   layer_norm_forward<T>(P.rightCols(n), {add.data + 2 * n, add.stride}, Activation::none, out.rightCols(n), norm,
@@ -61,9 +61,9 @@ void layer_norm_backward(const MatCRef<T>& dy, NormedProduct<T> norm) {
 }
 
 #define RNNSEARCH_INSTANTIATE_LAYER_NORM(T)                                                                       \
-  template void layer_norm_forward<T>(const MatCRef<T>&, Rows<T>, Activation, MatRef<T>, NormedProduct<T>, Index, \
+  template void layer_norm_forward<T>(const MatCRef<T>&, AddedRows<T>, Activation, MatRef<T>, NormedProduct<T>, Index, \
                                       Index, int);                                                                \
-  template void layer_norm_forward<T>(const MatCRef<T>&, Rows<T>, MatRef<T>, NormedProduct<T>);                   \
+  template void layer_norm_forward<T>(const MatCRef<T>&, AddedRows<T>, MatRef<T>, NormedProduct<T>);                   \
   template void layer_norm_backward<T>(const MatCRef<T>&, NormedProduct<T>, Index, Index, int);                   \
   template void layer_norm_backward<T>(const MatCRef<T>&, NormedProduct<T>);
 RNNSEARCH_INSTANTIATE_LAYER_NORM(float)

@@ -40,7 +40,7 @@ enum class Activation { none, sigmoid, tanh };
 // R rows of width coefficients, row r at data + r * stride: {m.data(), m.outerStride()} for
 // a matrix, {b.data(), 0} for one row vector given to every row (a bias).
 template <class T>
-struct Rows {
+struct AddedRows {
   const T* data;
   Index stride;
 };
@@ -50,12 +50,12 @@ struct Rows {
 // writes out = f(LN(P) + add) (R×width) and the block's x̂ and s. out may share P's or add's
 // storage: each coefficient is read before it is written.
 template <class T>
-void layer_norm_forward(const MatCRef<T>& P, Rows<T> add, Activation f, MatRef<T> out, NormedProduct<T> norm,
+void layer_norm_forward(const MatCRef<T>& P, AddedRows<T> add, Activation f, MatRef<T> out, NormedProduct<T> norm,
                         Index begin, Index width, int block);
 
 // Both blocks of a whole 3n-wide product: out = LN(P) + add.
 template <class T>
-void layer_norm_forward(const MatCRef<T>& P, Rows<T> add, MatRef<T> out, NormedProduct<T> norm);
+void layer_norm_forward(const MatCRef<T>& P, AddedRows<T> add, MatRef<T> out, NormedProduct<T> norm);
 
 // dy: R×width, the gradient of the block's LN(P). Replaces the block's x̂ by dP and adds
 // the block's dγ and dβ.
