@@ -6,7 +6,7 @@
 #      ranks, to rounding for 3), also with a rank left without pairs in a batch;
 #      also deep layer-normalized, with --accumulate, and with bf16 products;
 #   2. resuming a 2-rank run gives the weights of an uninterrupted one;
-#   3. translate and score: output byte-identical to 1 process (text, n-best, JSON, alignments);
+#   3. translate, score and align: output byte-identical to 1 process (text, n-best, JSON, alignments);
 #   4. a rank that fails alone (its corpus missing, or rank 0 unable to save mid-training)
 #      ends the whole job, non-zero, in seconds;
 #   5. ranks that disagree (command line, corpus, --threads) are refused at start.
@@ -293,7 +293,14 @@ fi
 mpi2 "$bin" score --model "$work/one" --src "$input" --tgt "$root/corpora/tiny/val.de" --batch-size 3 \
   --alignment soft -o "$work/two.txt" 2> "$work/err" || fail "score on 2 ranks failed: $(cat "$work/err")"
 cmp -s "$work/one.txt" "$work/two.txt" || fail "score: 2 ranks differ from 1 process"
-echo "test_mpi: translate (target prefixes too) and score on 2 ranks are byte-identical to 1 process"
+# align with two directions (the model serves as its own reverse: the plumbing is what is
+# tested), links read by a threshold so that a 20-update model gives some.
+align=(align --model "$work/one" --reverse-model "$work/one" --src "$input" --tgt "$root/corpora/tiny/val.de"
+       --batch-size 3 --method threshold:0.05 --symmetrize union)
+"$bin" "${align[@]}" -o "$work/one.txt" 2> "$work/err" || fail "align failed: $(cat "$work/err")"
+mpi2 "$bin" "${align[@]}" -o "$work/two.txt" 2> "$work/err" || fail "align on 2 ranks failed: $(cat "$work/err")"
+cmp -s "$work/one.txt" "$work/two.txt" || fail "align: 2 ranks differ from 1 process"
+echo "test_mpi: translate (target prefixes too), score and align on 2 ranks are byte-identical to 1 process"
 
 # 4. One rank's corpus is missing (as on a machine without the file): the job ends, non-zero,
 # within seconds, and rank 1 says which file.

@@ -25,6 +25,8 @@ int vocab_command(const Args& args);
 int train_command(const Args& args);
 int translate_command(const Args& args);
 int score_command(const Args& args);
+int align_command(const Args& args);
+int align_eval_command(const Args& args);
 int bleu_command(const Args& args);
 int tokenize_command(const Args& args);
 int average_command(const Args& args);
@@ -77,6 +79,10 @@ bool ranking_given(const boost::program_options::variables_map& vm);
 
 // --log-every, --quiet: progress on stderr (util/progress_meter.h) of translate, score, train.
 boost::program_options::options_description progress_option_group(ProgressOptions& progress);
+
+// The lines of a file (or "-", standard input), read whole and not UTF-8-checked (a bad line
+// is the decoder's to report): rank 0 reads them, and in an MPI job every rank receives them.
+std::vector<std::string> all_lines(const std::string& path);
 
 // Standard output for "-", else a file opened for writing.
 class OutputFile {

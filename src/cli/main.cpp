@@ -23,6 +23,8 @@ const char* kUsage =
     "  train      train a model on a parallel corpus\n"
     "  translate  translate sentences with beam search; attention alignments and heatmaps\n"
     "  score      force-decode given translations: log-probabilities and alignments\n"
+    "  align      word alignments of a parallel corpus by forced decoding, Pharaoh links (docs/aligning.md)\n"
+    "  align-eval AER, precision and recall of links against gold sure/possible links\n"
     "  bleu       corpus BLEU of tokenized text, as multi-bleu.perl\n"
     "  tokenize   tokenize text as training does (e.g. references for bleu)\n"
     "  average    average the weights of several checkpoints of one model\n"
@@ -68,7 +70,8 @@ int main(int argc, char** argv) {
   using namespace rnnsearch::cli;
   const std::map<std::string, int (*)(const Args&)> commands = {
       {"vocab", vocab_command}, {"train", train_command}, {"translate", translate_command},
-      {"score", score_command}, {"bleu", bleu_command}, {"tokenize", tokenize_command},
+      {"score", score_command}, {"align", align_command}, {"align-eval", align_eval_command},
+      {"bleu", bleu_command}, {"tokenize", tokenize_command},
       {"average", average_command}, {"shortlist", shortlist_command}, {"serve", serve_command}};
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::cout << kUsage;
@@ -89,10 +92,11 @@ int main(int argc, char** argv) {
 #endif
   rnnsearch::mpi::init(&argc, &argv);
   const std::string name = argv[1];
-  if (rnnsearch::mpi::size() > 1 && name != "train" && name != "translate" && name != "score") {
+  if (rnnsearch::mpi::size() > 1 && name != "train" && name != "translate" && name != "score" && name != "align") {
     // Every rank would write the same files at once.
     if (rnnsearch::mpi::is_root())
-      std::cerr << who(argv[1]) << ": error: runs as one process; only train, translate and score run under mpirun\n";
+      std::cerr << who(argv[1])
+                << ": error: runs as one process; only train, translate, score and align run under mpirun\n";
     rnnsearch::mpi::finalize();
     return 2;
   }

@@ -9,26 +9,11 @@
 #include "commands.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/error.h"
-#include "rnnsearch/text/line_reader.h"
 #include "rnnsearch/util/mpi.h"
 
 namespace po = boost::program_options;
 
 namespace rnnsearch::cli {
-namespace {
-
-// Rank 0 reads the file; in an MPI job every rank receives its lines.
-std::vector<std::string> all_lines(const std::string& path) {
-  std::vector<std::string> lines;
-  if (mpi::is_root()) {
-    LineReader reader(path);
-    for (std::string line; reader.next(line);) lines.push_back(line);
-  }
-  mpi::broadcast(lines);
-  return lines;
-}
-
-}  // namespace
 
 int score_command(const Args& args) {
   DecodeArgs decode;

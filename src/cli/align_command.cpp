@@ -1,0 +1,94 @@
+// rnnsearch align: word alignments of a parallel corpus by forced decoding (align/aligner.h),
+// with one model or two (--reverse-model), one line of Pharaoh links per pair: 0-based
+// "source-target" word positions, sorted, as fast_align and eflomal write them. A pair that
+// cannot be scored gets an empty line and a warning on stderr.
+#include <iostream>
+#include <optional>
+
+#include "commands.h"
+#include "rnnsearch/align/aligner.h"
+#include "rnnsearch/error.h"
+#include "rnnsearch/util/mpi.h"
+
+namespace po = boost::program_options;
+
+namespace rnnsearch::cli {
+
+int align_command(const Args& args) {
+  DecodeArgs decode;
+  std::vector<std::string> reverse_dirs;
+  std::string src_path, tgt_path, input, output, method, symmetrize;
+  align::AlignerOptions aopts;
+  ProgressOptions progress_options;
+  po::options_description options("align options");
+  options.add_options()
+      ("reverse-model", po::value(&reverse_dirs)->composing(),
+       "a target→source model, scored on the swapped pairs: its links are symmetrized with the model's, or its "
+       "attention averaged with it (repeat: an ensemble)")
+      ("src", po::value(&src_path), "source sentences, one per line (.gz ok); with --tgt")
+      ("tgt", po::value(&tgt_path), "their translations, line by line")
+      ("input,i", po::value(&input),
+       "instead of --src and --tgt: lines 'SOURCE ||| TARGET', as fast_align reads them (- = stdin, the default)")
+      ("output,o", po::value(&output)->default_value("-"), "where to write the links (- = stdout)")
+      ("method", po::value(&method)->default_value("argmax"),
+       "how links are read off the attention: argmax (each target word to its most attended source word), "
+       "threshold:X (every weight >= X), average or average-threshold:X (the two models' matrices averaged first)")
+      ("symmetrize", po::value(&symmetrize),
+       "with --reverse-model: intersect, union, grow-diag, grow-diag-final or grow-diag-final-and (the default, "
+       "unless --method average...)")
+      ("max-length", po::value(&aopts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
+       "pairs with a side longer than this many words are skipped with a warning");
+  options.add(model_option_group(decode, "sentence pairs")).add(progress_option_group(progress_options));
+  po::variables_map vm;
+  if (parse_options("align", "--model DIR [--reverse-model DIR] (--src FILE --tgt FILE | -i FILE) [options]", options,
+                    args, vm))
+    return 0;
+  aopts.method = align::parse_align_method(method);  // before any file is opened
+  if (vm.count("symmetrize")) aopts.symmetrize = align::parse_symmetrization(symmetrize);
+  if (vm.count("src") != vm.count("tgt")) throw Error("--src and --tgt go together");
+  if (vm.count("src") && vm.count("input")) throw Error("give --src and --tgt, or --input, not both");
+  aopts.batch_size = decode.batch_size;
+  aopts.threads = set_threads(decode.threads);
+
+  // Lines are read whole, not UTF-8-checked: a bad line is reported and left unaligned.
+  std::vector<std::string> src_lines, tgt_lines, inputs;
+  std::string where;  // the file warnings name
+  if (vm.count("src")) {
+    src_lines = all_lines(src_path);
+    tgt_lines = all_lines(tgt_path);
+    if (src_lines.size() != tgt_lines.size())
+      throw Error(src_path + " and " + tgt_path + " differ in length: " + std::to_string(src_lines.size()) + " and " +
+                  std::to_string(tgt_lines.size()) + " lines");
+    inputs = {src_path, tgt_path};
+    where = src_path;
+  } else {
+    if (input.empty()) input = "-";
+    where = input == "-" ? "stdin" : input;
+    const std::vector<std::string> lines = all_lines(input);
+    src_lines.resize(lines.size());
+    tgt_lines.resize(lines.size());
+    for (size_t k = 0; k < lines.size(); ++k) align::split_parallel_line(lines[k], src_lines[k], tgt_lines[k], where, k + 1);
+    inputs = {input};
+  }
+  std::optional<OutputFile> out;  // rank 0 writes everything; opened before the work, to fail first
+  if (mpi::is_root()) out.emplace(output, inputs);
+  const std::vector<Model> models = load_ensemble(decode.model_dirs);
+  const std::vector<Model> reverse = reverse_dirs.empty() ? std::vector<Model>() : load_ensemble(reverse_dirs);
+  align::Aligner aligner(models, reverse, aopts);
+  // In an MPI job rank 0 shows its own share of the batches.
+  ProgressMeter progress("rnnsearch align", progress_options);
+  progress.start("aligning", "pairs", src_lines.size());
+  const std::vector<align::AlignedPair> pairs =
+      aligner.align(src_lines, tgt_lines, 0, [&](size_t finished) { progress.add(finished); });
+  progress.finish();
+  if (!out) return 0;
+  for (const align::AlignedPair& pair : pairs) {
+    if (!pair.warning.empty())
+      std::cerr << "rnnsearch align: " << located(where, pair.line + 1, "warning: " + pair.warning) << "\n";
+    out->stream() << align::pharaoh_text(pair.links) << "\n";
+  }
+  out->flush();
+  return 0;
+}
+
+}  // namespace rnnsearch::cli

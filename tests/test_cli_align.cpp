@@ -1,0 +1,197 @@
+// rnnsearch align and align-eval, run as the real binary on the tiny random model of
+// support/cli.h and a reverse one: the links are score's hard alignment without </s>, the
+// two inputs agree, two directions combine as the library's symmetrization of each alone,
+// bad lines and options; align-eval's line, --tail and errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "rnnsearch/align/links.h"
+#include "support/cli.h"
+
+namespace rnnsearch {
+namespace {
+
+using namespace test;
+using align::Link;
+using align::Links;
+
+// The tiny model's attention puts every target word of the last pair on the source </s>.
+const std::string kSrc = "a b c\nd e\nf a b c d\nb\nf b\n", kTgt = "x y\nz w v\ny y x z\nv w\ny x v v\n";
+const std::vector<size_t> kSourceWords = {3, 2, 5, 1, 2}, kTargetWords = {2, 3, 4, 2, 4};
+
+class AlignCli : public Cli {
+ protected:
+  static void SetUpTestSuite() {
+    Cli::SetUpTestSuite();
+    write_model_dir(reverse_model(), {"x", "y", "z", "w", "v"}, {"a", "b", "c", "d", "e", "f"}, -30.0f);
+  }
+  static std::string reverse_model() { return dir_->path("reverse"); }
+  static std::string src() { return write("align.src", kSrc); }
+  static std::string tgt() { return write("align.tgt", kTgt); }
+
+  // align's output, each line parsed; fails the test unless it ran cleanly, a line per pair.
+  static std::vector<Links> aligned(const std::string& arguments, const std::string& stdin_file = "") {
+    const Result r = run("align " + arguments, stdin_file);
+    EXPECT_EQ(r.status, 0) << r.err_text;
+    EXPECT_EQ(r.out.size(), kSourceWords.size()) << r.out_text;
+    std::vector<Links> links;
+    for (size_t k = 0; k < r.out.size(); ++k) {
+      links.push_back(align::parse_pharaoh(r.out[k], "out", k + 1));
+      EXPECT_EQ(align::pharaoh_text(links.back()), r.out[k]) << "sorted, once each";
+    }
+    return links;
+  }
+};
+
+// One model, argmax: score --alignment hard's pairs less those on the source </s> column, on
+// --src/--tgt and on 'SOURCE ||| TARGET' lines from a file or stdin alike.
+TEST_F(AlignCli, ArgmaxLinksAreScoresHardAlignmentWithoutEndOfSentence) {
+  const Result scored = run("score -m " + model() + " --src " + src() + " --tgt " + tgt() + " --alignment hard");
+  ASSERT_EQ(scored.status, 0) << scored.err_text;
+  const std::vector<Links> links = aligned("-m " + model() + " --src " + src() + " --tgt " + tgt());
+  ASSERT_EQ(links.size(), scored.out.size());
+  size_t dropped = 0;
+  for (size_t k = 0; k < links.size(); ++k) {
+    Links expected;
+    for (const std::string& pair : words(split(scored.out[k], " ||| ").at(1))) {
+      const Link link = align::parse_pharaoh(pair, "score", k + 1).at(0);
+      if (static_cast<size_t>(link.source) < kSourceWords[k]) expected.push_back(link);
+      else ++dropped;
+    }
+    EXPECT_EQ(align::pharaoh_text(links[k]), align::pharaoh_text(align::sorted_links(expected))) << k;
+  }
+  EXPECT_EQ(dropped, 4u) << "the last pair's, which must not become links";
+  EXPECT_TRUE(links.back().empty());
+
+  std::string pairs;
+  const std::vector<std::string> s = lines_of(kSrc), t = lines_of(kTgt);
+  for (size_t k = 0; k < s.size(); ++k) pairs += s[k] + " ||| " + t[k] + "\n";
+  const std::string bitext = write("align.bitext", pairs);
+  EXPECT_EQ(aligned("-m " + model() + " -i " + bitext + " --batch-size 1 --threads 2"), links);
+  EXPECT_EQ(aligned("-m " + model(), bitext), links) << "stdin";
+}
+
+// Two models: each --symmetrize method gives the library's symmetrization of the model's
+// links and the reverse model's alone (run on the swapped files, then transposed).
+TEST_F(AlignCli, TwoDirectionsAreSymmetrizedAsEachAlone) {
+  const std::vector<Links> forward = aligned("-m " + model() + " --src " + src() + " --tgt " + tgt());
+  const std::vector<Links> backward = aligned("-m " + reverse_model() + " --src " + tgt() + " --tgt " + src());
+  bool differ = false;
+  for (const char* name : {"intersect", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and"}) {
+    SCOPED_TRACE(name);
+    const std::vector<Links> both = aligned("-m " + model() + " --reverse-model " + reverse_model() + " --src " +
+                                            src() + " --tgt " + tgt() + " --symmetrize " + name);
+    for (size_t k = 0; k < both.size(); ++k) {
+      Links reverse;
+      for (const Link& l : backward[k]) reverse.push_back({l.target, l.source});
+      const Links expected = align::symmetrize(forward[k], align::sorted_links(reverse), static_cast<int>(kSourceWords[k]),
+                                               static_cast<int>(kTargetWords[k]), align::parse_symmetrization(name));
+      EXPECT_EQ(both[k], expected) << k;
+      differ = differ || both[k] != forward[k];
+    }
+  }
+  EXPECT_TRUE(differ) << "the reverse model changed nothing: the test would not see it ignored";
+  // The default is grow-diag-final-and.
+  EXPECT_EQ(aligned("-m " + model() + " --reverse-model " + reverse_model() + " --src " + src() + " --tgt " + tgt()),
+            aligned("-m " + model() + " --reverse-model " + reverse_model() + " --src " + src() + " --tgt " + tgt() +
+                    " --symmetrize grow-diag-final-and"));
+}
+
+// threshold:X links every word cell of weight ≥ X (a tiny X: all of them; 1: none of a random
+// model's); average reads the mean of both matrices, one link at most per target word.
+TEST_F(AlignCli, ThresholdAndAverageMethods) {
+  const std::vector<Links> all = aligned("-m " + model() + " --src " + src() + " --tgt " + tgt() +
+                                         " --method threshold:0.000001");
+  for (size_t k = 0; k < all.size(); ++k) EXPECT_EQ(all[k].size(), kSourceWords[k] * kTargetWords[k]) << k;
+  for (const Links& none : aligned("-m " + model() + " --src " + src() + " --tgt " + tgt() + " --method threshold:1"))
+    EXPECT_TRUE(none.empty());
+  const std::vector<Links> average = aligned("-m " + model() + " --reverse-model " + reverse_model() + " --src " +
+                                             src() + " --tgt " + tgt() + " --method average");
+  for (size_t k = 0; k < average.size(); ++k) {
+    EXPECT_LE(average[k].size(), kTargetWords[k]);
+    for (size_t a = 1; a < average[k].size(); ++a)
+      for (size_t b = 0; b < a; ++b) EXPECT_NE(average[k][a].target, average[k][b].target) << k;
+  }
+  const std::vector<Links> low = aligned("-m " + model() + " --reverse-model " + reverse_model() + " --src " + src() +
+                                         " --tgt " + tgt() + " --method average-threshold:0.000001");
+  for (size_t k = 0; k < low.size(); ++k) EXPECT_EQ(low[k].size(), kSourceWords[k] * kTargetWords[k]) << k;
+}
+
+// A pair that cannot be scored: an empty line and a warning naming the file and line; a line
+// without ' ||| ' and options that do not fit are one-line errors.
+TEST_F(AlignCli, BadPairsAndOptions) {
+  const std::string bitext = write("bad.bitext", "a b ||| x y\nc |||\nd \xff ||| z\n||| w\n");
+  const Result r = run("align -m " + model() + " -i " + bitext);
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  ASSERT_EQ(r.out.size(), 4u) << r.out_text;
+  EXPECT_NE(r.out[0], "");
+  EXPECT_EQ(r.out[1], "");
+  EXPECT_EQ(r.out[2], "");
+  EXPECT_NE(r.err_text.find(bitext + ":2: warning: empty target"), std::string::npos) << r.err_text;
+  EXPECT_NE(r.err_text.find(bitext + ":3: warning: invalid UTF-8"), std::string::npos) << r.err_text;
+  EXPECT_NE(r.err_text.find(bitext + ":4: warning: empty source"), std::string::npos) << r.err_text;
+
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"-i " + write("nosep.bitext", "a ||| x\nb|||y\n"), "nosep.bitext:2: no ' ||| ' between source and target"},
+      {"--src " + src() + " --tgt " + tgt() + " --method average", "give --reverse-model"},
+      {"--src " + src() + " --tgt " + tgt() + " --symmetrize union", "give --reverse-model"},
+      {"--src " + src() + " --tgt " + tgt() + " --method threshold:0", "--method must be argmax, threshold:X"},
+      {"--src " + src() + " --tgt " + tgt() + " --method argmax --symmetrize gdfa", "--symmetrize must be"},
+      {"--src " + src() + " -i " + src(), "--src and --tgt go together"},
+      {"--src " + src() + " --tgt " + write("short.tgt", "x\n"), "differ in length"},
+  };
+  for (const auto& [arguments, message] : refused) {
+    SCOPED_TRACE(arguments);
+    const Result e = run("align -m " + model() + " " + arguments);
+    EXPECT_EQ(e.status, 1);
+    ASSERT_EQ(e.errors.size(), 1u) << e.err_text;
+    EXPECT_EQ(e.errors[0].rfind("rnnsearch align: error: ", 0), 0u) << e.errors[0];
+    EXPECT_NE(e.errors[0].find(message), std::string::npos) << e.errors[0];
+    EXPECT_TRUE(e.out.empty());
+  }
+}
+
+// align-eval prints the corpus line (the hand-computed case of test_align); --tail scores the
+// last lines of a longer links file; links scored against themselves as gold give AER 0.
+TEST_F(AlignCli, AlignEvalPrintsTheCorpusLine) {
+  const std::string gold = write("eval.gold", "1-1 2-2 3p3\n1-2 2p1\n");
+  const Result r = run("align-eval --gold " + gold + " --links " + write("eval.links", "0-0 2-2 2-1\n0-1\n"));
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  ASSERT_EQ(r.out.size(), 1u);
+  EXPECT_EQ(r.out[0], "AER 28.57  precision 75.00  recall 66.67  (2 sentences, 4 links, 3 sure, 5 possible)");
+  const std::string longer = write("eval.longer", "9-9\n0-0 2-2 2-1\n0-1\n");
+  EXPECT_EQ(run("align-eval --gold " + gold + " --links " + longer + " --tail").out, r.out);
+  const Result stdin_links = run("align-eval --gold " + gold + " --tail", longer);
+  EXPECT_EQ(stdin_links.out, r.out) << stdin_links.err_text;
+  EXPECT_EQ(run("align-eval --gold " + write("zero.gold", "0-0 1-1 2p2\n0-1 1p0\n") + " --gold-zero-based --links " +
+                write("eval.links2", "0-0 2-2 2-1\n0-1\n")).out,
+            r.out);
+
+  const Result self = run("align -m " + model() + " --src " + src() + " --tgt " + tgt() + " -o " + dir_->path("self.links"));
+  ASSERT_EQ(self.status, 0) << self.err_text;
+  const Result perfect = run("align-eval --gold " + dir_->path("self.links") + " --gold-zero-based --links " +
+                             dir_->path("self.links"));
+  ASSERT_EQ(perfect.out.size(), 1u) << perfect.err_text;
+  EXPECT_EQ(perfect.out[0].rfind("AER 0.00  precision 100.00  recall 100.00  (5 sentences, ", 0), 0u) << perfect.out[0];
+
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"--gold " + gold + " --links " + longer, "has 3 lines and " + gold + " 2 (--tail scores its last 2)"},
+      {"--gold " + gold + " --links " + write("bad.links", "0-0\n0:1\n"), "bad.links:2: bad link '0:1'"},
+      {"--gold " + write("bad.gold", "1-1\n0-1\n") + " --links " + write("two.links", "0-0\n0-0\n"),
+       "bad.gold:2: link '0-1' has position 0 in a 1-based gold file"},
+  };
+  for (const auto& [arguments, message] : refused) {
+    SCOPED_TRACE(arguments);
+    const Result e = run("align-eval " + arguments);
+    EXPECT_EQ(e.status, 1);
+    ASSERT_EQ(e.errors.size(), 1u) << e.err_text;
+    EXPECT_EQ(e.errors[0].rfind("rnnsearch align-eval: error: ", 0), 0u) << e.errors[0];
+    EXPECT_NE(e.errors[0].find(message), std::string::npos) << e.errors[0];
+  }
+}
+
+}  // namespace
+}  // namespace rnnsearch
