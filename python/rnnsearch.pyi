@@ -20,6 +20,24 @@ def cpu() -> str:
 def build_info() -> str:
     """What this build uses for each optional feature, or why it is off (as `rnnsearch --version`)."""
 
+class AlignmentScores:
+    """AER, precision and recall of links against gold links, over a corpus (str(): align-eval's line)."""
+    @property
+    def aer(self) -> float: ...
+    @property
+    def precision(self) -> float: ...
+    @property
+    def recall(self) -> float: ...
+    sentences: int
+    links: int
+    sure: int
+    possible: int
+
+def alignment_error_rate(gold: Sequence[Union[str, bytes]], links: Sequence[Union[str, bytes]], *,
+                         gold_zero_based: bool = False, tail: bool = False) -> AlignmentScores:
+    """As `rnnsearch align-eval`: links are Pharaoh lines (0-based i-j), gold lines i-j sure / ipj possible,
+    1-based unless gold_zero_based; tail scores the last lines of a longer links list."""
+
 class Attention:
     """An attention matrix: rows target tokens + </s>, columns source tokens + </s>."""
     @property
@@ -101,9 +119,12 @@ class Translator:
               length_penalty_alpha: Optional[float] = None, coverage_penalty: float = 0.0) -> list[Score]:
         """Forced decoding of given translations, as `rnnsearch score`: one Score per pair. With the ranking
         keywords (score's options; normalize=None is 0) each Score's score is what translate ranks it by."""
-    def align(self, sources: Sentences, targets: Sentences, *, batch_size: int = 32,
-              max_length: int = 200) -> list[list[tuple[int, int]]]:
-        """Hard alignments, as `rnnsearch score --alignment hard`: 0-based (source, target) pairs."""
+    def align(self, sources: Sentences, targets: Sentences, *, batch_size: int = 32, max_length: int = 200,
+              reverse: Optional["Translator"] = None, method: Optional[str] = None,
+              symmetrize: Optional[str] = None) -> list[list[tuple[int, int]]]:
+        """0-based (source, target) links per pair. By default the hard alignment of `rnnsearch score
+        --alignment hard`; with reverse (a target→source Translator), method ('argmax', 'threshold:X',
+        'average', 'average-threshold:X') or symmetrize (as --symmetrize), those of `rnnsearch align`."""
     @property
     def models(self) -> list[str]: ...
     @property

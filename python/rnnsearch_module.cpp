@@ -7,7 +7,9 @@
 //   .translate(sentences, ...)              a TranslatorPool's Translator, translate_chunks: the
 //                                           CLI's chunks of batch_size × maxi_batch lines
 //   .score(sources, targets, ...)           Scorer::score over all pairs, as `rnnsearch score`
-//   .align(sources, targets, ...)           the hard alignment of score (`score --alignment hard`)
+//   .align(sources, targets, ...)           the hard alignment of score (`score --alignment hard`); with
+//                                           reverse=, method= or symmetrize=, align::Aligner, as `rnnsearch align`
+//   alignment_error_rate(gold, links)       align::evaluate_alignments, as `rnnsearch align-eval`
 //
 // The GIL is released while C++ computes; a Translator's decoders are not reentrant, so each
 // Python Translator has a lock and calls on one Translator from several threads run one after
@@ -21,6 +23,8 @@
 #include <mutex>
 #include <optional>
 
+#include "rnnsearch/align/aer.h"
+#include "rnnsearch/align/aligner.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/decode/translator_pool.h"
 #include "rnnsearch/error.h"
@@ -99,6 +103,16 @@ std::vector<std::string> text_lines(const py::handle& items, const char* what) {
     }
   }
   return lines;
+}
+
+// The lines of sources and targets, as many of each (else rnnsearch.Error).
+std::pair<std::vector<std::string>, std::vector<std::string>> pair_lines(const py::object& sources,
+                                                                         const py::object& targets) {
+  std::vector<std::string> src_lines = text_lines(sources, "sources"), tgt_lines = text_lines(targets, "targets");
+  if (src_lines.size() != tgt_lines.size())
+    throw Error("sources and targets differ in length: " + std::to_string(src_lines.size()) + " and " +
+                std::to_string(tgt_lines.size()) + " sentences");
+  return {std::move(src_lines), std::move(tgt_lines)};
 }
 
 // A model directory (str or os.PathLike) or a list of them (an ensemble).
@@ -229,10 +243,50 @@ class PyTranslator {
   }
 
   // `score --alignment hard`: a pair that is not scored has no pairs (an empty line there).
-  std::vector<Pairs> align(const py::object& sources, const py::object& targets, int batch_size, int max_length) {
+  // With reverse, method or symmetrize: `rnnsearch align` (align::Aligner), its links sorted
+  // and never on </s>; the reverse Translator's models score the swapped pairs on this one's
+  // threads, both Translators locked.
+  std::vector<Pairs> align(const py::object& sources, const py::object& targets, int batch_size, int max_length,
+                           const py::object& reverse, const std::optional<std::string>& method,
+                           const std::optional<std::string>& symmetrize) {
     std::vector<Pairs> alignments;
-    for (const ScoredPair& pair : run_scorer(sources, targets, true, batch_size, max_length, "words", log_prob_ranking()))
-      alignments.push_back(pair.scored() ? hard_alignment(pair.alignment) : Pairs{});
+    if (reverse.is_none() && !method && !symmetrize) {
+      for (const ScoredPair& pair :
+           run_scorer(sources, targets, true, batch_size, max_length, "words", log_prob_ranking()))
+        alignments.push_back(pair.scored() ? hard_alignment(pair.alignment) : Pairs{});
+      return alignments;
+    }
+    PyTranslator* other = reverse.is_none() ? nullptr : &reverse.cast<PyTranslator&>();
+    align::AlignerOptions options;
+    options.batch_size = batch_size;
+    options.max_length = max_length;
+    options.threads = threads_;
+    options.method = align::parse_align_method(method.value_or("argmax"));
+    if (symmetrize) options.symmetrize = align::parse_symmetrization(*symmetrize);
+    const auto [src_lines, tgt_lines] = pair_lines(sources, targets);
+    std::vector<align::AlignedPair> pairs;
+    {
+      py::gil_scoped_release release;
+      std::unique_lock<std::mutex> lock(mutex_, std::defer_lock), other_lock;
+      if (other && other != this) {
+        other_lock = std::unique_lock<std::mutex>(other->mutex_, std::defer_lock);
+        std::lock(lock, other_lock);
+      } else {
+        lock.lock();
+      }
+      const std::vector<Model> none;
+      align::Aligner aligner(models_, other ? other->models_ : none, options);
+      set_threads(threads_);
+      pairs = aligner.align(src_lines, tgt_lines, 0);
+    }
+    std::vector<std::pair<size_t, std::string>> warnings;
+    for (const align::AlignedPair& pair : pairs) {
+      if (!pair.warning.empty()) warnings.emplace_back(pair.line, pair.warning);
+      Pairs links;
+      for (const align::Link& link : pair.links) links.emplace_back(link.source, link.target);
+      alignments.push_back(std::move(links));
+    }
+    warn("pairs", warnings);
     return alignments;
   }
 
@@ -263,10 +317,7 @@ class PyTranslator {
   std::vector<ScoredPair> run_scorer(const py::object& sources, const py::object& targets, bool alignment,
                                      int batch_size, int max_length, const std::string& alignment_units,
                                      const BeamOptions& ranking) {
-    const std::vector<std::string> src_lines = text_lines(sources, "sources"), tgt_lines = text_lines(targets, "targets");
-    if (src_lines.size() != tgt_lines.size())
-      throw Error("sources and targets differ in length: " + std::to_string(src_lines.size()) + " and " +
-                  std::to_string(tgt_lines.size()) + " sentences");
+    const auto [src_lines, tgt_lines] = pair_lines(sources, targets);
     std::vector<ScoredPair> pairs;
     {
       py::gil_scoped_release release;
@@ -413,6 +464,27 @@ PYBIND11_MODULE(rnnsearch, m) {
         return "Score(log_prob=" + (s.log_prob ? std::string(py::repr(py::float_(*s.log_prob))) : "None") + ")";
       });
 
+  py::class_<align::AlignmentCounts>(m, "AlignmentScores",
+                                     "AER, precision and recall of links against gold links, over a corpus.")
+      .def_property_readonly("aer", &align::AlignmentCounts::aer, "alignment error rate, 0 to 1 (NaN: no links)")
+      .def_property_readonly("precision", &align::AlignmentCounts::precision, "|A∩P| / |A| (NaN without links)")
+      .def_property_readonly("recall", &align::AlignmentCounts::recall, "|A∩S| / |S| (NaN without sure links)")
+      .def_readonly("sentences", &align::AlignmentCounts::sentences)
+      .def_readonly("links", &align::AlignmentCounts::links, "|A|")
+      .def_readonly("sure", &align::AlignmentCounts::sure, "|S|")
+      .def_readonly("possible", &align::AlignmentCounts::possible, "|P| (sure links included)")
+      .def("__str__", &align::AlignmentCounts::summary)
+      .def("__repr__", [](const align::AlignmentCounts& c) { return "<rnnsearch.AlignmentScores " + c.summary() + ">"; });
+  m.def("alignment_error_rate",
+        [](const py::object& gold, const py::object& links, bool gold_zero_based, bool tail) {
+          return align::evaluate_alignments(text_lines(gold, "gold"), text_lines(links, "links"), gold_zero_based,
+                                            tail, "gold", "links");
+        },
+        py::arg("gold"), py::arg("links"), py::kw_only(), py::arg("gold_zero_based") = false, py::arg("tail") = false,
+        "AER, precision and recall of links (Pharaoh lines, 0-based i-j) against gold lines (i-j sure, ipj "
+        "possible, 1-based unless gold_zero_based), as `rnnsearch align-eval`; tail scores the last lines of "
+        "a longer links list. Errors name 'gold:LINE' or 'links:LINE' (1-based).");
+
   py::class_<PyTranslator>(m, "Translator", "A model, or an ensemble of models, loaded once.")
       .def(py::init<const py::object&, int, const std::string&>(), py::arg("model"), py::arg("threads") = 0,
            py::arg("precision") = "auto",
@@ -437,9 +509,14 @@ PYBIND11_MODULE(rnnsearch, m) {
            "ranking keywords are score's options of the same names (normalize=None is score's 0): each Score's "
            "score is then what translate would rank the target by.")
       .def("align", &PyTranslator::align, py::arg("sources"), py::arg("targets"), py::kw_only(),
-           py::arg("batch_size") = 32, py::arg("max_length") = 200,
-           "Hard alignments of given translations, as `rnnsearch score --alignment hard`: per pair the "
-           "0-based (source, target) positions; [] for a pair not scored.")
+           py::arg("batch_size") = 32, py::arg("max_length") = 200, py::arg("reverse") = py::none(),
+           py::arg("method") = py::none(), py::arg("symmetrize") = py::none(),
+           "Word alignments of given translations: per pair the 0-based (source, target) positions; [] for a "
+           "pair not scored. By default the hard alignment of `rnnsearch score --alignment hard` (which may "
+           "point at the source </s>); with reverse (a target→source Translator), method or symmetrize, "
+           "`rnnsearch align`'s links: sorted, never on </s>, method 'argmax' (the default), 'threshold:X', "
+           "'average' or 'average-threshold:X', symmetrize as --symmetrize (two directions: "
+           "'grow-diag-final-and' by default).")
       .def_property_readonly("models", &PyTranslator::weights_paths, "the weight files loaded")
       .def_property_readonly("precision", &PyTranslator::precision, "of the vocabulary projection, as resolved")
       .def_property_readonly("threads", &PyTranslator::threads);

@@ -2,7 +2,8 @@
 
 Trains tiny models on corpora/tiny with the rnnsearch binary, then checks that the module gives
 what the binary prints with the same options: translations byte for byte, n-best scores to
-print precision, attention equal to the JSON soft alignment, hard alignments, score and align,
+print precision, attention equal to the JSON soft alignment, hard alignments, score and align (with
+reverse models, methods and symmetrization as `rnnsearch align`), alignment_error_rate,
 the heatmap SVG, the one-line error messages; and that bad inputs raise or warn as documented,
 threads do not mix results up, and the GIL is released while C++ computes.
 
@@ -384,6 +385,49 @@ class ScoreMatchesCli(unittest.TestCase):
             self.assertEqual([" ".join("%d-%d" % p for p in a) for a in alignments], expected)
             self.assertEqual([s.alignment or [] for s in scores], alignments)
             self.assertTrue(all(len(a) == len(s.target) for a, s in zip(alignments, scores) if a))
+
+    def test_align_methods_and_aer_equal_cli_align(self):
+        translator = rnnsearch.Translator(MODELS["words"], threads=1)
+        # another en→de model serves as the reverse one: what is tested is that both sides run
+        # the same library code with the same options
+        reverse = rnnsearch.Translator(MODELS["other"], threads=1)
+        lines = {}
+        # (the tiny models attend mostly to </s>, which argmax never links: thresholds give links)
+        for kwargs, args in [(dict(method="argmax"), []),
+                             (dict(method="threshold:0.1"), ["--method", "threshold:0.1"]),
+                             (dict(reverse=reverse, symmetrize="union", method="threshold:0.1"),
+                              ["--symmetrize", "union", "--method", "threshold:0.1"]),
+                             (dict(reverse=reverse, method="threshold:0.1"), ["--method", "threshold:0.1"]),
+                             (dict(reverse=reverse, method="average-threshold:0.1"),
+                              ["--method", "average-threshold:0.1"])]:
+            with self.subTest(**{k: v for k, v in kwargs.items() if k != "reverse"}, reverse="reverse" in kwargs):
+                models = ["-m", MODELS["words"]] + (["--reverse-model", MODELS["other"]] if "reverse" in kwargs else [])
+                stdout, _ = run("align", *models, "--src", self.src, "--tgt", self.tgt, *args)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    alignments = translator.align(self.sources, self.targets, **kwargs)
+                self.assertEqual(len([w for w in caught if issubclass(w.category, rnnsearch.InputWarning)]), 3)
+                text = [" ".join("%d-%d" % p for p in a) for a in alignments]
+                self.assertEqual(text, out_lines(stdout))
+                if "threshold" in kwargs["method"]:
+                    self.assertTrue(any(text), "no links at all: the comparison would be empty")
+                lines[tuple(args) + (("reverse",) if "reverse" in kwargs else ())] = text
+        # AER of the symmetrized links against the argmax ones as 0-based gold, as align-eval
+        gold = lines[("--method", "threshold:0.1")]
+        links = lines[("--symmetrize", "union", "--method", "threshold:0.1", "reverse")]
+        stdout, _ = run("align-eval", "--gold", write("py.gold", "\n".join(gold).encode() + b"\n"), "--gold-zero-based",
+                        "--links", write("py.links", "\n".join(links).encode() + b"\n"))
+        scores = rnnsearch.alignment_error_rate(gold, links, gold_zero_based=True)
+        self.assertEqual(str(scores), out_lines(stdout)[0])
+        self.assertEqual(scores.recall, 1.0)  # the union holds the forward links
+        self.assertLess(scores.precision, 1.0)  # and the reverse model's
+        self.assertEqual(rnnsearch.alignment_error_rate(gold, gold, gold_zero_based=True).aer, 0.0)
+        with self.assertRaisesRegex(rnnsearch.Error, "^links:2: bad link 'x'"):
+            rnnsearch.alignment_error_rate(["1-1", "1-1"], ["0-0", "x"])
+        with self.assertRaisesRegex(rnnsearch.Error, "give --reverse-model"):
+            translator.align(["a"], ["b"], symmetrize="union")
+        with self.assertRaisesRegex(rnnsearch.Error, "--method must be argmax"):
+            translator.align(["a"], ["b"], method="maximum")
 
     def test_lengths_must_match(self):
         translator = rnnsearch.Translator(MODELS["words"], threads=1)
