@@ -212,5 +212,19 @@ TEST(AlignReading, ParallelLinesSplitAtTheSeparatorToken) {
             "in.txt:4: no ' ||| ' between source and target (expected SOURCE ||| TARGET)");
 }
 
+TEST(AlignReading, SymmetrizationIsResolvedForOneModelOrTwo) {
+  const align::AlignMethod argmax = align::parse_align_method("argmax"), average = align::parse_align_method("average");
+  EXPECT_EQ(align::resolved_symmetrization(true, argmax, std::nullopt), Symmetrization::grow_diag_final_and);
+  EXPECT_EQ(align::resolved_symmetrization(true, argmax, Symmetrization::union_), Symmetrization::union_);
+  EXPECT_FALSE(align::resolved_symmetrization(true, average, std::nullopt));
+  EXPECT_FALSE(align::resolved_symmetrization(false, argmax, std::nullopt));
+  EXPECT_EQ(error_of([&] { align::resolved_symmetrization(false, average, std::nullopt); }),
+            "--method average averages two models' attention: give --reverse-model");
+  EXPECT_EQ(error_of([&] { align::resolved_symmetrization(false, argmax, Symmetrization::intersect); }),
+            "--symmetrize combines the links of two models: give --reverse-model");
+  EXPECT_EQ(error_of([&] { align::resolved_symmetrization(true, average, Symmetrization::intersect); }),
+            "--method average reads one matrix of both models, --symmetrize combines their links: give one");
+}
+
 }  // namespace
 }  // namespace rnnsearch

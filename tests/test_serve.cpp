@@ -466,19 +466,26 @@ TEST_F(Serve, TargetPrefixesGiveTheCliTranslations) {
   }
 }
 
-// `rnnsearch score` of these pairs with these options: its stdout lines.
-std::vector<std::string> cli_score(const TempDir& dir, const std::string& model, const std::vector<std::string>& src,
-                                   const std::vector<std::string>& tgt, const std::string& options) {
+// `rnnsearch COMMAND --src S --tgt T OPTIONS` of these pairs: its stdout lines.
+std::vector<std::string> cli_on_pairs(const TempDir& dir, const std::string& command_and_model,
+                                      const std::vector<std::string>& src, const std::vector<std::string>& tgt,
+                                      const std::string& options) {
   std::string src_text, tgt_text;
   for (size_t k = 0; k < src.size(); ++k) {
     src_text += src[k] + "\n";
     tgt_text += tgt[k] + "\n";
   }
-  const std::string command = std::string(RNNSEARCH_BINARY) + " score -m " + model + " --src " +
+  const std::string command = std::string(RNNSEARCH_BINARY) + " " + command_and_model + " --src " +
                               dir.write("s.txt", src_text) + " --tgt " + dir.write("t.txt", tgt_text) + " " + options +
-                              " >" + dir.path("score.txt") + " 2>/dev/null";
+                              " >" + dir.path("pairs.txt") + " 2>/dev/null";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
-  return lines_of(dir.read("score.txt"));
+  return lines_of(dir.read("pairs.txt"));
+}
+
+// `rnnsearch score` of these pairs with these options: its stdout lines.
+std::vector<std::string> cli_score(const TempDir& dir, const std::string& model, const std::vector<std::string>& src,
+                                   const std::vector<std::string>& tgt, const std::string& options) {
+  return cli_on_pairs(dir, "score -m " + model, src, tgt, options);
 }
 
 const std::vector<std::string> kScoreSources = {"a b c", "d e f g", "", "h i"};
@@ -510,6 +517,62 @@ TEST_F(Serve, ScoreEqualsTheCliJson) {
   // Alone in its batch: equal to float rounding.
   EXPECT_NEAR(one.body["scores"][0]["log_prob"].get<double>(), json::parse(records[0])["score"].get<double>(), 1e-5);
   EXPECT_FALSE(one.body["scores"][0].contains("alignment"));
+}
+
+// POST /align gives `rnnsearch align`'s links with the same method and symmetrization, with
+// the reverse model of serve --reverse-model; what needs a reverse model the server lacks is
+// 422, a bad name 400.
+TEST_F(Serve, AlignEqualsTheCliAlign) {
+  const std::string reverse = dir_->path("reverse");
+  test::write_model_dir(reverse, {"u", "v", "w", "x", "y", "z", "q", "r"},
+                        {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}, -30.0f, 8, 12, 6);
+  Server server(*dir_, "-m " + model() + " --reverse-model " + reverse);
+  const std::vector<std::pair<json, std::string>> cases = {
+      {json::object(), ""},  // argmax, grow-diag-final-and
+      {{{"method", "threshold:0.1"}, {"symmetrize", "union"}}, "--method threshold:0.1 --symmetrize union"},
+      {{{"method", "average-threshold:0.1"}}, "--method average-threshold:0.1"}};
+  size_t links = 0;
+  for (const auto& [fields, options] : cases) {
+    SCOPED_TRACE(options);
+    const std::vector<std::string> lines = cli_on_pairs(*dir_, "align -m " + model() + " --reverse-model " + reverse,
+                                                        kScoreSources, kScoreTargets, options);
+    json body = fields;
+    body["src"] = kScoreSources;
+    body["tgt"] = kScoreTargets;
+    const Reply reply = post(server, "/align", body.dump());
+    ASSERT_EQ(reply.status, 200) << reply.text;
+    ASSERT_EQ(reply.body["alignments"].size(), lines.size());
+    for (size_t k = 0; k < lines.size(); ++k) {
+      std::string pharaoh;
+      for (const json& link : reply.body["alignments"][k]["links"])
+        pharaoh += (pharaoh.empty() ? "" : " ") + std::to_string(link[0].get<int>()) + "-" +
+                   std::to_string(link[1].get<int>());
+      EXPECT_EQ(pharaoh, lines[k]) << k;
+      links += reply.body["alignments"][k]["links"].size();
+    }
+    EXPECT_TRUE(reply.body["alignments"][2].contains("warning")) << "an empty side is not aligned";
+    EXPECT_EQ(reply.body["alignments"][0]["source"], json({"a", "b", "c"}));
+  }
+  EXPECT_GT(links, 0u) << "no links at all: the comparison would be empty";
+  EXPECT_EQ(get(server, "/info").body["reverse_models"].size(), 1u);
+  const Reply both = post(server, "/align", R"({"src": "a", "tgt": "u", "method": "average", "symmetrize": "union"})");
+  EXPECT_EQ(both.status, 422) << both.text;
+  const Reply bad = post(server, "/align", R"({"src": "a", "tgt": "u", "method": "maximum"})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body["error"].get<std::string>().find("'method': --method must be argmax"), std::string::npos)
+      << bad.text;
+  EXPECT_EQ(post(server, "/align", R"({"src": "a", "tgt": "u", "symmetrize": 3})").status, 400);
+  EXPECT_EQ(post(server, "/align", R"({"src": ["a"], "tgt": ["u", "v"]})").status, 400);
+  EXPECT_EQ(post(server, "/align", R"({"src": "a", "tgt": "u", "beam_size": 3})").status, 400);
+
+  Server alone(*dir_, "-m " + model());
+  const Reply needs = post(alone, "/align", R"({"src": "a b", "tgt": "u", "method": "average"})");
+  EXPECT_EQ(needs.status, 422) << needs.text;
+  EXPECT_NE(needs.body["error"].get<std::string>().find("give --reverse-model"), std::string::npos) << needs.text;
+  const Reply one = post(alone, "/align", R"({"src": "a b c", "tgt": "u v", "method": "threshold:0.000001"})");
+  ASSERT_EQ(one.status, 200) << one.text;
+  EXPECT_EQ(one.body["alignments"][0]["links"], json({{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0}, {2, 1}}));
+  EXPECT_EQ(get(alone, "/info").body["reverse_models"], json::array());
 }
 
 // The ranking fields of /score give the number score prints with the same options: what

@@ -104,18 +104,22 @@ void split_parallel_line(const std::string& line, std::string& source, std::stri
   throw Error(located(file, line_number, "no ' ||| ' between source and target (expected SOURCE ||| TARGET)"));
 }
 
+std::optional<Symmetrization> resolved_symmetrization(bool two_models, const AlignMethod& method,
+                                                      std::optional<Symmetrization> symmetrize) {
+  if (!two_models && method.average)
+    throw Error("--method " + align_method_name(method) + " averages two models' attention: give --reverse-model");
+  if (!two_models && symmetrize) throw Error("--symmetrize combines the links of two models: give --reverse-model");
+  if (method.average && symmetrize)
+    throw Error("--method " + align_method_name(method) +
+                " reads one matrix of both models, --symmetrize combines their links: give one");
+  if (two_models && !method.average && !symmetrize) return Symmetrization::grow_diag_final_and;
+  return symmetrize;
+}
+
 Aligner::Aligner(const std::vector<Model>& forward, const std::vector<Model>& reverse, const AlignerOptions& options)
     : options_(options) {
   if (forward.empty()) throw Error("aligning needs a model");
-  if (reverse.empty() && options.method.average)
-    throw Error("--method " + align_method_name(options.method) + " averages two models' attention: give --reverse-model");
-  if (reverse.empty() && options.symmetrize)
-    throw Error("--symmetrize combines the links of two models: give --reverse-model");
-  if (!reverse.empty() && options.method.average && options.symmetrize)
-    throw Error("--method " + align_method_name(options.method) +
-                " reads one matrix of both models, --symmetrize combines their links: give one");
-  if (!reverse.empty() && !options.method.average && !options.symmetrize)
-    options_.symmetrize = Symmetrization::grow_diag_final_and;
+  options_.symmetrize = resolved_symmetrization(!reverse.empty(), options.method, options.symmetrize);
   if (!reverse.empty() && reverse.front().tokenizer.kind != forward.front().tokenizer.kind)
     throw Error(std::string("the reverse model reads ") + tokenizer_kind_name(reverse.front().tokenizer.kind) +
                 " text and the model " + tokenizer_kind_name(forward.front().tokenizer.kind) +
@@ -126,6 +130,11 @@ Aligner::Aligner(const std::vector<Model>& forward, const std::vector<Model>& re
 }
 
 Aligner::~Aligner() = default;
+
+void Aligner::set_reading(const AlignMethod& method, std::optional<Symmetrization> symmetrize) {
+  options_.symmetrize = resolved_symmetrization(reverse_ != nullptr, method, symmetrize);
+  options_.method = method;
+}
 
 std::vector<AlignedPair> Aligner::align(const std::vector<std::string>& src_lines,
                                         const std::vector<std::string>& tgt_lines, size_t first_line,

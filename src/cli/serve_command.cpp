@@ -1,5 +1,5 @@
-// rnnsearch serve: the models behind an HTTP API (docs/serve.md): POST /translate and
-// /score, GET /health, /info, /metrics and the translation page at /. Concurrent requests'
+// rnnsearch serve: the models behind an HTTP API (docs/serve.md): POST /translate, /score and
+// /align, GET /health, /info, /metrics and the translation page at /. Concurrent requests'
 // sentences are decoded together, each as `rnnsearch translate` would (serve/service.h).
 // In a build without cpp-httplib (RNNSEARCH_HAVE_HTTP undefined) the command says so.
 #include <iostream>
@@ -21,6 +21,7 @@ int serve_command(const Args& args) {
   serve::ServiceOptions sopts;
   serve::HttpOptions hopts;
   std::string precision;
+  std::vector<std::string> reverse_dirs;
   long max_body = 0;
   po::options_description options("serve options");
   options.add_options()
@@ -51,7 +52,9 @@ int serve_command(const Args& args) {
       ("keep-alive-timeout", po::value(&hopts.keep_alive_s)->default_value(5)->notifier(at_least("keep-alive-timeout", 1)),
        "seconds a connection may stay idle before a request (the first one too) while holding an HTTP thread")
       ("precision", po::value(&precision)->default_value("auto"),
-       "of the vocabulary projection, as translate --precision: auto, fp32, bf16 or int8");
+       "of the vocabulary projection, as translate --precision: auto, fp32, bf16 or int8")
+      ("reverse-model", po::value(&reverse_dirs)->composing(),
+       "a target→source model for POST /align (as align --reverse-model; repeat: an ensemble)");
   options.add(model_option_group(decode, "sentences"));
   po::variables_map vm;
   if (parse_options("serve", "--model DIR [--port N] [--host ADDRESS] [options]", options, args, vm)) return 0;
@@ -68,7 +71,8 @@ int serve_command(const Args& args) {
   sopts.version = metric_version();
 
   const std::vector<Model> models = load_ensemble(decode.model_dirs);
-  serve::TranslationService service(models, sopts);
+  const std::vector<Model> reverse = reverse_dirs.empty() ? std::vector<Model>() : load_ensemble(reverse_dirs);
+  serve::TranslationService service(models, reverse, sopts);
   serve::serve(service, hopts, [&](int port) {
     std::cerr << "rnnsearch serve: listening on http://" << hopts.host << ":" << port << "/ (" << models.front().weights_path
               << (models.size() > 1 ? " and " + std::to_string(models.size() - 1) + " more (ensemble)" : "")

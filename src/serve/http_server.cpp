@@ -42,7 +42,7 @@ sigset_t stop_signals() {
 // The path label of /metrics: the routes by name, anything else as "other" (a scanner
 // trying thousands of paths must not make thousands of series).
 std::string path_label(const std::string& path) {
-  for (const char* route : {"/", "/translate", "/score", "/health", "/info", "/metrics"})
+  for (const char* route : {"/", "/translate", "/score", "/align", "/health", "/info", "/metrics"})
     if (path == route) return path;
   return "other";
 }
@@ -104,7 +104,9 @@ void serve(TranslationService& service, const HttpOptions& options, const std::f
                                    [&](const ScoreRequest& request) {
                                      return service.score_json(request, service.score(request));
                                    }));
-  for (const char* route : {"/translate", "/score"})
+  server.Post("/align", json_route([&](const std::string& body) { return service.parse_align_request(body); },
+                                   [&](const AlignRequest& request) { return service.align_json(service.align(request)); }));
+  for (const char* route : {"/translate", "/score", "/align"})
     server.Get(route, [](const httplib::Request& req, httplib::Response& res) {
       res.status = 405;
       res.set_header("Allow", "POST");

@@ -1,5 +1,5 @@
 // The requests of `rnnsearch serve` (request.h): parsing and validation of the JSON bodies
-// of POST /translate and /score. Takes no lock.
+// of POST /translate, /score and /align. Takes no lock.
 #include "rnnsearch/serve/request.h"
 
 #include <algorithm>
@@ -8,6 +8,8 @@
 #include <set>
 
 #include <nlohmann/json.hpp>
+
+#include "rnnsearch/error.h"
 
 namespace rnnsearch::serve {
 
@@ -107,6 +109,33 @@ void max_tokens_check(const std::string& text, const std::string& field, const R
                                 std::to_string(limits.max_tokens) + " (--max-tokens)");
 }
 
+// "src" and "tgt" of /score and /align: both strings or lists of the same length, each within
+// --max-tokens.
+void pair_fields(const json& body, const RequestLimits& limits, std::vector<std::string>& src,
+                 std::vector<std::string>& tgt, bool& list) {
+  bool tgt_list = false;
+  src = sentences_of(body, "src", limits.max_sentences, list);
+  tgt = sentences_of(body, "tgt", limits.max_sentences, tgt_list);
+  if (list != tgt_list || src.size() != tgt.size())
+    throw RequestError(400, "'src' and 'tgt' must both be strings or lists of the same length");
+  for (size_t k = 0; k < src.size(); ++k) {
+    const std::string index = list ? "[" + std::to_string(k) + "]" : "";
+    max_tokens_check(src[k], "src" + index, limits);
+    max_tokens_check(tgt[k], "tgt" + index, limits);
+  }
+}
+
+// A string field parsed by `parse` (which throws rnnsearch::Error for a bad name: 400).
+template <class Parse>
+auto name_field(const json& body, const std::string& field, Parse parse) {
+  if (!body[field].is_string()) throw RequestError(400, "'" + field + "' must be a string");
+  try {
+    return parse(body[field].get<std::string>());
+  } catch (const Error& e) {
+    throw RequestError(400, "'" + field + "': " + e.what());
+  }
+}
+
 }  // namespace
 
 TranslateRequest parse_translate_request(const std::string& body, const RequestLimits& limits) {
@@ -144,18 +173,24 @@ ScoreRequest parse_score_request(const std::string& body, const RequestLimits& l
   const json value = parse_object(
       body, {"src", "tgt", "alignment", "normalize", "word_penalty", "length_penalty_alpha", "coverage_penalty"});
   ScoreRequest request;
-  bool tgt_list = false;
-  request.src = sentences_of(value, "src", limits.max_sentences, request.list);
-  request.tgt = sentences_of(value, "tgt", limits.max_sentences, tgt_list);
-  if (request.list != tgt_list || request.src.size() != request.tgt.size())
-    throw RequestError(400, "'src' and 'tgt' must both be strings or lists of the same length");
-  for (size_t k = 0; k < request.src.size(); ++k) {
-    const std::string index = request.list ? "[" + std::to_string(k) + "]" : "";
-    max_tokens_check(request.src[k], "src" + index, limits);
-    max_tokens_check(request.tgt[k], "tgt" + index, limits);
-  }
+  pair_fields(value, limits, request.src, request.tgt, request.list);
   request.alignment = alignment_field(value);
   ranking_fields(value, request.ranking);
+  return request;
+}
+
+AlignRequest parse_align_request(const std::string& body, const RequestLimits& limits, bool two_models) {
+  const json value = parse_object(body, {"src", "tgt", "method", "symmetrize"});
+  AlignRequest request;
+  pair_fields(value, limits, request.src, request.tgt, request.list);
+  if (value.contains("method")) request.method = name_field(value, "method", align::parse_align_method);
+  if (value.contains("symmetrize"))
+    request.symmetrize = name_field(value, "symmetrize", align::parse_symmetrization);
+  try {
+    request.symmetrize = align::resolved_symmetrization(two_models, request.method, request.symmetrize);
+  } catch (const Error& e) {
+    throw RequestError(422, e.what());
+  }
   return request;
 }
 

@@ -1,5 +1,5 @@
-// The response bodies of `rnnsearch serve` (response.h): the JSON of /translate, /score and
-// /info, and of errors. Takes no lock.
+// The response bodies of `rnnsearch serve` (response.h): the JSON of /translate, /score,
+// /align and /info, and of errors. Takes no lock.
 #include "rnnsearch/serve/response.h"
 
 #include <cmath>
@@ -92,7 +92,25 @@ ordered_json score_json(const ScoreRequest& request, const std::vector<ScoredPai
   return {{"scores", std::move(scores)}};
 }
 
-ordered_json info_json(const std::vector<Model>& models, const ServiceOptions& options) {
+ordered_json align_json(const std::vector<align::AlignedPair>& pairs) {
+  ordered_json alignments = ordered_json::array();
+  for (const align::AlignedPair& pair : pairs) {
+    ordered_json links = ordered_json::array();
+    for (const align::Link& link : pair.links) links.push_back({link.source, link.target});
+    ordered_json entry;
+    entry["source"] = pair.source;
+    entry["target"] = pair.target;
+    entry["links"] = std::move(links);
+    if (!pair.warning.empty()) entry["warning"] = pair.warning;
+    alignments.push_back(std::move(entry));
+  }
+  return {{"alignments", std::move(alignments)}};
+}
+
+namespace {
+
+// Each model's weights file, parameter count and sizes.
+ordered_json model_entries(const std::vector<Model>& models) {
   ordered_json entries = ordered_json::array();
   for (const Model& model : models) {
     json config = model.config;
@@ -100,9 +118,17 @@ ordered_json info_json(const std::vector<Model>& models, const ServiceOptions& o
                        {"parameters", model.params.values().size()},
                        {"config", config}});
   }
+  return entries;
+}
+
+}  // namespace
+
+ordered_json info_json(const std::vector<Model>& models, const std::vector<Model>& reverse,
+                       const ServiceOptions& options) {
   const Model& model = models.front();
   return {{"version", options.version},
-          {"models", std::move(entries)},
+          {"models", model_entries(models)},
+          {"reverse_models", model_entries(reverse)},
           {"ensemble", models.size() > 1},
           {"source_vocabulary", model.src_vocab.size()},
           {"target_vocabulary", model.tgt_vocab.size()},

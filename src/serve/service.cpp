@@ -63,9 +63,10 @@ struct TranslationService::Job {
   bool finished_ = false;  // the promise is set
 };
 
+// A /score or /align request: `work` scores it (a copy of the request, the results into
+// state it shares with the caller, who may have timed out and gone).
 struct TranslationService::ScoreJob {
-  ScoreRequest request;
-  std::vector<ScoredPair> pairs;
+  std::function<void()> work;
   Clock::time_point arrived = Clock::now();
   std::atomic<bool> cancelled{false};  // timed out: set with the job taken out of the queue
   std::promise<void> done;
@@ -98,8 +99,9 @@ bool TranslationService::DecodeKey::operator<(const DecodeKey& o) const {
                   o.length_penalty_alpha, o.coverage_penalty);
 }
 
-TranslationService::TranslationService(const std::vector<Model>& models, const ServiceOptions& options)
-    : models_(models), options_(options), translators_(models, 8) {
+TranslationService::TranslationService(const std::vector<Model>& models, const std::vector<Model>& reverse,
+                                       const ServiceOptions& options)
+    : models_(models), reverse_(reverse), options_(options), translators_(models, 8) {
   if (models.empty()) throw Error("serve needs a model");
   tokenizer_ = models.front().tokenizer;
   check_at_least_one(options.batch_size, "batch-size");
@@ -117,6 +119,11 @@ TranslationService::TranslationService(const std::vector<Model>& models, const S
   scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models), sopts);
   sopts.alignment = true;
   aligning_scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models), sopts);
+  align::AlignerOptions aopts;
+  aopts.batch_size = sopts.batch_size;
+  aopts.max_length = sopts.max_length;
+  aopts.threads = sopts.threads;
+  aligner_ = std::make_unique<align::Aligner>(models, reverse, aopts);
   std::unique_lock<std::mutex> lock(mutex_);
   translator({5, 1, 1.0, false, false}, lock);  // the default options' Translator, made before the first request
   lock.unlock();
@@ -245,8 +252,27 @@ void TranslationService::cancel(const std::shared_ptr<Job>& job) {
 
 std::vector<ScoredPair> TranslationService::score(const ScoreRequest& request) {
   if (request.src.empty()) return {};
+  auto pairs = std::make_shared<std::vector<ScoredPair>>();
+  run_score_job([this, request, pairs] {
+    *pairs = (request.alignment != AlignmentFormat::none ? aligning_scorer_ : scorer_)->score(request.src, request.tgt, 0);
+    for (ScoredPair& pair : *pairs) pair.score = ranking_score(request.ranking, pair);  // the request's ranking
+  });
+  return std::move(*pairs);
+}
+
+std::vector<align::AlignedPair> TranslationService::align(const AlignRequest& request) {
+  if (request.src.empty()) return {};
+  auto pairs = std::make_shared<std::vector<align::AlignedPair>>();
+  run_score_job([this, request, pairs] {
+    aligner_->set_reading(request.method, request.symmetrize);
+    *pairs = aligner_->align(request.src, request.tgt, 0);
+  });
+  return std::move(*pairs);
+}
+
+void TranslationService::run_score_job(std::function<void()> work) {
   auto job = std::make_shared<ScoreJob>();
-  job->request = request;
+  job->work = std::move(work);
   std::future<void> done = job->done.get_future();
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -258,7 +284,6 @@ std::vector<ScoredPair> TranslationService::score(const ScoreRequest& request) {
     job->cancelled = true;
     score_queue_.erase(std::remove(score_queue_.begin(), score_queue_.end(), job), score_queue_.end());
   });
-  return std::move(job->pairs);
 }
 
 // A turn: between two decoder steps the search admits queued sentences with its options,
@@ -419,11 +444,9 @@ void TranslationService::decode_loop(Search& search) {
 
 void TranslationService::score_job(ScoreJob& job) {
   if (job.cancelled) return;
-  std::lock_guard<std::mutex> lock(score_mutex_);  // the Scorers' workspaces
+  std::lock_guard<std::mutex> lock(score_mutex_);  // the Scorers' and the Aligner's workspaces
   try {
-    const ScoreRequest& r = job.request;
-    job.pairs = (r.alignment != AlignmentFormat::none ? aligning_scorer_ : scorer_)->score(r.src, r.tgt, 0);
-    for (ScoredPair& pair : job.pairs) pair.score = ranking_score(r.ranking, pair);  // the request's ranking
+    job.work();
     job.done.set_value();
   } catch (...) {
     job.done.set_exception(std::current_exception());

@@ -51,6 +51,12 @@ Links swapped(const Links& links);
 void split_parallel_line(const std::string& line, std::string& source, std::string& target, const std::string& file,
                          size_t line_number);
 
+// --symmetrize resolved for one model or two: with two and a method that does not average,
+// the given one or grow-diag-final-and; else none. Throws rnnsearch::Error when they do not
+// fit (average or symmetrize with one model, both with two).
+std::optional<Symmetrization> resolved_symmetrization(bool two_models, const AlignMethod& method,
+                                                      std::optional<Symmetrization> symmetrize);
+
 struct AlignerOptions {
   int batch_size = 32;   // pairs scored together
   int max_length = 200;  // pairs with a side longer than this many words are skipped
@@ -73,10 +79,14 @@ class Aligner {
  public:
   // forward: the source→target model(s) (several: an ensemble, their attention averaged as
   // score's); reverse: the target→source ones, or none. Keeps references to both. Throws
-  // rnnsearch::Error on options that do not fit them (average or --symmetrize with one model,
-  // both with two, models reading other kinds of text).
+  // rnnsearch::Error on options that do not fit them (resolved_symmetrization; models reading
+  // other kinds of text).
   Aligner(const std::vector<Model>& forward, const std::vector<Model>& reverse, const AlignerOptions& options);
   ~Aligner();
+
+  // The method and symmetrization of later align() calls (the server's per request), checked
+  // and resolved as the constructor does with those of its options.
+  void set_reading(const AlignMethod& method, std::optional<Symmetrization> symmetrize);
 
   // src_lines[k] and tgt_lines[k] (same count) are input line first_line + k. finished(n),
   // when given, is told of pairs as they are done (from any thread). Pairs are aligned in

@@ -1,5 +1,5 @@
 #pragma once
-// The requests of `rnnsearch serve` (docs/serve.md): a JSON body of POST /translate or /score
+// The requests of `rnnsearch serve` (docs/serve.md): a JSON body of POST /translate, /score or /align
 // → a checked request, or RequestError (a 4xx and its message). Owns the request structs,
 // their parsing and validation against the limits of one request. Takes no lock (pure
 // functions of their arguments).
@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rnnsearch/align/aligner.h"
 #include "rnnsearch/decode/beam_search.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/output/output.h"
@@ -39,6 +40,13 @@ struct ScoreRequest {
   BeamOptions ranking = log_prob_ranking();  // what each pair's "score" ranks by (as score's options)
 };
 
+struct AlignRequest {
+  std::vector<std::string> src, tgt;
+  bool list = false;
+  align::AlignMethod method;                       // "method", as align --method (argmax)
+  std::optional<align::Symmetrization> symmetrize;  // "symmetrize", resolved (align::resolved_symmetrization)
+};
+
 // What a request is checked against: ServiceOptions' limits of one request (--max-sentences,
 // --max-tokens, --max-beam-size) and the model's tokenizer, whose tokens --max-tokens counts.
 struct RequestLimits {
@@ -46,8 +54,11 @@ struct RequestLimits {
   TokenizerOptions tokenizer;
 };
 
-// Both throw RequestError (400, 413, 422) naming the field at fault.
+// Each throws RequestError (400, 413, 422) naming the field at fault.
 TranslateRequest parse_translate_request(const std::string& body, const RequestLimits& limits);
 ScoreRequest parse_score_request(const std::string& body, const RequestLimits& limits);
+// two_models: the server has a reverse model (serve --reverse-model); a method or
+// symmetrization that needs one, or does not fit it, is 422.
+AlignRequest parse_align_request(const std::string& body, const RequestLimits& limits, bool two_models);
 
 }  // namespace rnnsearch::serve

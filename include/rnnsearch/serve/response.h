@@ -1,6 +1,6 @@
 #pragma once
-// The response bodies of `rnnsearch serve` (docs/serve.md): the JSON of /translate, /score
-// and /info, and of errors. The tokens, scores and attention are those of `translate
+// The response bodies of `rnnsearch serve` (docs/serve.md): the JSON of /translate, /score,
+// /align and /info, and of errors. The tokens, scores and attention are those of `translate
 // --format json` (OutputPrinter::record, record_json). Takes no lock (pure functions of
 // their arguments).
 #include <string>
@@ -22,8 +22,12 @@ struct ServiceOptions;  // service.h
 nlohmann::ordered_json translate_json(const TranslateRequest& request, const std::vector<LineTranslation>& results,
                                       const TokenizerOptions& tokenizer);
 nlohmann::ordered_json score_json(const ScoreRequest& request, const std::vector<ScoredPair>& pairs);
-// The models (an ensemble: all share their vocabularies) and the options they are served with.
-nlohmann::ordered_json info_json(const std::vector<Model>& models, const ServiceOptions& options);
+// Per pair its words and links [[source, target], ...] (what `rnnsearch align` prints).
+nlohmann::ordered_json align_json(const std::vector<align::AlignedPair>& pairs);
+// The models (an ensemble: all share their vocabularies), the reverse ones of /align (none:
+// empty) and the options they are served with.
+nlohmann::ordered_json info_json(const std::vector<Model>& models, const std::vector<Model>& reverse,
+                                 const ServiceOptions& options);
 
 // The body of a 4xx/5xx response: {"error": message}, invalid UTF-8 replaced.
 std::string error_body(const std::string& message);

@@ -14,8 +14,8 @@
 //                    steps); the caller waits for its own results, or until its timeout. On
 //                    an idle server the caller runs an idle search itself until its request
 //                    is done (no hand-off to a decoding thread and back)
-//   score():         forced decoding by the CLI's Scorer, one request at a time, by an idle
-//                    search's thread
+//   score(), align(): forced decoding by the CLI's Scorer or align::Aligner, one request at a
+//                    time, by an idle search's thread
 //   *_json, info():  the response bodies; the tokens, scores and attention are those of
 //                    `translate --format json` (OutputPrinter::record, record_json)
 //   metrics_text():  Prometheus' text format
@@ -33,6 +33,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rnnsearch/align/aligner.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/decode/translator_pool.h"
 #include "rnnsearch/kernels/precision.h"
@@ -59,24 +60,30 @@ struct ServiceOptions {
 
 class TranslationService {
  public:
-  // Keeps a reference to models (an ensemble: all share their vocabularies). Starts the
+  // Keeps a reference to models (an ensemble: all share their vocabularies) and to reverse,
+  // the target→source models of /align (serve --reverse-model; may be empty). Starts the
   // decoding threads; throws rnnsearch::Error on invalid options.
-  TranslationService(const std::vector<Model>& models, const ServiceOptions& options);
+  TranslationService(const std::vector<Model>& models, const std::vector<Model>& reverse,
+                     const ServiceOptions& options);
   ~TranslationService();  // stop()
   TranslationService(const TranslationService&) = delete;
   TranslationService& operator=(const TranslationService&) = delete;
 
-  // Both throw RequestError (400, 413, 422) naming the field at fault (request.h).
+  // Each throws RequestError (400, 413, 422) naming the field at fault (request.h).
   TranslateRequest parse_translate_request(const std::string& body) const {
     return serve::parse_translate_request(body, limits());
   }
   ScoreRequest parse_score_request(const std::string& body) const { return serve::parse_score_request(body, limits()); }
+  AlignRequest parse_align_request(const std::string& body) const {
+    return serve::parse_align_request(body, limits(), !reverse_.empty());
+  }
 
   // Queued and decoded with the sentences of other requests that share its options; returns
   // one result per sentence, in order (line = its index in the request). Throws RequestError
   // 503 when the queue is full, the server stops, or the timeout passes first.
   std::vector<LineTranslation> translate(const TranslateRequest& request);
   std::vector<ScoredPair> score(const ScoreRequest& request);
+  std::vector<align::AlignedPair> align(const AlignRequest& request);
 
   // The response bodies (response.h).
   nlohmann::ordered_json translate_json(const TranslateRequest& request,
@@ -86,7 +93,10 @@ class TranslationService {
   nlohmann::ordered_json score_json(const ScoreRequest& request, const std::vector<ScoredPair>& pairs) const {
     return serve::score_json(request, pairs);
   }
-  nlohmann::ordered_json info() const { return info_json(models_, options_); }
+  nlohmann::ordered_json align_json(const std::vector<align::AlignedPair>& pairs) const {
+    return serve::align_json(pairs);
+  }
+  nlohmann::ordered_json info() const { return info_json(models_, reverse_, options_); }
   // The metrics' text with the queue's gauges, read under the queue lock.
   std::string metrics_text() const;
   Metrics& metrics() { return metrics_; }
@@ -112,6 +122,9 @@ class TranslationService {
     size_t index;
   };
   struct ScoreJob;
+  // Queues work for score_job (a /score or /align request) and waits for it, or until the
+  // timeout (RequestError 503).
+  void run_score_job(std::function<void()> work);
 
   // Until `done` is ready; past the timeout, runs on_timeout with mutex_ held (the job is
   // cancelled) and throws RequestError 503.
@@ -132,11 +145,13 @@ class TranslationService {
   }
 
   const std::vector<Model>& models_;
+  const std::vector<Model>& reverse_;
   ServiceOptions options_;
   TokenizerOptions tokenizer_;    // the model's, for the text of a translation and --max-tokens
   TranslatorPool translators_;  // the 8 most recently used option sets' Translators
   std::unique_ptr<Scorer> scorer_, aligning_scorer_;
-  std::mutex score_mutex_;  // one score request at a time (the Scorers' workspaces)
+  std::unique_ptr<align::Aligner> aligner_;
+  std::mutex score_mutex_;  // one score or align request at a time (the Scorers' workspaces)
   Metrics metrics_;
 
   mutable std::mutex mutex_;  // the queue lock: taken in service.cpp only
