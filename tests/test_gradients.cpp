@@ -73,7 +73,30 @@ struct Case {
   EncoderType enc_type = EncoderType::bidirectional;
   double source_word_dropout = 0, target_word_dropout = 0;
   double rnn_dropout = 0;
+  double guided_alignment = 0;  // weight of the guided-alignment cost (the batch then has links)
+  GuidedAlignmentCost guided_alignment_cost = GuidedAlignmentCost::ce;
 };
+
+// c with guided alignment's cost as well (the batch gets links: with_links).
+Case with_guided_alignment(Case c, double weight, GuidedAlignmentCost cost) {
+  c.guided_alignment = weight;
+  c.guided_alignment_cost = cost;
+  return c;
+}
+
+// The batch with links between its pieces (source, target positions; </s> too): target
+// rows with one link, with two, and without.
+Batch with_links(Batch batch) {
+  const std::vector<std::vector<int>> links = batch.src_len == 3
+                                                  ? std::vector<std::vector<int>>{{0, 0, 1, 2, 2, 3}, {0, 1, 1, 1, 2, 0}, {1, 0}}
+                                                  : std::vector<std::vector<int>>{{0, 0, 1, 1, 3, 1, 4, 2}, {0, 0, 1, 3, 0, 4, 1, 5}, {3, 1, 2, 0}};
+  batch.link_starts = {0};
+  for (const std::vector<int>& sentence : links) {
+    batch.links.insert(batch.links.end(), sentence.begin(), sentence.end());
+    batch.link_starts.push_back(static_cast<int>(batch.links.size() / 2));
+  }
+  return batch;
+}
 
 // c with word dropout (--dropout-src, --dropout-trg) as well.
 Case with_word_dropout(Case c, double source, double target) {
@@ -101,6 +124,8 @@ std::string describe(const Case& c) {
   if (c.source_word_dropout > 0 || c.target_word_dropout > 0)
     name += "_words" + tenths(c.source_word_dropout) + tenths(c.target_word_dropout);
   if (c.rnn_dropout > 0) name += "_rnn" + tenths(c.rnn_dropout);
+  if (c.guided_alignment > 0)
+    name += std::string("_guided") + guided_alignment_cost_name(c.guided_alignment_cost) + tenths(c.guided_alignment);
   if (c.label_smoothing > 0) name += "_smoothing" + tenths(c.label_smoothing);
   if (c.tied_embeddings) name += "_tied";
   if (c.layer_norm) name += "_ln";
@@ -162,11 +187,11 @@ TEST_P(ModelGradient, MatchesCentralDifferences) {
                         (config.dec_depth - 1) * config.dec_cell_high_depth >
                     3;
   test::init_for_check(params, config.layer_norm && deep ? 1.0 : 0.5, 7);
-  const Batch batch = tiny_batch(c.padded);
+  const Batch batch = c.guided_alignment > 0 ? with_links(tiny_batch(c.padded)) : tiny_batch(c.padded);
   // a fixed seed gives the same masks every call
   const Regularization regularization{c.embedding_dropout,   c.output_dropout, c.source_word_dropout,
                                       c.target_word_dropout, c.rnn_dropout,    c.label_smoothing,
-                                      99};
+                                      99,                    c.guided_alignment, c.guided_alignment_cost};
   const double tokens = static_cast<double>(batch.target_tokens());
   ModelWorkspace<double> ws;
 
@@ -175,6 +200,9 @@ TEST_P(ModelGradient, MatchesCentralDifferences) {
   grads.set_zero();
   const double fused_cost = rnnsearch_forward_backward<double>(params, batch, regularization, 1.0 / tokens, ws, grads);
   EXPECT_NEAR(fused_cost / tokens, cost(), 1e-12);
+  if (c.guided_alignment > 0) {
+    EXPECT_GT(ws.guided_cost, 0.01) << "the guided-alignment cost is part of the check";
+  }
 
   for (int p = 0; p < params.tensor_count(); ++p) {
     const ParamSpec& spec = params.spec(static_cast<Param>(p));
@@ -260,7 +288,21 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                                             0.3),
                                            with_rnn_dropout(Case{OutputKind::maxout, true, 0, 0, 0, false, false, 1, 3, 2,
                                                                  true, 2, 3, EncoderType::alternating},
-                                                            0.3)));
+                                                            0.3),
+                                           // --guided-alignment: its cost on the attention, ce and mse, in the
+                                           // paper's decoder and the conditional GRU, with dropouts and layer
+                                           // normalization
+                                           with_guided_alignment(Case{OutputKind::maxout, false, 0, 0, 0}, 0.5,
+                                                                 GuidedAlignmentCost::ce),
+                                           with_guided_alignment(Case{OutputKind::maxout, true, 0, 0, 0}, 0.5,
+                                                                 GuidedAlignmentCost::mse),
+                                           with_guided_alignment(Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false,
+                                                                      true, 1, 2},
+                                                                 0.3, GuidedAlignmentCost::ce),
+                                           with_guided_alignment(with_rnn_dropout(Case{OutputKind::maxout, true, 0.3, 0.2,
+                                                                                       0.1, true, true, 2, 2, 2, true, 2, 2},
+                                                                                  0.3),
+                                                                 1.0, GuidedAlignmentCost::mse)));
 
 // Word dropout zeroes whole rows of the mask, each with the probability given, and scales
 // the others by 1/(1-p) on top of the units' mask.
@@ -485,16 +527,19 @@ TEST(AttentionGradient, QueryKeysAnnotationsAndV) {
   const int row_sentence[R] = {0, 1, 1};  // two beam rows share sentence 1
   const AttentionMemory<double> memory{&annotations, &keys, S, lengths};
   Mat<double> alpha(R, S), context(R, 2 * n), scratch;
+  // L = Σ w ∘ c + Σ w_α ∘ α: the output layer reads c, guided alignment's cost α itself
+  const Mat<double> w_alpha = random_matrix(R, S, rng);
   auto loss = [&] {
     attention_forward<double>(q, memory, row_sentence, v.row(0), alpha, context, scratch);
-    return context.cwiseProduct(w).sum();
+    return context.cwiseProduct(w).sum() + alpha.cwiseProduct(w_alpha).sum();
   };
   loss();
   for (Index r = 0; r < R; ++r) EXPECT_NEAR(alpha.row(r).sum(), 1.0, 1e-12);
   EXPECT_EQ(alpha(1, 2), 0.0);  // padding of sentence 1
   Mat<double> dq(R, n), dkeys = Mat<double>::Zero(Bs * S, n), dann = Mat<double>::Zero(Bs * S, 2 * n);
   Mat<double> dv = Mat<double>::Zero(1, n);
-  attention_backward<double>(w, q, memory, row_sentence, v.row(0), alpha, dq, dkeys, dann, dv.row(0), scratch);
+  const MatCRef<double> dalpha = w_alpha;
+  attention_backward<double>(w, &dalpha, q, memory, row_sentence, v.row(0), alpha, dq, dkeys, dann, dv.row(0), scratch);
   expect_gradient(q, dq, loss, "q");
   expect_gradient(keys, dkeys, loss, "keys");
   expect_gradient(annotations, dann, loss, "annotations");

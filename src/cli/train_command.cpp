@@ -47,7 +47,7 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   std::string preset = "small", output_layer = "maxout", enc_type = "bidirectional", optimizer = "adam";
   int emb = 0, hidden = 0, maxout = 0, batch = 0, threads = 0;
   double dropout = 0;
-  std::string subword_type, valid_metrics, precision, tokenizer;
+  std::string subword_type, valid_metrics, precision, tokenizer, guided_alignment_cost;
   bool subwords_separate = false;
   bool no_shuffle = false, no_lowercase = false, profile_phases = false, no_corpus_cache = false;
   po::options_description options("train options");
@@ -111,6 +111,14 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("label-smoothing", po::value(&o.regularization.label_smoothing)->default_value(0.0)
            ->notifier(below_one("label-smoothing")),
        "ε: train against (1-ε)·one-hot + ε·uniform (validation perplexity stays unsmoothed)")
+      ("guided-alignment", po::value(&o.guided_alignment),
+       "word links of the training pairs, one Pharaoh line 'i-j ...' (0-based source-target words) per pair, as "
+       "fast_align, eflomal or `rnnsearch align` write them: the attention is trained towards them (guided alignment)")
+      ("guided-alignment-weight", po::value(&o.regularization.guided_alignment)->default_value(0.1)
+           ->notifier(non_negative("guided-alignment-weight")),
+       "weight of the guided-alignment cost beside the translation cost")
+      ("guided-alignment-cost", po::value(&guided_alignment_cost)->default_value("ce"),
+       "ce (cross-entropy of the attention against the links) or mse")
       ("accumulate", po::value(&o.accumulate)->default_value(1)->notifier(at_least("accumulate", 1)),
        "batches per update: their gradients are averaged over all their target tokens (a larger effective batch "
        "in the memory of one, e.g. for many MPI ranks)")
@@ -187,6 +195,12 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
   o.optimizer.kind = parse_optimizer_kind(optimizer);
   if (!vm.count("dropout-embeddings")) o.regularization.embedding_dropout = dropout;
   if (!vm.count("dropout-output")) o.regularization.output_dropout = dropout;
+  o.regularization.guided_alignment_cost = parse_guided_alignment_cost(guided_alignment_cost);
+  if (o.guided_alignment.empty()) {
+    for (const char* option : {"guided-alignment-weight", "guided-alignment-cost"})
+      if (!vm[option].defaulted()) throw Error(std::string("--") + option + " needs --guided-alignment FILE");
+    o.regularization.guided_alignment = 0;
+  }
   o.subword_type = parse_subword_type(subword_type);
   o.valid_metrics = parse_valid_metrics(valid_metrics);
   o.subwords_joint = !subwords_separate;

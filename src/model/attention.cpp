@@ -39,7 +39,7 @@ void attention_forward(const MatCRef<T>& q, const AttentionMemory<T>& memory,
 }
 
 template <class T>
-void attention_backward(const MatCRef<T>& dcontext, const MatCRef<T>& q,
+void attention_backward(const MatCRef<T>& dcontext, const MatCRef<T>* dalpha, const MatCRef<T>& q,
                         const AttentionMemory<T>& memory, const int* row_sentence,
                         const RowVecCRef<T>& att_v, const MatCRef<T>& alpha,
                         MatRef<T> dq, Mat<T>& dkeys, Mat<T>& dannotations,
@@ -53,8 +53,9 @@ void attention_backward(const MatCRef<T>& dcontext, const MatCRef<T>& q,
     const auto a = alpha.row(r).head(len);
     auto u = hidden.topRows(len).leftCols(n);
     auto de = hidden.topRows(len).rightCols(1);
-    // c = Σ α_j a_j:  dα_j = dc · a_j,  da_j += α_j dc
+    // c = Σ α_j a_j:  dα_j = dc · a_j (+ a cost's own dα_j),  da_j += α_j dc
     de.noalias() = annotations * dcontext.row(r).transpose();
+    if (dalpha) de += dalpha->row(r).head(len).transpose();
     dannotations.middleRows(b * S, len).noalias() += a.transpose() * dcontext.row(r);
     // softmax: de_j = α_j (dα_j - Σ_k α_k dα_k)
     const T weighted = (a.array() * de.transpose().array()).sum();
@@ -78,7 +79,7 @@ void attention_backward(const MatCRef<T>& dcontext, const MatCRef<T>& q,
   template void attention_forward<T>(const MatCRef<T>&, const AttentionMemory<T>&, \
                                      const int*, const RowVecCRef<T>&,            \
                                      MatRef<T>, MatRef<T>, Mat<T>&);          \
-  template void attention_backward<T>(const MatCRef<T>&, const MatCRef<T>&, \
+  template void attention_backward<T>(const MatCRef<T>&, const MatCRef<T>*, const MatCRef<T>&, \
                                       const AttentionMemory<T>&, const int*,                    \
                                       const RowVecCRef<T>&,                       \
                                       const MatCRef<T>&, MatRef<T>,      \

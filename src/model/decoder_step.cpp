@@ -26,7 +26,7 @@ void attend_backward(const Parameters<T>& params, const AttentionMemory<T>& memo
                      MatRef<T> dquery_state, Mat<T>& dkeys, Mat<T>& dannotations, Parameters<T>& grads,
                      Mat<T>& attention_scratch) {
   profile::ScopedPhase phase(profile::Phase::attention_backward);
-  attention_backward<T>(grad.context, forward.queries, memory, row_sentence, params.vec(att_v), forward.alpha,
+  attention_backward<T>(grad.context, grad.alpha, forward.queries, memory, row_sentence, params.vec(att_v), forward.alpha,
                         grad.queries, dkeys, dannotations, grads.vec(att_v), attention_scratch);
   dquery_state.noalias() += grad.queries * params.mat(att_W).transpose();
 }

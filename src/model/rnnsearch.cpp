@@ -154,10 +154,28 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   ws.token_nll.resize(N);
 }
 
-// Backward from dX (the gradient of the output layer's input, in ws.X) through the decoder
-// loop and the encoder.
+// The guided-alignment cost of the batch's attention, when it has links and a weight (and,
+// with scale, its gradient in ws.dalpha); 0 otherwise.
+bool guided(const Batch& batch, const Regularization& regularization) {
+  return regularization.guided_alignment > 0 && !batch.link_starts.empty();
+}
+
 template <class T>
-void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& ws, Parameters<T>& grads) {
+T guided_cost(const Batch& batch, const Regularization& regularization, ModelWorkspace<T>& ws, const T* scale) {
+  ws.guided_cost = 0;
+  if (guided(batch, regularization))
+    ws.guided_cost = guided_alignment_cost<T>(ws.alpha.topRows(ws.tgt_len * ws.batch), batch,
+                                              regularization.guided_alignment_cost,
+                                              static_cast<T>(regularization.guided_alignment), scale ? *scale : T(0),
+                                              scale ? &ws.dalpha : nullptr);
+  return ws.guided_cost;
+}
+
+// Backward from dX (the gradient of the output layer's input, in ws.X) through the decoder
+// loop and the encoder; guided: ws.dalpha holds the guided-alignment cost's dα.
+template <class T>
+void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& ws, Parameters<T>& grads,
+                                bool guided) {
   const ModelConfig& cfg = params.config();
   const Index B = ws.batch, Tn = ws.tgt_len, S = ws.encoder.max_len;
   const Index n = cfg.hidden, e = cfg.emb;
@@ -204,11 +222,14 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   rows_of(ws.dannotations, B * S, 2 * n).setZero();
   rows_of(ws.dkeys, B * S, n).setZero();
   const AttentionMemory<T> memory = attention_memory(ws.encoder);
-  for (Index i = Tn - 1; i >= 0; --i)
-    decoder_recurrence_backward<T>(params, memory, identity_rows(B), &ws.moving[i * B], step_rows(states, i, B),
-                                   step_outputs<T>(params, ws, i, &grads), step_rows(dstates, i + 1, B),
-                                   {step_rows(dcontexts, i, B), step_rows(dqueries, i, B), step_rows(dstates, i, B)},
-                                   ws.dkeys, ws.dannotations, grads, ws.gru_scratch, ws.attention_scratch);
+  for (Index i = Tn - 1; i >= 0; --i) {
+    const MatCRef<T> dalpha = guided ? MatCRef<T>(step_rows(ws.dalpha, i, B)) : MatCRef<T>(ws.dalpha.topRows(0));
+    decoder_recurrence_backward<T>(
+        params, memory, identity_rows(B), &ws.moving[i * B], step_rows(states, i, B),
+        step_outputs<T>(params, ws, i, &grads), step_rows(dstates, i + 1, B),
+        {step_rows(dcontexts, i, B), step_rows(dqueries, i, B), step_rows(dstates, i, B), guided ? &dalpha : nullptr},
+        ws.dkeys, ws.dannotations, grads, ws.gru_scratch, ws.attention_scratch);
+  }
   // The products' gradients: dg (c dec_C's: cell 2's in the conditional decoder), or with
   // layer normalization the dP that replaced each x̂
   const bool layer_norm = cfg.layer_norm, conditional = cfg.conditional_decoder();
@@ -247,7 +268,8 @@ T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Regul
   forward_to_output_input(params, batch, regularization, ws);
   profile::ScopedPhase phase(profile::Phase::output_forward);
   return output_layer_cost<T>(params, ws.X.topRows(ws.targets.size()), ws.targets.data(), ws.label_smoothing,
-                              ws.output, ws.token_nll.data());
+                              ws.output, ws.token_nll.data()) +
+         guided_cost<T>(batch, regularization, ws, nullptr);
 }
 
 template <class T>
@@ -266,7 +288,8 @@ T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, co
     if (ws.output_dropout) ws.X.topRows(N).array() *= ws.X_mask.topRows(N).array();
   }
   if (output_done) output_done();
-  backward_from_output_input(params, ws, grads);
+  cost += guided_cost<T>(batch, regularization, ws, &scale);
+  backward_from_output_input(params, ws, grads, guided(batch, regularization));
   return cost;
 }
 

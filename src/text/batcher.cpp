@@ -113,6 +113,15 @@ void pad_batch(const ParallelCorpus& corpus, const std::vector<uint32_t>& senten
   pad_side(size, [&](size_t b) { return corpus.src[sentence_ids[b]]; }, batch.src, batch.src_lengths, batch.src_len);
   pad_side(size, [&](size_t b) { return corpus.tgt[sentence_ids[b]]; }, batch.tgt, batch.tgt_lengths, batch.tgt_len);
   batch.sentence_ids.assign(sentence_ids.begin(), sentence_ids.end());
+  batch.links.clear();
+  batch.link_starts.clear();
+  if (!corpus.has_links()) return;
+  batch.link_starts.push_back(0);
+  for (const uint32_t k : sentence_ids) {
+    const SentenceIds links = corpus.links[k];
+    batch.links.insert(batch.links.end(), links.begin(), links.end());
+    batch.link_starts.push_back(static_cast<int>(batch.links.size() / 2));
+  }
 }
 
 }  // namespace rnnsearch

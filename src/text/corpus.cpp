@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <optional>
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/line_reader.h"
+#include "rnnsearch/text/word_links.h"
 
 namespace rnnsearch {
 namespace {
@@ -23,6 +25,20 @@ Error length_mismatch(const std::string& src_path, const std::string& tgt_path, 
   const std::string& shorter = src_longer ? tgt_path : src_path;
   return Error(src_path + " and " + tgt_path + " differ in length: " + longer +
                " has more lines than " + shorter + " (line " + std::to_string(line) + ")");
+}
+
+// The piece links of one pair (word_links.h): its line of the links file, the pair's
+// tokens and pieces. Throws rnnsearch::Error "LINKS:LINE: problem".
+std::vector<int> pair_piece_links(const std::string& links_line, const std::vector<std::string>& src_pieces,
+                                  size_t src_words, bool src_identity, const std::vector<std::string>& tgt_pieces,
+                                  size_t tgt_words, bool tgt_identity) {
+  std::vector<int> src_word_of_piece, tgt_word_of_piece;
+  const size_t src_joined = join_pieces(src_pieces, src_identity, &src_word_of_piece).size();
+  const size_t tgt_joined = join_pieces(tgt_pieces, tgt_identity, &tgt_word_of_piece).size();
+  if (src_joined != src_words || tgt_joined != tgt_words)
+    throw Error("the pair's subword pieces join into other words than its tokens");
+  return piece_links(parse_word_links(links_line), src_word_of_piece, static_cast<int>(src_words), tgt_word_of_piece,
+                     static_cast<int>(tgt_words));
 }
 
 // Calls body(i, thread) for every i in [0, n) on `threads` threads (thread: 0 … threads − 1);
@@ -59,9 +75,14 @@ enum class Kept : uint8_t { yes, empty, too_long };
 
 }  // namespace
 
+CorpusSide link_side(size_t max_length) {
+  return max_length == 0 ? CorpusSide() : CorpusSide(max_length);  // positions < max_length
+}
+
 void ParallelCorpus::append(const ParallelCorpus& more) {
   src.append(more.src);
   tgt.append(more.tgt);
+  links.append(more.links);
   lines_read += more.lines_read;
   skipped_empty += more.skipped_empty;
   skipped_too_long += more.skipped_too_long;
@@ -70,15 +91,18 @@ void ParallelCorpus::append(const ParallelCorpus& more) {
 void stream_parallel_corpus(const std::string& src_path, const std::string& tgt_path, const Subwords& src_subwords,
                             const Subwords& tgt_subwords, const Vocab& src_vocab, const Vocab& tgt_vocab,
                             const TokenizerOptions& tokenizer, size_t max_length, int threads,
-                            const std::function<void(const ParallelCorpus& chunk)>& sink) {
+                            const std::function<void(const ParallelCorpus& chunk)>& sink,
+                            const std::string& links_path) {
   threads = std::max(threads, 1);
   LineReader src_reader(src_path), tgt_reader(tgt_path);
+  std::optional<LineReader> links_reader;
+  if (!links_path.empty()) links_reader.emplace(links_path);
   std::vector<PieceCache> src_pieces = piece_caches(src_subwords, threads);
   std::vector<PieceCache> tgt_pieces = piece_caches(tgt_subwords, threads);
   // The chunk's lines, their ids and their fate; reused from chunk to chunk, grown to the
   // longest chunk's lines only (a file of a few lines does not pay for kChunkLines).
-  std::vector<std::string> src_lines, tgt_lines;
-  std::vector<std::vector<int>> src_ids, tgt_ids;
+  std::vector<std::string> src_lines, tgt_lines, links_lines;
+  std::vector<std::vector<int>> src_ids, tgt_ids, links;
   std::vector<Kept> kept;
   size_t lines_read = 0;
   for (bool more = true; more;) {
@@ -87,10 +111,15 @@ void stream_parallel_corpus(const std::string& src_path, const std::string& tgt_
       if (n == src_lines.size()) {
         src_lines.emplace_back();
         tgt_lines.emplace_back();
+        links_lines.emplace_back();
       }
       const bool has_src = next_valid_line(src_reader, src_lines[n]);
       const bool has_tgt = next_valid_line(tgt_reader, tgt_lines[n]);
       if (has_src != has_tgt) throw length_mismatch(src_path, tgt_path, has_src, lines_read + n + 1);
+      if (links_reader) {
+        const bool has_links = links_reader->next(links_lines[n]);
+        if (has_links != has_src) throw length_mismatch(src_path, links_path, has_src, lines_read + n + 1);
+      }
       if (!has_src) break;
     }
     more = n == kChunkLines;
@@ -98,12 +127,14 @@ void stream_parallel_corpus(const std::string& src_path, const std::string& tgt_
     if (kept.size() < n) {
       src_ids.resize(n);
       tgt_ids.resize(n);
+      links.resize(n);
       kept.resize(n);
     }
 
     for_each_line(n, threads, [&](size_t i, int thread) {
-      const auto src_tokens = src_pieces[static_cast<size_t>(thread)].encode(tokenize(src_lines[i], tokenizer));
-      const auto tgt_tokens = tgt_pieces[static_cast<size_t>(thread)].encode(tokenize(tgt_lines[i], tokenizer));
+      const auto src_words = tokenize(src_lines[i], tokenizer), tgt_words = tokenize(tgt_lines[i], tokenizer);
+      const auto src_tokens = src_pieces[static_cast<size_t>(thread)].encode(src_words);
+      const auto tgt_tokens = tgt_pieces[static_cast<size_t>(thread)].encode(tgt_words);
       if (src_tokens.empty() || tgt_tokens.empty()) {
         kept[i] = Kept::empty;
       } else if (max_length != 0 && (src_tokens.size() > max_length || tgt_tokens.size() > max_length)) {
@@ -112,10 +143,17 @@ void stream_parallel_corpus(const std::string& src_path, const std::string& tgt_
         kept[i] = Kept::yes;
         src_ids[i] = src_vocab.encode(src_tokens);
         tgt_ids[i] = tgt_vocab.encode(tgt_tokens);
+        if (links_reader) try {
+            links[i] = pair_piece_links(links_lines[i], src_tokens, src_words.size(), src_subwords.identity(), tgt_tokens,
+                                        tgt_words.size(), tgt_subwords.identity());
+          } catch (const Error& e) {
+            throw Error(located(links_path, lines_read - n + i + 1, e.what()));
+          }
       }
     });
 
     ParallelCorpus chunk{CorpusSide(src_vocab.size()), CorpusSide(tgt_vocab.size())};
+    if (links_reader) chunk.links = link_side(max_length);
     chunk.lines_read = n;
     for (size_t i = 0; i < n; ++i) {
       if (kept[i] == Kept::empty) ++chunk.skipped_empty;
@@ -123,6 +161,7 @@ void stream_parallel_corpus(const std::string& src_path, const std::string& tgt_
       if (kept[i] != Kept::yes) continue;
       chunk.src.push_back(src_ids[i]);
       chunk.tgt.push_back(tgt_ids[i]);
+      if (links_reader) chunk.links.push_back(links[i]);
     }
     if (n > 0) sink(chunk);
   }
@@ -131,10 +170,13 @@ void stream_parallel_corpus(const std::string& src_path, const std::string& tgt_
 ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::string& tgt_path,
                                     const Subwords& src_subwords, const Subwords& tgt_subwords,
                                     const Vocab& src_vocab, const Vocab& tgt_vocab,
-                                    const TokenizerOptions& tokenizer, size_t max_length, int threads) {
+                                    const TokenizerOptions& tokenizer, size_t max_length, int threads,
+                                    const std::string& links_path) {
   ParallelCorpus corpus{CorpusSide(src_vocab.size()), CorpusSide(tgt_vocab.size())};
-  stream_parallel_corpus(src_path, tgt_path, src_subwords, tgt_subwords, src_vocab, tgt_vocab, tokenizer, max_length,
-                         threads, [&](const ParallelCorpus& chunk) { corpus.append(chunk); });
+  if (!links_path.empty()) corpus.links = link_side(max_length);
+  stream_parallel_corpus(
+      src_path, tgt_path, src_subwords, tgt_subwords, src_vocab, tgt_vocab, tokenizer, max_length, threads,
+      [&](const ParallelCorpus& chunk) { corpus.append(chunk); }, links_path);
   return corpus;
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -149,21 +150,47 @@ bool ids_below(const char* ids, uint64_t count, bool narrow, size_t limit) {
   return count == 0 || largest < limit;
 }
 
+// Is every link of the view (pairs of positions) inside its pair's sentences?
+bool links_inside(const CorpusSide& links, const CorpusSide& src, const CorpusSide& tgt) {
+  for (size_t k = 0; k < links.size(); ++k) {
+    const SentenceIds pair = links[k];
+    if (pair.size() % 2 != 0) return false;
+    for (size_t l = 0; l < pair.size(); l += 2)
+      if (static_cast<size_t>(pair[l]) >= src.length(k) || static_cast<size_t>(pair[l + 1]) >= tgt.length(k))
+        return false;
+  }
+  return true;
+}
+
 // The corpus viewed in a mapped file whose header matched; nothing (and `problem`) when the
-// file's size, checksum or starts disagree with the header.
+// file's size, checksum, starts or links disagree with the header.
 std::optional<ParallelCorpus> view_corpus(const Mapping& file, const nlohmann::json& header, size_t src_vocab_size,
                                           size_t tgt_vocab_size, std::string& problem) {
   uint64_t length = 0;
   std::memcpy(&length, file.bytes + 8, 8);
   const size_t sentences = header.at("sentences").get<size_t>();
-  const uint64_t src_ids = header.at("src").at("ids").get<uint64_t>(), tgt_ids = header.at("tgt").at("ids").get<uint64_t>();
-  const bool src_narrow = header.at("src").at("narrow").get<bool>(), tgt_narrow = header.at("tgt").at("narrow").get<bool>();
+  // the sides in file order: source, target, and guided alignment's links when there are
+  struct SideInfo {
+    uint64_t ids;
+    bool narrow;
+    size_t limit;  // every id below it
+  };
+  std::vector<SideInfo> sides;
+  for (const char* name : {"src", "tgt", "links"}) {
+    if (name[0] == 'l' && !header.contains(name)) continue;  // (a missing src or tgt throws)
+    const size_t limit = sides.empty() ? src_vocab_size : sides.size() == 1 ? tgt_vocab_size : SIZE_MAX;
+    sides.push_back({header.at(name).at("ids").get<uint64_t>(), header.at(name).at("narrow").get<bool>(), limit});
+  }
   // (counts beyond the file's size would overflow the sums below)
-  const bool counts_fit = sentences < file.size / 8 && src_ids < file.size && tgt_ids < file.size;
+  bool counts_fit = sentences < file.size / 8;
   const size_t starts_bytes = padded((sentences + 1) * 8);
-  const size_t src_bytes = padded(src_ids * (src_narrow ? 2 : 4)), tgt_bytes = padded(tgt_ids * (tgt_narrow ? 2 : 4));
-  const size_t payload = padded(16 + length);
-  if (!counts_fit || file.size != payload + 2 * starts_bytes + src_bytes + tgt_bytes) {
+  size_t expected = padded(16 + length);
+  const size_t payload = expected;
+  for (const SideInfo& side : sides) {
+    counts_fit = counts_fit && side.ids < file.size;
+    expected += starts_bytes + padded(side.ids * (side.narrow ? 2 : 4));
+  }
+  if (!counts_fit || file.size != expected) {
     problem = "damaged: its size is not what its header says";
     return std::nullopt;
   }
@@ -172,30 +199,41 @@ std::optional<ParallelCorpus> view_corpus(const Mapping& file, const nlohmann::j
     problem = "damaged: its checksum does not match";
     return std::nullopt;
   }
-  const auto* src_starts = reinterpret_cast<const uint64_t*>(file.bytes + payload);
-  const auto* tgt_starts = reinterpret_cast<const uint64_t*>(file.bytes + payload + starts_bytes);
-  if (!starts_are_sound(src_starts, sentences, src_ids) || !starts_are_sound(tgt_starts, sentences, tgt_ids)) {
-    problem = "damaged: its sentence starts are out of order";
-    return std::nullopt;
+  std::vector<CorpusSide> views;
+  const char* ids = file.bytes + payload + sides.size() * starts_bytes;
+  for (size_t k = 0; k < sides.size(); ++k) {
+    const auto* starts = reinterpret_cast<const uint64_t*>(file.bytes + payload + k * starts_bytes);
+    if (!starts_are_sound(starts, sentences, sides[k].ids)) {
+      problem = "damaged: its sentence starts are out of order";
+      return std::nullopt;
+    }
+    if (!ids_below(ids, sides[k].ids, sides[k].narrow, sides[k].limit)) {
+      problem = "damaged: an id is outside the vocabulary";
+      return std::nullopt;
+    }
+    views.push_back(CorpusSide::view(starts, sentences, ids, sides[k].narrow, file.owner));
+    ids += padded(sides[k].ids * (sides[k].narrow ? 2 : 4));
   }
-  const char* ids = file.bytes + payload + 2 * starts_bytes;
-  if (!ids_below(ids, src_ids, src_narrow, src_vocab_size) ||
-      !ids_below(ids + src_bytes, tgt_ids, tgt_narrow, tgt_vocab_size)) {
-    problem = "damaged: an id is outside the vocabulary";
-    return std::nullopt;
+  ParallelCorpus corpus{views[0], views[1], header.at("lines_read").get<size_t>(),
+                        header.at("skipped_empty").get<size_t>(), header.at("skipped_too_long").get<size_t>()};
+  if (views.size() == 3) {
+    if (!links_inside(views[2], corpus.src, corpus.tgt)) {
+      problem = "damaged: a link is outside its sentence pair";
+      return std::nullopt;
+    }
+    corpus.links = views[2];
   }
-  return ParallelCorpus{CorpusSide::view(src_starts, sentences, ids, src_narrow, file.owner),
-                        CorpusSide::view(tgt_starts, sentences, ids + src_bytes, tgt_narrow, file.owner),
-                        header.at("lines_read").get<size_t>(), header.at("skipped_empty").get<size_t>(),
-                        header.at("skipped_too_long").get<size_t>()};
+  return corpus;
 }
 
 }  // namespace
 
-CorpusCacheWriter::CorpusCacheWriter(std::string path, std::string key) : path_(std::move(path)), key_(std::move(key)) {
+CorpusCacheWriter::CorpusCacheWriter(std::string path, std::string key, bool links)
+    : path_(std::move(path)), key_(std::move(key)) {
   const std::string scratch = path_ + ".tmp." + std::to_string(::getpid());
   src_ = std::make_unique<Side>(scratch + ".src");
   tgt_ = std::make_unique<Side>(scratch + ".tgt");
+  if (links) links_ = std::make_unique<Side>(scratch + ".links");
 }
 
 CorpusCacheWriter::~CorpusCacheWriter() = default;
@@ -203,36 +241,46 @@ CorpusCacheWriter::~CorpusCacheWriter() = default;
 void CorpusCacheWriter::add(const ParallelCorpus& chunk) {
   src_->add(chunk.src);
   tgt_->add(chunk.tgt);
+  if (links_) links_->add(chunk.links);
   lines_read_ += chunk.lines_read;
   skipped_empty_ += chunk.skipped_empty;
   skipped_too_long_ += chunk.skipped_too_long;
 }
 
+std::vector<CorpusCacheWriter::Side*> CorpusCacheWriter::sides() const {
+  std::vector<Side*> all = {src_.get(), tgt_.get()};
+  if (links_) all.push_back(links_.get());
+  return all;
+}
+
 void CorpusCacheWriter::finish() {
-  for (Side* side : {src_.get(), tgt_.get()}) {
+  for (Side* side : sides()) {
     side->scratch.close();
     if (!side->scratch) throw Error(located(side->path, 0, std::string("cannot write: ") + std::strerror(errno)));
   }
-  // The payload's CRC-32 in file order: both starts arrays, then each side's ids and padding
-  // (the ids' CRCs were taken as they were written; crc32_combine appends one to another).
+  // The payload's CRC-32 in file order: the sides' starts arrays, then each side's ids and
+  // padding (the ids' CRCs were taken as they were written; crc32_combine appends one to another).
   const size_t starts_bytes = src_->starts.size() * 8;
   uLong crc = crc_of(crc_start(), src_->starts.data(), starts_bytes);
-  crc = crc32_combine(crc, crc_of(crc_start(), tgt_->starts.data(), starts_bytes), static_cast<z_off_t>(starts_bytes));
-  for (Side* side : {src_.get(), tgt_.get()}) {
+  for (Side* side : sides())
+    if (side != src_.get())
+      crc = crc32_combine(crc, crc_of(crc_start(), side->starts.data(), starts_bytes), static_cast<z_off_t>(starts_bytes));
+  for (Side* side : sides()) {
     const size_t bytes = side->id_bytes(), pad = padded(bytes) - bytes;
     crc = crc32_combine(crc, crc_of(side->ids_crc, kZeros, pad), static_cast<z_off_t>(bytes + pad));
   }
   auto side_json = [](const Side& s) { return nlohmann::json{{"ids", s.ids()}, {"narrow", s.narrow}}; };
-  const std::string header = nlohmann::json{{"format", kFormat},
-                                            {"key", key_},
-                                            {"sentences", src_->starts.size() - 1},
-                                            {"src", side_json(*src_)},
-                                            {"tgt", side_json(*tgt_)},
-                                            {"lines_read", lines_read_},
-                                            {"skipped_empty", skipped_empty_},
-                                            {"skipped_too_long", skipped_too_long_},
-                                            {"payload_crc32", static_cast<uint32_t>(crc)}}
-                                 .dump();
+  nlohmann::json fields = {{"format", kFormat},
+                           {"key", key_},
+                           {"sentences", src_->starts.size() - 1},
+                           {"src", side_json(*src_)},
+                           {"tgt", side_json(*tgt_)},
+                           {"lines_read", lines_read_},
+                           {"skipped_empty", skipped_empty_},
+                           {"skipped_too_long", skipped_too_long_},
+                           {"payload_crc32", static_cast<uint32_t>(crc)}};
+  if (links_) fields["links"] = side_json(*links_);
+  const std::string header = fields.dump();
   const uint64_t length = header.size();
   write_atomically(path_, [&](const std::string& tmp) {
     std::ofstream out(tmp, std::ios::binary);
@@ -241,9 +289,9 @@ void CorpusCacheWriter::finish() {
     out.write(reinterpret_cast<const char*>(&length), 8);
     out.write(header.data(), static_cast<std::streamsize>(header.size()));
     out.write(kZeros, static_cast<std::streamsize>(padded(16 + length) - 16 - length));
-    for (const Side* side : {src_.get(), tgt_.get()})
+    for (const Side* side : sides())
       out.write(reinterpret_cast<const char*>(side->starts.data()), static_cast<std::streamsize>(starts_bytes));
-    for (const Side* side : {src_.get(), tgt_.get()}) {
+    for (const Side* side : sides()) {
       copy_file_to(side->path, out);
       out.write(kZeros, static_cast<std::streamsize>(padded(side->id_bytes()) - side->id_bytes()));
     }
@@ -253,7 +301,7 @@ void CorpusCacheWriter::finish() {
 }
 
 void write_corpus_cache(const std::string& path, const ParallelCorpus& corpus, const std::string& key) {
-  CorpusCacheWriter writer(path, key);
+  CorpusCacheWriter writer(path, key, corpus.has_links());
   writer.add(corpus);
   writer.finish();
 }

@@ -38,6 +38,9 @@ nlohmann::json training_json(const TrainOptions& o) {
           {"target_word_dropout", o.regularization.target_word_dropout},
           {"rnn_dropout", o.regularization.rnn_dropout},
           {"label_smoothing", o.regularization.label_smoothing},
+          {"guided_alignment", o.guided_alignment},
+          {"guided_alignment_weight", o.regularization.guided_alignment},
+          {"guided_alignment_cost", guided_alignment_cost_name(o.regularization.guided_alignment_cost)},
           {"seed", o.seed},
           {"shuffle", o.shuffle},
           {"min_count", o.min_count},
@@ -103,15 +106,16 @@ nlohmann::json file_crc(const std::string& dir, const char* name) {
 }  // namespace
 
 std::string corpus_cache_key(const TrainOptions& o, const std::string& dir, const TokenizerOptions& tokenizer) {
-  return nlohmann::json{{"train_src", file_key(o.train_src)},
+  nlohmann::json key{{"train_src", file_key(o.train_src)},
                         {"train_tgt", file_key(o.train_tgt)},
                         {"vocab_src", file_crc(dir, model_files::kSrcVocab)},
                         {"vocab_tgt", file_crc(dir, model_files::kTgtVocab)},
                         {"subwords_src", file_crc(dir, model_files::kSrcSubwords)},
                         {"subwords_tgt", file_crc(dir, model_files::kTgtSubwords)},
                         {"tokenizer", {{"kind", tokenizer_kind_name(tokenizer.kind)}, {"lowercase", tokenizer.lowercase}}},
-                        {"max_length", o.max_length}}
-      .dump();
+                        {"max_length", o.max_length}};
+  if (!o.guided_alignment.empty()) key["guided_alignment"] = file_key(o.guided_alignment);
+  return key.dump();
 }
 
 ParallelCorpus training_corpus(const TrainOptions& o, const std::string& dir, const ModelDefinition& d, TrainLog& log,
@@ -119,7 +123,7 @@ ParallelCorpus training_corpus(const TrainOptions& o, const std::string& dir, co
   auto read_into_memory = [&] {
     progress.start("reading the training corpus");
     ParallelCorpus corpus = read_parallel_corpus(o.train_src, o.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab,
-                                                 d.tgt_vocab, d.tokenizer, o.max_length, o.threads);
+                                                 d.tgt_vocab, d.tokenizer, o.max_length, o.threads, o.guided_alignment);
     progress.finish();
     return corpus;
   };
@@ -136,13 +140,13 @@ ParallelCorpus training_corpus(const TrainOptions& o, const std::string& dir, co
     if (corpus) {
       log.line(std::string(model_files::kCorpusCache) + ": the training corpus as binarized before (text not read)");
     } else {
-      CorpusCacheWriter writer(cache, key);
+      CorpusCacheWriter writer(cache, key, !o.guided_alignment.empty());
       progress.start("binarizing the training corpus", "pairs");
       stream_parallel_corpus(o.train_src, o.train_tgt, d.src_subwords, d.tgt_subwords, d.src_vocab, d.tgt_vocab,
                              d.tokenizer, o.max_length, o.threads, [&](const ParallelCorpus& chunk) {
                                writer.add(chunk);
                                progress.add(chunk.size());
-                             });
+                             }, o.guided_alignment);
       writer.finish();
       progress.finish();
       log.line(std::string(model_files::kCorpusCache) + " " + problem + ": the training corpus binarized into it");

@@ -104,13 +104,14 @@ double ShardedModel::run_batch(const Parameters<float>& params, const ParallelCo
     };
     if (count == 0) output_done();
   }
-  double cost = 0, nll = 0;
+  double cost = 0, nll = 0, guided = 0;
   std::exception_ptr error;
-#pragma omp parallel for num_threads(std::max(count, 1)) schedule(static, 1) reduction(+ : cost, nll)
+#pragma omp parallel for num_threads(std::max(count, 1)) schedule(static, 1) reduction(+ : cost, nll, guided)
   for (int t = 0; t < count; ++t) {
     try {
       cost += run_shard(params, regularization, t, first + t, scale, grads, t >= started_, output_done);
       for (float token_nll : shards_[t]->workspace.token_nll) nll += token_nll;
+      guided += shards_[t]->workspace.guided_cost;
     } catch (...) {  // (std::bad_alloc above all) an exception must not leave the parallel region
 #pragma omp critical(rnnsearch_sharded_model_error)
       if (!error) error = std::current_exception();
@@ -123,6 +124,7 @@ double ShardedModel::run_batch(const Parameters<float>& params, const ParallelCo
   }
   if (grads) started_ = std::max(started_, count);
   last_nll_ = nll;
+  last_guided_cost_ = guided;
   return cost;
 }
 

@@ -23,9 +23,12 @@ std::string progress_line(const Progress& progress, const CostWindow& window, do
     const double by_updates = (max_updates - progress.update) * progress.train_seconds / progress.update;
     eta = eta < 0 ? by_updates : std::min(eta, by_updates);
   }
-  char buffer[256];
-  std::snprintf(buffer, sizeof buffer, "update %ld epoch %d cost %.3f ppl %.2f tgt_tok/s %.0f elapsed %s%s%s",
-                progress.update, progress.epoch, cost, std::exp(cost), window.tokens / std::max(1e-9, window.seconds),
+  char guided[48] = "";
+  if (window.guided > 0) std::snprintf(guided, sizeof guided, " align-cost %.3f", window.guided / std::max(1L, window.tokens));
+  char buffer[320];
+  std::snprintf(buffer, sizeof buffer, "update %ld epoch %d cost %.3f ppl %.2f%s tgt_tok/s %.0f elapsed %s%s%s",
+                progress.update, progress.epoch, cost, std::exp(cost), guided,
+                window.tokens / std::max(1e-9, window.seconds),
                 clock_text(progress.train_seconds).c_str(), eta >= 0 ? " eta " : "",
                 eta >= 0 ? clock_text(eta).c_str() : "");
   return buffer;

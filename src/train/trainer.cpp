@@ -93,6 +93,7 @@ class Trainer {
   using Batches = std::vector<std::vector<uint32_t>>;
   struct UpdateCost {
     double cost = 0, nll = 0;  // what training minimises; Σ −log p (unsmoothed)
+    double guided = 0;         // the guided-alignment part of cost
     long tokens = 0;           // target tokens
   };
   UpdateCost gradient(const Batches& update);
@@ -267,13 +268,15 @@ Trainer::UpdateCost Trainer::gradient(const Batches& update) {
       model_->when_output_layer_done([this](FlatRange span) { partition_->start_sum(grads_->values(), span); });
     sums.cost += model_->add_gradient(*params_, train_, update[b], regularization, scale, *grads_);
     sums.nll += model_->last_nll();
+    sums.guided += model_->last_guided_cost();
   }
   model_->sum_gradients(*grads_);
   partition_->sum_gradients(grads_->values());
-  double costs[2] = {sums.cost, sums.nll};
-  mpi::sum(costs, 2);
+  double costs[3] = {sums.cost, sums.nll, sums.guided};
+  mpi::sum(costs, 3);
   sums.cost = costs[0];
   sums.nll = costs[1];
+  sums.guided = costs[2];
   return sums;
 }
 
@@ -306,6 +309,7 @@ bool Trainer::train_update(const Batches& update, long next_batch) {
   progress_.train_seconds += seconds;
   if (finite) {
     window_.cost += sums.nll;  // the perplexity shown is unsmoothed
+    window_.guided += sums.guided;
     window_.tokens += sums.tokens;
     window_.seconds += seconds;
   }

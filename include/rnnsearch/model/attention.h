@@ -27,11 +27,12 @@ void attention_forward(const MatCRef<T>& q, const AttentionMemory<T>& memory,
                        const int* row_sentence, const RowVecCRef<T>& att_v,
                        MatRef<T> alpha, MatRef<T> context, Mat<T>& scratch);
 
-// dcontext: R×2n. Writes dq (R×n); accumulates into dkeys, dannotations (Bs*S rows) and
-// datt_v. The tanh values are recomputed rather than kept from the forward: they would
-// be T×B×S×n numbers, the largest activation of the model.
+// dcontext: R×2n; dalpha (R×S, or null): the gradient of a cost on α itself (guided
+// alignment), added to what reaches α from c. Writes dq (R×n); accumulates into dkeys,
+// dannotations (Bs*S rows) and datt_v. The tanh values are recomputed rather than kept from
+// the forward: they would be T×B×S×n numbers, the largest activation of the model.
 template <class T>
-void attention_backward(const MatCRef<T>& dcontext, const MatCRef<T>& q,
+void attention_backward(const MatCRef<T>& dcontext, const MatCRef<T>* dalpha, const MatCRef<T>& q,
                         const AttentionMemory<T>& memory, const int* row_sentence,
                         const RowVecCRef<T>& att_v, const MatCRef<T>& alpha,
                         MatRef<T> dq, Mat<T>& dkeys, Mat<T>& dannotations,

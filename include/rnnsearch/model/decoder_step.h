@@ -72,6 +72,8 @@ struct DecoderRecurrenceGradients {
   MatRef<T> context;  // R×2n  in: d c from its other uses (the output layer); out: + g's share
   MatRef<T> queries;  // R×n   out: d q
   MatRef<T> s_prev;   // R×n   += d s_prev (it may already hold s_prev's other uses)
+  const MatCRef<T>* alpha = nullptr;  // R×S in: d α of a cost on the attention itself
+                                      // (guided alignment), or none
 };
 
 // The backward of decoder_recurrence, given ds (R×n, the total gradient of s) and the

@@ -8,6 +8,9 @@
 //
 //   cost = Σ (1−ε)·(−log p(y_i)) + ε·mean_k(−log p(k))
 //
+// plus, with guided alignment (a batch with links and a weight), the cost of the attention's
+// distance from the links (guided_alignment.h).
+//
 // rnnsearch_forward returns that sum (validation, scoring); rnnsearch_forward_backward also
 // accumulates scale × its gradient into grads (training: scale = 1 / target tokens of the
 // whole update, all its batches with --accumulate). Training always needs both; fused, the
@@ -26,6 +29,7 @@
 
 #include "rnnsearch/model/dropout.h"
 #include "rnnsearch/model/encoder.h"
+#include "rnnsearch/model/guided_alignment.h"
 #include "rnnsearch/model/output_layer.h"
 #include "rnnsearch/text/batcher.h"
 
@@ -41,6 +45,8 @@ struct Regularization {
   double rnn_dropout = 0;          // every GRU transition's state in its recurrent products (--dropout-rnn)
   double label_smoothing = 0;      // ε
   uint64_t seed = 0;               // the masks are drawn from it: same seed, same masks
+  double guided_alignment = 0;     // weight w of the guided-alignment cost, for batches with links
+  GuidedAlignmentCost guided_alignment_cost = GuidedAlignmentCost::ce;
 };
 
 template <class T>
@@ -57,6 +63,8 @@ struct ModelWorkspace {
   Mat<T> states;                    // (T+1)*B × n  block i = s_i (s_0 from the encoder)
   Mat<T> queries;                   // T*B × n
   Mat<T> alpha;                     // T*B × S
+  T guided_cost = 0;                // the guided-alignment part of the cost (0 without)
+  Mat<T> dalpha;                    // T*B × S  its gradient (backward)
   Mat<T> contexts;                  // T*B × 2n
   Mat<T> r_h;                       // T*B × n  r ∘ s_prev (r ∘ s̄_prev with recurrent dropout)
   RecurrentDropoutBuffers<T> dropout;  // recurrent dropout of dec_U's products: s̄_prev = s_prev ∘ m

@@ -19,6 +19,10 @@ struct Batch {
   std::vector<int> src_lengths;      // B, </s> included
   std::vector<int> tgt_lengths;      // B
   std::vector<uint32_t> sentence_ids;  // B, index into the corpus
+  // Guided alignment (a corpus with links): sentence b's links between its pieces, flat pairs
+  // (source position, target position), are links[2 * link_starts[b] .. 2 * link_starts[b + 1]);
+  // both empty otherwise.
+  std::vector<int> links, link_starts;
   long target_tokens() const;        // non-padding target tokens (</s> included)
 };
 

@@ -24,25 +24,37 @@ struct ParallelCorpus {
   size_t lines_read = 0;
   size_t skipped_empty = 0;
   size_t skipped_too_long = 0;
+  // Guided alignment only (word_links.h), else no sentences: pair k's links between its
+  // pieces as flat pairs (source position, target position), both below its lengths
+  CorpusSide links = CorpusSide();
   size_t size() const { return src.size(); }
+  bool has_links() const { return !links.empty(); }
   void append(const ParallelCorpus& more);  // its pairs after these, its counts added
 };
+
+// The side that holds the links of pairs of at most max_length pieces (0 = any length).
+CorpusSide link_side(size_t max_length);
 
 // Calls `sink` with each chunk of the corpus in order (its pairs and its counts: the chunks
 // add up to the whole corpus). Throws rnnsearch::Error with a one-line message for: a
 // missing or unreadable file ("FILE: cannot open ..."), invalid UTF-8 ("FILE:LINE: invalid
 // UTF-8"), or a line-count mismatch ("SRC and TGT differ in length: SRC has more lines than
 // TGT (line N)"); the chunks before the error have been handed on. max_length 0 = no limit.
+// With links_path (guided alignment), that file's line k holds the word links of pair k
+// (word_links.h), kept as piece links in ParallelCorpus::links; a bad link throws
+// "LINKS:LINE: problem".
 void stream_parallel_corpus(const std::string& src_path, const std::string& tgt_path, const Subwords& src_subwords,
                             const Subwords& tgt_subwords, const Vocab& src_vocab, const Vocab& tgt_vocab,
                             const TokenizerOptions& tokenizer, size_t max_length, int threads,
-                            const std::function<void(const ParallelCorpus& chunk)>& sink);
+                            const std::function<void(const ParallelCorpus& chunk)>& sink,
+                            const std::string& links_path = {});
 
 // The whole corpus in memory (stream_parallel_corpus's chunks joined).
 ParallelCorpus read_parallel_corpus(const std::string& src_path, const std::string& tgt_path,
                                     const Subwords& src_subwords, const Subwords& tgt_subwords,
                                     const Vocab& src_vocab, const Vocab& tgt_vocab,
-                                    const TokenizerOptions& tokenizer, size_t max_length, int threads = 1);
+                                    const TokenizerOptions& tokenizer, size_t max_length, int threads = 1,
+                                    const std::string& links_path = {});
 
 // Adds to `counts` the tokens of every line of a (possibly gzipped) file, tokenized and cut
 // into pieces by `subwords` (the identity for word vocabularies), for building a vocabulary.

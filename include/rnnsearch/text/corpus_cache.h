@@ -8,7 +8,9 @@
 // ids were made from, the counts and widths, the reading's counts, the payload's CRC-32),
 // then from the next multiple of 8 the payload: the source starts and the target starts
 // (uint64, sentences + 1 each), the source ids and the target ids (uint16 or uint32, each
-// array padded with zeros to a multiple of 8 bytes).
+// array padded with zeros to a multiple of 8 bytes). A corpus with guided alignment's links
+// has them as a third side ("links" in the header): its starts after the target's, its
+// positions after the target ids.
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,7 +26,9 @@ namespace rnnsearch {
 // finish() writes the file atomically: a corpus larger than memory can be binarized.
 class CorpusCacheWriter {
  public:
-  CorpusCacheWriter(std::string path, std::string key);
+  // links: the chunks carry guided alignment's links (ParallelCorpus::links), kept as a
+  // third side after the target's.
+  CorpusCacheWriter(std::string path, std::string key, bool links = false);
   ~CorpusCacheWriter();
   CorpusCacheWriter(const CorpusCacheWriter&) = delete;
   CorpusCacheWriter& operator=(const CorpusCacheWriter&) = delete;
@@ -34,8 +38,9 @@ class CorpusCacheWriter {
 
  private:
   struct Side;
+  std::vector<Side*> sides() const;  // in file order
   std::string path_, key_;
-  std::unique_ptr<Side> src_, tgt_;
+  std::unique_ptr<Side> src_, tgt_, links_;
   size_t lines_read_ = 0, skipped_empty_ = 0, skipped_too_long_ = 0;
 };
 

@@ -39,7 +39,7 @@ void check_init_from_text(const std::string& weights, const ModelDefinition& mod
 
 // What dir's corpus cache (corpus.bin) must have been made from: the training files (path,
 // size, modification time), the vocabularies and subword models in dir (their CRC-32), the
-// tokenizer and --max-length. Throws rnnsearch::Error naming a training file that is missing.
+// tokenizer, --max-length and the --guided-alignment file. Throws rnnsearch::Error naming a training file that is missing.
 std::string corpus_cache_key(const TrainOptions& options, const std::string& dir, const TokenizerOptions& tokenizer);
 
 // The training corpus, memory-mapped from dir's corpus.bin when that holds this corpus,

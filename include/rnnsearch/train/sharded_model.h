@@ -50,6 +50,8 @@ class ShardedModel {
   // Σ −log p of this rank's part of the last run, unsmoothed (run returns what training
   // minimises, which label smoothing changes).
   double last_nll() const { return last_nll_; }
+  // Its guided-alignment cost (rnnsearch.h; 0 without links), included in what run returns.
+  double last_guided_cost() const { return last_guided_cost_; }
 
  private:
   struct Shard {
@@ -73,7 +75,7 @@ class ShardedModel {
   std::vector<uint32_t> shard_ids_;  // the pairs of the shard being batched (reused)
   std::unique_ptr<Bf16Projection> projection_bf16_;  // --precision bf16: converted at each run
   std::unique_ptr<Bf16Weights> weights_bf16_;        // likewise
-  double last_nll_ = 0;
+  double last_nll_ = 0, last_guided_cost_ = 0;
   int started_ = 0;  // shards 0 .. started_-1 hold the update's gradient so far (add_gradient)
   const Parameters<float>* update_grads_ = nullptr;  // the update's (shard 0's buffer)
   const FlatRange output_span_;                      // the output layer's tensors

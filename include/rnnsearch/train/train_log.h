@@ -19,11 +19,13 @@ namespace rnnsearch {
 // Training cost and time since the last progress line.
 struct CostWindow {
   double cost = 0, seconds = 0;  // Σ −log p, training seconds
+  double guided = 0;             // Σ guided-alignment cost (0 without --guided-alignment)
   long tokens = 0;               // target tokens
 };
 
-// "update U epoch E cost C ppl P tgt_tok/s T elapsed H:MM:SS[ eta H:MM:SS]", the ETA
-// against the tighter of the two budgets (0 = none).
+// "update U epoch E cost C ppl P[ align-cost A] tgt_tok/s T elapsed H:MM:SS[ eta H:MM:SS]",
+// the ETA against the tighter of the two budgets (0 = none); A: the guided-alignment cost per
+// target token, with --guided-alignment.
 std::string progress_line(const Progress& progress, const CostWindow& window, double max_seconds, long max_updates);
 
 // "valid [(end of epoch E) ]update U cost C ppl P[ bleu B][ chrf F] (new best, saved ...|best ...)
