@@ -23,15 +23,14 @@ T guided_alignment_cost(const MatCRef<T>& alpha, const Batch& batch, GuidedAlign
   const Index B = batch.size;
   if (dalpha) dalpha->setZero(alpha.rows(), alpha.cols());
   T cost = 0;
-  // one sentence's links, sorted by source then target: gather each target row's sources
-  std::vector<int> count;
+  std::vector<int> count;  // links of each target position of a sentence
   for (Index b = 0; b < B; ++b) {
     const int* links = batch.links.data() + 2 * batch.link_starts[b];
     const int links_of_b = batch.link_starts[b + 1] - batch.link_starts[b];
     const Index S_b = batch.src_lengths[b];
     count.assign(static_cast<size_t>(batch.tgt_lengths[b]), 0);
     for (int l = 0; l < links_of_b; ++l) ++count[static_cast<size_t>(links[2 * l + 1])];
-    // A_ij = 1 / count_i for each link (j, i)
+    // A_ij = 1 / count_i for each link (j, i) of row i, 0 elsewhere
     for (Index i = 0; i < batch.tgt_lengths[b]; ++i) {
       const int linked = count[static_cast<size_t>(i)];
       if (linked == 0) continue;

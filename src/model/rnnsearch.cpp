@@ -154,12 +154,13 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   ws.token_nll.resize(N);
 }
 
-// The guided-alignment cost of the batch's attention, when it has links and a weight (and,
-// with scale, its gradient in ws.dalpha); 0 otherwise.
+// Does the batch take guided alignment's cost: it has links, and the cost a weight?
 bool guided(const Batch& batch, const Regularization& regularization) {
   return regularization.guided_alignment > 0 && !batch.link_starts.empty();
 }
 
+// The guided-alignment cost of the batch's attention when guided (and, with scale, scale ×
+// its gradient in ws.dalpha); 0 otherwise.
 template <class T>
 T guided_cost(const Batch& batch, const Regularization& regularization, ModelWorkspace<T>& ws, const T* scale) {
   ws.guided_cost = 0;
@@ -223,11 +224,12 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   rows_of(ws.dkeys, B * S, n).setZero();
   const AttentionMemory<T> memory = attention_memory(ws.encoder);
   for (Index i = Tn - 1; i >= 0; --i) {
-    const MatCRef<T> dalpha = guided ? MatCRef<T>(step_rows(ws.dalpha, i, B)) : MatCRef<T>(ws.dalpha.topRows(0));
+    std::optional<MatCRef<T>> dalpha;  // step i's rows of the guided-alignment cost's dα
+    if (guided) dalpha.emplace(step_rows(ws.dalpha, i, B));
     decoder_recurrence_backward<T>(
         params, memory, identity_rows(B), &ws.moving[i * B], step_rows(states, i, B),
         step_outputs<T>(params, ws, i, &grads), step_rows(dstates, i + 1, B),
-        {step_rows(dcontexts, i, B), step_rows(dqueries, i, B), step_rows(dstates, i, B), guided ? &dalpha : nullptr},
+        {step_rows(dcontexts, i, B), step_rows(dqueries, i, B), step_rows(dstates, i, B), dalpha ? &*dalpha : nullptr},
         ws.dkeys, ws.dannotations, grads, ws.gru_scratch, ws.attention_scratch);
   }
   // The products' gradients: dg (c dec_C's: cell 2's in the conditional decoder), or with
