@@ -154,6 +154,33 @@ TEST_F(AlignCli, BadPairsAndOptions) {
   }
 }
 
+// --hmm: no model; the links are the library's hmm_align of the same pairs, the bad pairs
+// warned about as with a model; --hmm and a model are refused together, and neither.
+TEST_F(AlignCli, HmmAlignsWithoutAModel) {
+  const std::string bitext = write("hmm.bitext", "das Haus ||| the house\nein Buch ||| a book\ndas Buch ||| the book\n"
+                                                 "ein Haus ||| a house\nd \xff ||| z\n||| w\n");
+  const Result r = run("align --hmm -i " + bitext + " --symmetrize intersect --quiet");
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  ASSERT_EQ(r.out.size(), 6u) << r.out_text;
+  for (size_t k = 0; k < 4; ++k) EXPECT_EQ(r.out[k], "0-0 1-1") << k;
+  EXPECT_EQ(r.out[4], "");
+  EXPECT_EQ(r.out[5], "");
+  EXPECT_NE(r.err_text.find(bitext + ":5: warning: invalid UTF-8 in the source"), std::string::npos) << r.err_text;
+  EXPECT_NE(r.err_text.find(bitext + ":6: warning: empty source"), std::string::npos) << r.err_text;
+  for (const auto& [arguments, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--hmm -m " + model(), "give --model (and --reverse-model), or --hmm"},
+           {"--src " + src() + " --tgt " + tgt(), "give --model (and --reverse-model), or --hmm"},
+           {"--hmm --reverse-model " + reverse_model(), "--hmm aligns without models"},
+           {"--hmm --prior -1", "prior"},
+           {"--hmm --null-probability 1", "null-probability"}}) {
+    SCOPED_TRACE(arguments);
+    const Result e = run("align " + arguments + " -i " + bitext);
+    EXPECT_EQ(e.status, 1);
+    ASSERT_EQ(e.errors.size(), 1u) << e.err_text;
+    EXPECT_NE(e.errors[0].find(message), std::string::npos) << e.errors[0];
+  }
+}
+
 // align-eval prints the corpus line (the hand-computed case of test_align); --tail scores the
 // last lines of a longer links file; links scored against themselves as gold give AER 0.
 TEST_F(AlignCli, AlignEvalPrintsTheCorpusLine) {

@@ -92,6 +92,14 @@ Links swapped(const Links& links) {
   return sorted_links(std::move(other));
 }
 
+Links pair_links(const Alignment& forward, const Alignment* reverse, const AlignMethod& method,
+                 std::optional<Symmetrization> symmetrize) {
+  if (!reverse) return read_links(forward, method);
+  if (method.average) return read_links(mean(forward, transposed(*reverse)), method);
+  return align::symmetrize(read_links(forward, method), swapped(read_links(*reverse, method)), forward.cols - 1,
+                           forward.rows - 1, *symmetrize);
+}
+
 void split_parallel_line(const std::string& line, std::string& source, std::string& target, const std::string& file,
                          size_t line_number) {
   const auto space = [&](size_t at) { return line[at] == ' ' || line[at] == '\t'; };
@@ -175,14 +183,7 @@ AlignedPair Aligner::links_of(ScoredPair& forward, ScoredPair* reverse) const {
                    "; not aligned, its output line is empty";
     return pair;
   }
-  if (!reverse) {
-    pair.links = read_links(f, options_.method);
-  } else if (options_.method.average) {
-    pair.links = read_links(mean(f, transposed(reverse->alignment)), options_.method);
-  } else {
-    pair.links = symmetrize(read_links(f, options_.method), swapped(read_links(reverse->alignment, options_.method)),
-                            f.cols - 1, f.rows - 1, *options_.symmetrize);
-  }
+  pair.links = pair_links(f, reverse ? &reverse->alignment : nullptr, options_.method, options_.symmetrize);
   pair.aligned = true;
   return pair;
 }

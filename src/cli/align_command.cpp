@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "rnnsearch/align/aligner.h"
+#include "rnnsearch/align/hmm.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/util/mpi.h"
 
@@ -19,6 +20,8 @@ int align_command(const Args& args) {
   std::vector<std::string> reverse_dirs;
   std::string src_path, tgt_path, input, output, method, symmetrize;
   align::AlignerOptions aopts;
+  align::HmmOptions hmm;
+  bool use_hmm = false;
   ProgressOptions progress_options;
   po::options_description options("align options");
   options.add_options()
@@ -38,11 +41,29 @@ int align_command(const Args& args) {
        "unless --method average...)")
       ("max-length", po::value(&aopts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
        "pairs with a side longer than this many words are skipped with a warning");
-  options.add(model_option_group(decode, "sentence pairs")).add(progress_option_group(progress_options));
+  po::options_description hmm_options("without a model: a statistical aligner trained on the pairs themselves");
+  hmm_options.add_options()
+      ("hmm", po::bool_switch(&use_hmm),
+       "instead of --model: IBM model 1 then an HMM alignment model, each way, trained by EM on the input pairs; "
+       "--method and --symmetrize read their posteriors as two models' attention")
+      ("ibm1-iterations", po::value(&hmm.ibm1_iterations)->default_value(hmm.ibm1_iterations)
+           ->notifier(at_least("ibm1-iterations", 0)), "EM iterations of IBM model 1")
+      ("hmm-iterations", po::value(&hmm.hmm_iterations)->default_value(hmm.hmm_iterations)
+           ->notifier(at_least("hmm-iterations", 0)), "EM iterations of the HMM after them")
+      ("null-probability", po::value(&hmm.null_probability)->default_value(hmm.null_probability, "0.2")
+           ->notifier(below_one("null-probability")), "p0: a target word comes from no source word")
+      ("prior", po::value(&hmm.prior)->default_value(hmm.prior, "0.1")->notifier(non_negative("prior")),
+       "α of the translation table's Dirichlet prior (variational Bayes; 0 = maximum likelihood)")
+      ("no-agreement", "train the two directions each on its own, not on the product of their posteriors");
+  options.add(model_option_group(decode, "sentence pairs", false))
+      .add(hmm_options)
+      .add(progress_option_group(progress_options));
   po::variables_map vm;
   if (parse_options("align", "--model DIR [--reverse-model DIR] (--src FILE --tgt FILE | -i FILE) [options]", options,
                     args, vm))
     return 0;
+  if (use_hmm == !decode.model_dirs.empty()) throw Error("give --model (and --reverse-model), or --hmm");
+  if (use_hmm && !reverse_dirs.empty()) throw Error("--hmm aligns without models: no --reverse-model");
   aopts.method = align::parse_align_method(method);  // before any file is opened
   if (vm.count("symmetrize")) aopts.symmetrize = align::parse_symmetrization(symmetrize);
   if (vm.count("src") != vm.count("tgt")) throw Error("--src and --tgt go together");
@@ -72,14 +93,23 @@ int align_command(const Args& args) {
   }
   std::optional<OutputFile> out;  // rank 0 writes everything; opened before the work, to fail first
   if (mpi::is_root()) out.emplace(output, inputs);
-  const std::vector<Model> models = load_ensemble(decode.model_dirs);
-  const std::vector<Model> reverse = reverse_dirs.empty() ? std::vector<Model>() : load_ensemble(reverse_dirs);
-  align::Aligner aligner(models, reverse, aopts);
-  // In an MPI job rank 0 shows its own share of the batches.
+  std::vector<align::AlignedPair> pairs;
   ProgressMeter progress("rnnsearch align", progress_options);
-  progress.start("aligning", "pairs", src_lines.size());
-  const std::vector<align::AlignedPair> pairs =
-      aligner.align(src_lines, tgt_lines, 0, [&](size_t finished) { progress.add(finished); });
+  if (use_hmm) {
+    hmm.threads = aopts.threads;
+    hmm.agreement = !vm.count("no-agreement");
+    const int steps = hmm.ibm1_iterations + hmm.hmm_iterations;
+    progress.start("training the HMM aligners", "iterations", static_cast<size_t>(steps));
+    pairs = align::hmm_align(src_lines, tgt_lines, hmm, aopts.method, aopts.symmetrize,
+                             [&](const char*, int) { progress.add(1); });
+  } else {
+    const std::vector<Model> models = load_ensemble(decode.model_dirs);
+    const std::vector<Model> reverse = reverse_dirs.empty() ? std::vector<Model>() : load_ensemble(reverse_dirs);
+    align::Aligner aligner(models, reverse, aopts);
+    // In an MPI job rank 0 shows its own share of the batches.
+    progress.start("aligning", "pairs", src_lines.size());
+    pairs = aligner.align(src_lines, tgt_lines, 0, [&](size_t finished) { progress.add(finished); });
+  }
   progress.finish();
   if (!out) return 0;
   for (const align::AlignedPair& pair : pairs) {

@@ -62,7 +62,8 @@ struct DecodeArgs {
   int heatmaps_limit = 100;
 };
 // --model, --batch-size, --threads; `unit` names what a batch holds ("sentences", ...).
-boost::program_options::options_description model_option_group(DecodeArgs& args, const std::string& unit);
+boost::program_options::options_description model_option_group(DecodeArgs& args, const std::string& unit,
+                                                               bool model_required = true);
 // --alignment, --format, --heatmaps, --heatmaps-limit
 boost::program_options::options_description output_option_group(DecodeArgs& args);
 // The parsed output group (throws rnnsearch::Error on unknown names).

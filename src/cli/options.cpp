@@ -76,10 +76,12 @@ std::function<void(long)> between(const std::string& option, long minimum, long 
   return [option, minimum, maximum](long value) { check_between(option, value, minimum, maximum); };
 }
 
-po::options_description model_option_group(DecodeArgs& args, const std::string& unit) {
+po::options_description model_option_group(DecodeArgs& args, const std::string& unit, bool model_required) {
   po::options_description group("model and batching");
+  auto* model = po::value(&args.model_dirs)->composing();
+  if (model_required) model->required();
   group.add_options()
-      ("model,m", po::value(&args.model_dirs)->required()->composing(),
+      ("model,m", model,
        "model directory (uses model.best.npz when present); repeat for an ensemble, which averages the models' "
        "log-probabilities")
       ("batch-size", po::value(&args.batch_size)->default_value(32)->notifier(at_least("batch-size", 1)),

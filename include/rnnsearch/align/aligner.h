@@ -46,6 +46,13 @@ Alignment transposed(const Alignment& attention);
 // Source-target links as target-source ones (and back).
 Links swapped(const Links& links);
 
+// The links of one pair: of its forward matrix alone (reverse null), or with a reverse
+// direction's (source words + 1) × (target words + 1) matrix: averaged with the forward's
+// (method.average), or each read and their links combined by `symmetrize` (resolved as
+// resolved_symmetrization does). The matrices must fit each other.
+Links pair_links(const Alignment& forward, const Alignment* reverse, const AlignMethod& method,
+                 std::optional<Symmetrization> symmetrize);
+
 // "SOURCE ||| TARGET" (fast_align's input) into its two sides, the token "|||" between white
 // space. Throws rnnsearch::Error "FILE:LINE: no ' ||| ' ..." when the line has none.
 void split_parallel_line(const std::string& line, std::string& source, std::string& target, const std::string& file,

@@ -1,0 +1,168 @@
+// The statistical aligner of `rnnsearch align --hmm` (align/hmm.h): forward-backward's
+// posteriors against brute-force enumeration of every alignment, IBM model 1's closed form,
+// EM learning the obvious links of a tiny corpus, agreement, and the pairs it leaves out.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "rnnsearch/align/hmm.h"
+#include "rnnsearch/error.h"
+
+namespace rnnsearch {
+namespace {
+
+using align::HmmAligner;
+using align::HmmOptions;
+
+const std::vector<std::string> kSource = {"das Haus ist klein", "das Buch ist klein", "ein Buch",
+                                          "das Haus", "ein Haus ist gross", "klein ist das Buch"};
+const std::vector<std::string> kTarget = {"the house is small", "the book is small", "a book",
+                                          "the house", "a house is big", "the book is small"};
+
+// p(a_j = i | s, t) of pair k by summing p(t, a | s) over all (I + 1)^J alignments, with the
+// model's own formulas (align/hmm.h) on its learnt t and c.
+std::vector<std::vector<double>> enumerated(const HmmAligner& hmm, const align::WordIdCorpus& corpus, size_t k,
+                                            double p0) {
+  const std::vector<int>& s = corpus.source[k];
+  const std::vector<int>& t = corpus.target[k];
+  const int I = static_cast<int>(s.size()), J = static_cast<int>(t.size());
+  const std::vector<double> c = hmm.jumps();
+  const auto jump = [&](int from, int to) {  // from position from (-1: before the sentence) to to
+    const auto weight = [&](int d) { return c[static_cast<size_t>(std::clamp(d, -HmmAligner::kMaxJump, HmmAligner::kMaxJump) + HmmAligner::kMaxJump)]; };
+    double total = 0;
+    for (int i = 0; i < I; ++i) total += weight(i - from);
+    return weight(to - from) / total;
+  };
+  std::vector<std::vector<double>> posterior(static_cast<size_t>(J), std::vector<double>(static_cast<size_t>(I + 1), 0.0));
+  std::vector<int> a(static_cast<size_t>(J), 0);  // I stands for ∅
+  double total = 0;
+  for (;;) {
+    double p = 1;
+    int last = -1;
+    for (int j = 0; j < J; ++j) {
+      const int i = a[static_cast<size_t>(j)];
+      if (i == I) {
+        p *= p0 * hmm.translation(0, t[static_cast<size_t>(j)]);
+      } else {
+        p *= (1 - p0) * jump(last, i) * hmm.translation(s[static_cast<size_t>(i)], t[static_cast<size_t>(j)]);
+        last = i;
+      }
+    }
+    total += p;
+    for (int j = 0; j < J; ++j) posterior[static_cast<size_t>(j)][static_cast<size_t>(a[static_cast<size_t>(j)])] += p;
+    int j = 0;
+    while (j < J && ++a[static_cast<size_t>(j)] > I) a[static_cast<size_t>(j++)] = 0;
+    if (j == J) break;
+  }
+  for (auto& row : posterior)
+    for (double& v : row) v /= total;
+  return posterior;
+}
+
+TEST(HmmAlign, ForwardBackwardPosteriorsEqualEnumeratingEveryAlignment) {
+  const align::WordIdCorpus corpus = align::word_id_corpus(kSource, kTarget);
+  for (bool agreement : {false, true}) {
+    SCOPED_TRACE(agreement);
+    HmmOptions options;
+    options.ibm1_iterations = 2;
+    options.hmm_iterations = 3;
+    options.null_probability = 0.3;
+    const align::WordIdCorpus back = align::reversed(corpus);
+    HmmAligner forward(corpus, options), reverse(back, options);
+    align::train_hmm_aligners(forward, &reverse, agreement);
+    for (size_t k : {0u, 4u, 5u}) {
+      const auto expected = enumerated(forward, corpus, k, options.null_probability);
+      const Alignment got = forward.posteriors(k);
+      const int I = static_cast<int>(corpus.source[k].size()), J = static_cast<int>(corpus.target[k].size());
+      ASSERT_EQ(got.rows, J + 1);
+      ASSERT_EQ(got.cols, I + 1);
+      for (int j = 0; j < J; ++j)
+        for (int i = 0; i <= I; ++i) EXPECT_NEAR(got.at(j, i), expected[static_cast<size_t>(j)][static_cast<size_t>(i)], 1e-5) << k << " " << j << " " << i;
+      for (int i = 0; i <= I; ++i) EXPECT_EQ(got.at(J, i), 0.0f) << "the empty last row";
+      // the reverse direction is a model of its own: its posteriors enumerate too
+      const auto expected_back = enumerated(reverse, back, k, options.null_probability);
+      const Alignment got_back = reverse.posteriors(k);
+      for (int i = 0; i < I; ++i)
+        for (int j = 0; j <= J; ++j) EXPECT_NEAR(got_back.at(i, j), expected_back[static_cast<size_t>(i)][static_cast<size_t>(j)], 1e-5);
+    }
+  }
+}
+
+TEST(HmmAlign, IbmModel1PosteriorsAreTheTableNormalizedOverTheSourceAndEmptyWord) {
+  const align::WordIdCorpus corpus = align::word_id_corpus(kSource, kTarget);
+  HmmOptions options;
+  options.ibm1_iterations = 3;
+  options.hmm_iterations = 0;
+  options.prior = 0;  // maximum likelihood: each table row sums to 1
+  HmmAligner hmm(corpus, options);
+  align::train_hmm_aligners(hmm, nullptr, false);
+  const Alignment got = hmm.posteriors(1);
+  const std::vector<int>& s = corpus.source[1];
+  const std::vector<int>& t = corpus.target[1];
+  for (size_t j = 0; j < t.size(); ++j) {
+    double total = hmm.translation(0, t[j]);
+    for (int e : s) total += hmm.translation(e, t[j]);
+    for (size_t i = 0; i < s.size(); ++i)
+      EXPECT_NEAR(got.at(static_cast<int>(j), static_cast<int>(i)), hmm.translation(s[i], t[j]) / total, 1e-6);
+    EXPECT_NEAR(got.at(static_cast<int>(j), static_cast<int>(s.size())), hmm.translation(0, t[j]) / total, 1e-6);
+  }
+  // a table row is a distribution over the target words seen with its source word
+  double row = 0;
+  for (int f = 0; f < corpus.target_words; ++f) row += hmm.translation(s[0], f);
+  EXPECT_NEAR(row, 1.0, 1e-9);
+  EXPECT_EQ(hmm.translation(s[0], 999), 0.0);
+}
+
+TEST(HmmAlign, EmLearnsTheObviousLinksOfATinyCorpus) {
+  HmmOptions options;
+  options.prior = 0;  // maximum likelihood: a corpus this small has no rare-word problem
+  for (bool agreement : {false, true}) {
+    SCOPED_TRACE(agreement);
+    options.agreement = agreement;
+    const auto pairs = align::hmm_align(kSource, kTarget, options, align::AlignMethod{}, std::nullopt);
+    ASSERT_EQ(pairs.size(), kSource.size());
+    for (size_t k : {0u, 1u, 4u}) EXPECT_EQ(align::pharaoh_text(pairs[k].links), "0-0 1-1 2-2 3-3") << k;
+    for (size_t k : {2u, 3u}) EXPECT_EQ(align::pharaoh_text(pairs[k].links), "0-0 1-1") << k;
+    // reordered, klein ist das Buch / the book is small: the learnt jumps are all forward, so
+    // the jump of -3 back to klein loses to ∅; the other three words are found
+    EXPECT_EQ(align::pharaoh_text(pairs[5].links), "1-2 2-0 3-1");
+    EXPECT_EQ(pairs[5].source[0], "klein");
+  }
+}
+
+TEST(HmmAlign, WordsAreLowercasedBeforeCounting) {
+  const align::WordIdCorpus corpus = align::word_id_corpus({"Haus HAUS haus Straße STRASSE"}, {"House house"});
+  EXPECT_EQ(corpus.source[0][0], corpus.source[0][1]);
+  EXPECT_EQ(corpus.source[0][1], corpus.source[0][2]);
+  EXPECT_NE(corpus.source[0][3], corpus.source[0][4]) << "lowercasing, not case folding: straße ≠ strasse";
+  EXPECT_EQ(corpus.target[0][0], corpus.target[0][1]);
+  EXPECT_EQ(corpus.source_words, 4) << "∅, haus, straße and strasse";
+}
+
+TEST(HmmAlign, EmptySidesAndInvalidUtf8AreLeftOutWithTheScorersWarnings) {
+  std::vector<std::string> src = kSource, tgt = kTarget;
+  src.push_back("");
+  tgt.push_back("the house");
+  src.push_back("das \xff Haus");
+  tgt.push_back("the house");
+  src.push_back("das Haus");
+  tgt.push_back("   ");
+  const auto pairs = align::hmm_align(src, tgt, HmmOptions{}, align::AlignMethod{}, std::nullopt);
+  ASSERT_EQ(pairs.size(), src.size());
+  EXPECT_EQ(pairs[6].warning, "empty source");
+  EXPECT_EQ(pairs[7].warning, "invalid UTF-8 in the source");
+  EXPECT_EQ(pairs[8].warning, "empty target");
+  for (size_t k = 6; k < 9; ++k) {
+    EXPECT_FALSE(pairs[k].aligned);
+    EXPECT_TRUE(pairs[k].links.empty());
+  }
+  EXPECT_TRUE(pairs[0].aligned);
+  EXPECT_FALSE(pairs[0].links.empty());
+  EXPECT_THROW(align::hmm_align({"a"}, {}, HmmOptions{}, align::AlignMethod{}, std::nullopt), Error);
+}
+
+}  // namespace
+}  // namespace rnnsearch
