@@ -4,7 +4,7 @@
 #      ranks with those of 3 threads, exchanging in shared memory; again with the exchange
 #      of several hosts (the ring, overlapped with the backward pass or not; exact for 2
 #      ranks, to rounding for 3), also with a rank left without pairs in a batch;
-#      also deep layer-normalized, with --accumulate, and with bf16 products;
+#      also deep layer-normalized, with --accumulate, guided alignment, and with bf16 products;
 #   2. resuming a 2-rank run gives the weights of an uninterrupted one;
 #   3. translate, score and align: output byte-identical to 1 process (text, n-best, JSON, alignments);
 #   4. a rank that fails alone (its corpus missing, or rank 0 unable to save mid-training)
@@ -44,7 +44,7 @@ fail() { echo "test_mpi: FAIL: $*" >&2; exit 1; }
 
 # A tiny model; each run adds --model, --threads and --max-updates. $train is in fp32: the
 # default (auto) would train in bf16 on a CPU with AVX512_BF16 and leave fp32 untested there;
-# a run that names its own precision (1e, the bf16 case) starts from $any_precision.
+# a run that names its own precision (1f, the bf16 case) starts from $any_precision.
 any_precision=(train --train-src "$root/corpora/tiny/train.en" --train-tgt "$root/corpora/tiny/train.de"
        --valid-src "$root/corpora/tiny/val.en" --valid-tgt "$root/corpora/tiny/val.de"
        --emb 8 --hidden 12 --maxout 6 --batch-size 16 --dropout 0.2 --seed 7
@@ -226,6 +226,14 @@ train_both acc 10 --accumulate 2
 diff=$(max_difference "$work/one_acc/model.npz" "$work/two_acc/model.npz")
 [ "$diff" = 0.0 ] || fail "--accumulate 2: 2 ranks differ from 1 process by $diff"
 echo "test_mpi: --accumulate 2, 2 ranks vs 1 process: max |difference| $diff"
+# 1e. Guided alignment (links binarized into each rank's corpus cache, the cost's dα in
+# every shard's backward): exact as well, and the cost logged by rank 0.
+for _ in $(seq 300); do echo "0-0 1-1 2-1"; done > "$work/tiny.links"
+train_both guided 10 --guided-alignment "$work/tiny.links" --guided-alignment-weight 0.5 --log-freq 5
+grep -q "align-cost" "$work/two_guided.log" || fail "the guided 2-rank log shows no align-cost: $(cat "$work/two_guided.log")"
+diff=$(max_difference "$work/one_guided/model.npz" "$work/two_guided/model.npz")
+[ "$diff" = 0.0 ] || fail "--guided-alignment: 2 ranks differ from 1 process by $diff"
+echo "test_mpi: --guided-alignment, 2 ranks vs 1 process: max |difference| $diff"
 # Over the overlapped ring, whose early exchange waits for the last batch: exact as well.
 RNNSEARCH_MPI_RING=1 RNNSEARCH_MPI_OVERLAP=1 mpi2 "$bin" "${train[@]}" --accumulate 2 --model "$work/two_acc_ring" \
   --threads 1 --max-updates 10 > /dev/null 2> "$work/two_acc_ring.log" ||
@@ -235,7 +243,7 @@ diff=$(max_difference "$work/one_acc/model.npz" "$work/two_acc_ring/model.npz")
 [ "$diff" = 0.0 ] || fail "--accumulate 2: 2 ranks (ring, overlapped) differ from 1 process by $diff"
 echo "test_mpi: --accumulate 2, 2 ranks (ring, overlapped) vs 1 process: max |difference| $diff"
 
-# 1e. bf16 products (mixed precision, docs/training.md), where the CPU has AVX512_BF16: each
+# 1f. bf16 products (mixed precision, docs/training.md), where the CPU has AVX512_BF16: each
 # rank converts the shared weights for its own shards as each thread of 1 process does, and
 # every product is computed per shard, so the ranks and the threads compute the same numbers:
 # tolerance 0 in shared memory. (Over the ring, 2 shards add a + b or b + a: exact as well.)
