@@ -148,6 +148,11 @@ TEST(Heatmap, OneRectPerCellAndEscapedTokens) {
   record.target = {"北京", "'quoted\""};
   const std::string svg = heatmap_svg(record);
   EXPECT_EQ(count_occurrences(svg, "<rect class=\"cell\""), 12u);  // 3 rows x 4 columns
+  // the hard links outlined, one per target token (not </s>), inside the cell of its argmax
+  EXPECT_EQ(count_occurrences(svg, "<rect class=\"link\""), 2u);
+  const size_t cell = svg.find("<rect class=\"cell\" x=\""), link = svg.find("<rect class=\"link\" x=\"");
+  const int x0 = std::stoi(svg.substr(cell + 22)), link_x = std::stoi(svg.substr(link + 22));
+  EXPECT_EQ(link_x, x0 + 1 * 20 + 2) << "row 0's most attended column is 1 (Haus)";
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
   EXPECT_NE(svg.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
   EXPECT_NE(svg.find("&lt;b&gt;"), std::string::npos);

@@ -245,7 +245,10 @@ std::string svg_target_labels(const TranslationRecord& record, const std::vector
 }
 
 // One rect per weight, with a tooltip naming the token pair (visible when the SVG is
-// opened on its own; an <img> is not interactive). crispEdges avoids hairline seams.
+// opened on its own; an <img> is not interactive). crispEdges avoids hairline seams. The
+// hard alignment (translate --alignment hard: each target token's most attended source
+// token) is outlined on it, a red square inside each linked cell, red standing out on every
+// viridis colour.
 std::string svg_cells(const TranslationRecord& record, const Layout& layout) {
   const Alignment& alignment = record.alignment;
   const std::string size =
@@ -262,6 +265,11 @@ std::string svg_cells(const TranslationRecord& record, const Layout& layout) {
              format_number("%.4f", weight) + "</title></rect>\n";
     }
   }
+  const std::string inner = "\" width=\"" + std::to_string(kCell - 4) + "\" height=\"" + std::to_string(kCell - 4);
+  for (const auto& [source, target] : hard_alignment(alignment))
+    out += "<rect class=\"link\" x=\"" + std::to_string(layout.grid_x + source * kCell + 2) + "\" y=\"" +
+           std::to_string(layout.grid_y + target * kCell + 2) + inner +
+           "\" fill=\"none\" stroke=\"#e8112d\" stroke-width=\"1.5\"/>\n";
   out += "<rect x=\"" + std::to_string(layout.grid_x) + "\" y=\"" + std::to_string(layout.grid_y) +
          "\" width=\"" + std::to_string(layout.grid_w) + "\" height=\"" +
          std::to_string(layout.grid_h) + "\" fill=\"none\" stroke=\"#999\" stroke-width=\"1\"/>\n";
