@@ -15,19 +15,10 @@ namespace rnnsearch::align {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
 // The white-space words of a line.
-
 std::vector<std::string> split_words(const std::string& line) {
   std::vector<std::string> words;
-  size_t at = 0;
-  while (at < line.size()) {
-    while (at < line.size() && is_space(line[at])) ++at;
-    const size_t start = at;
-    while (at < line.size() && !is_space(line[at])) ++at;
-    if (at > start) words.push_back(line.substr(start, at - start));
-  }
+  for (std::string_view word : white_space_tokens(line)) words.emplace_back(word);
   return words;
 }
 

@@ -12,22 +12,6 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
 
-// The white-space separated tokens of a line.
-std::vector<std::string_view> tokens_of(std::string_view text) {
-  std::vector<std::string_view> tokens;
-  for (size_t at = 0; at < text.size();) {
-    if (is_space(text[at])) {
-      ++at;
-      continue;
-    }
-    size_t end = at;
-    while (end < text.size() && !is_space(text[end])) ++end;
-    tokens.push_back(text.substr(at, end - at));
-    at = end;
-  }
-  return tokens;
-}
-
 // A position: decimal digits only (no sign), within int.
 bool parse_position(std::string_view digits, int& value) {
   if (digits.empty() || digits.front() < '0' || digits.front() > '9') return false;
@@ -45,6 +29,21 @@ bool parse_link(std::string_view token, std::string_view separators, Link& link,
 
 }  // namespace
 
+std::vector<std::string_view> white_space_tokens(std::string_view text) {
+  std::vector<std::string_view> tokens;
+  for (size_t at = 0; at < text.size();) {
+    if (is_space(text[at])) {
+      ++at;
+      continue;
+    }
+    size_t end = at;
+    while (end < text.size() && !is_space(text[end])) ++end;
+    tokens.push_back(text.substr(at, end - at));
+    at = end;
+  }
+  return tokens;
+}
+
 Links sorted_links(Links links) {
   std::sort(links.begin(), links.end());
   links.erase(std::unique(links.begin(), links.end()), links.end());
@@ -53,7 +52,7 @@ Links sorted_links(Links links) {
 
 Links parse_pharaoh(std::string_view text, const std::string& file, size_t line) {
   Links links;
-  for (std::string_view token : tokens_of(text)) {
+  for (std::string_view token : white_space_tokens(text)) {
     Link link;
     char separator = 0;
     if (!parse_link(token, "-", link, &separator))
@@ -67,7 +66,7 @@ Links parse_pharaoh(std::string_view text, const std::string& file, size_t line)
 GoldLinks parse_gold(std::string_view text, bool zero_based, const std::string& file, size_t line) {
   GoldLinks gold;
   const int first = zero_based ? 0 : 1;
-  for (std::string_view token : tokens_of(text)) {
+  for (std::string_view token : white_space_tokens(text)) {
     Link link;
     char separator = 0;
     if (!parse_link(token, "-p", link, &separator))

@@ -37,6 +37,9 @@ struct GoldLinks {
   Links sure, possible;
 };
 
+// The white-space separated tokens of a line (ASCII white space): the words links count.
+std::vector<std::string_view> white_space_tokens(std::string_view text);
+
 // One line of Pharaoh links, 0-based "i-j" separated by white space. `file` and `line`
 // (1-based) place the error: "FILE:LINE: bad link 'x' (expected ...)".
 Links parse_pharaoh(std::string_view text, const std::string& file, size_t line);
