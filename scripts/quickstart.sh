@@ -38,6 +38,11 @@
 #                the conditional GRU (Marian's s2s; needs DEC_DEPTH=2 or more), §1.4
 #   ENC_DEPTH=1, ENC_TYPE=bidirectional, SKIP=0  --enc-depth, --enc-type (bidirectional or
 #                alternating) and, with SKIP=1, --skip: stacked encoder layers, §1.3
+#   GUIDED=0     1: guided alignment with no second tool: `align --hmm` links the training
+#                pairs' words (docs/aligning.md; about 10 s), and training pulls the attention
+#                towards them (--guided-alignment, weight GUIDED_WEIGHT=0.1), so that the
+#                heatmaps and --alignment hard show better links; TEXT=raw only. MODEL
+#                defaults to models/en-de-small-raw-guided
 #   VALID_FREQ=500 updates between validations (validation time is not training time)
 #   NORMALIZE=1.0 (TEXT=raw), 2.0 (TEXT=lowercased)  length normalisation of beam search,
 #                chosen on the validation set for each (as
@@ -81,6 +86,8 @@ TEXT=${TEXT:-raw}
 SUBWORDS=${SUBWORDS:-8000}
 SEED=${SEED:-1}
 ENSEMBLE=${ENSEMBLE:-1}
+GUIDED=${GUIDED:-0}
+GUIDED_WEIGHT=${GUIDED_WEIGHT:-0.1}
 data=corpora/multi30k
 bin=build/rnnsearch
 model_options=(--enc-cell-depth "$ENC_CELL_DEPTH" --dec-cell-base-depth "$DEC_CELL_BASE_DEPTH"
@@ -88,7 +95,8 @@ model_options=(--enc-cell-depth "$ENC_CELL_DEPTH" --dec-cell-base-depth "$DEC_CE
                --enc-depth "$ENC_DEPTH" --enc-type "$ENC_TYPE")
 [ "$SKIP" = 1 ] && model_options+=(--skip)
 case "$TEXT" in
-  raw) text=(--tokenizer raw --subwords "$SUBWORDS"); MODEL=${MODEL:-models/en-de-small-raw}
+  raw) text=(--tokenizer raw --subwords "$SUBWORDS")
+       if [ "$GUIDED" = 1 ]; then MODEL=${MODEL:-models/en-de-small-raw-guided}; else MODEL=${MODEL:-models/en-de-small-raw}; fi
        NORMALIZE=${NORMALIZE:-1.0} ;;
   lowercased) text=(--tokenizer words); MODEL=${MODEL:-models/en-de-small}; NORMALIZE=${NORMALIZE:-2.0} ;;
   *) echo "quickstart.sh: TEXT must be raw or lowercased, not '$TEXT'" >&2; exit 2 ;;
@@ -101,9 +109,24 @@ esac
 [[ "$ENSEMBLE" =~ ^[1-9][0-9]*$ ]] || { echo "quickstart.sh: ENSEMBLE must be a number >= 1, not '$ENSEMBLE'" >&2; exit 2; }
 [ "$TIED" = 1 ] && model_options+=(--tied-embeddings --maxout "$emb")
 [ "$LAYER_NORM" = 1 ] && model_options+=(--layer-normalization)
+case "$GUIDED" in
+  0) ;;
+  1) [ "$TEXT" = raw ] || { echo "quickstart.sh: GUIDED=1 needs TEXT=raw (the links are on white-space words)" >&2; exit 2; } ;;
+  *) echo "quickstart.sh: GUIDED must be 0 or 1, not '$GUIDED'" >&2; exit 2 ;;
+esac
 
 scripts/setup.sh
 scripts/build.sh
+
+if [ "$GUIDED" = 1 ]; then
+  links=models/multi30k.train.en-de.align
+  if [ ! -s "$links" ]; then
+    echo "== word links of the training pairs: align --hmm into $links"
+    mkdir -p models
+    $bin align --hmm --src $data/train.en.gz --tgt $data/train.de.gz --threads "$THREADS" -o "$links"
+  fi
+  model_options+=(--guided-alignment "$links" --guided-alignment-weight "$GUIDED_WEIGHT")
+fi
 
 models=()
 for ((k = 0; k < ENSEMBLE; k++)); do
