@@ -754,6 +754,7 @@ TEST(Train, PreparationShowsEachStageEveryLogPeriod) {
 // its attention too, but a few hundred updates are not enough for a clear margin.) Once more in bf16 products (fp32 where the CPU
 // lacks AVX512_BF16), through the same cost.
 TEST(Train, GuidedAttentionIsCloserToItsLinksThanUnguided) {
+  if (!build_info().sentencepiece) GTEST_SKIP() << "this build has no SentencePiece (raw text needs --subwords)";
   test::TempDir dir;
   std::ifstream src_in(kTiny + "train.en"), tgt_in(kTiny + "train.de");
   std::ofstream links_out(dir.path("first.links"));
