@@ -266,7 +266,7 @@ Alignment HmmAligner::posteriors(size_t pair) const {
   const std::vector<int>& tgt = corpus_.target[pair];
   const int I = static_cast<int>(src.size()), J = static_cast<int>(tgt.size());
   if (I == 0 || J == 0) return Alignment{1, 1, {0.0f}};
-  Workspace w;
+  thread_local Workspace w;  // grown once per thread, not per pair
   posterior(pair, w, nullptr);
   Alignment out{J + 1, I + 1, std::vector<float>(static_cast<size_t>((J + 1) * (I + 1)), 0.0f)};
   for (size_t k = 0; k < w.posterior.size(); ++k) out.weights[k] = static_cast<float>(w.posterior[k]);
