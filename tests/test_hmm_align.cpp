@@ -142,6 +142,22 @@ TEST(HmmAlign, WordsAreLowercasedBeforeCounting) {
   EXPECT_EQ(corpus.source_words, 4) << "∅, haus, straße and strasse";
 }
 
+TEST(HmmAlign, StemsAreTheFirstCharactersOfTheLowercasedWord) {
+  // 6 code points, not bytes: "größer" and "größere" share "größer" (8 bytes), "Kommissar"
+  // and "Kommission" share "kommis"; a word of 6 or fewer characters stays whole
+  const std::vector<std::string> src = {"Größer größere Kommissar Kommission Haus Häuser"};
+  const align::WordIdCorpus stemmed = align::word_id_corpus(src, {"x"}, 6), whole = align::word_id_corpus(src, {"x"});
+  const std::vector<int>& s = stemmed.source[0];
+  EXPECT_EQ(s[0], s[1]);
+  EXPECT_EQ(s[2], s[3]);
+  EXPECT_NE(s[4], s[5]);
+  EXPECT_EQ(stemmed.source_words, 5) << "∅, größer, kommis, haus, häuser";
+  EXPECT_EQ(whole.source_words, 7);
+  const align::WordIdCorpus three = align::word_id_corpus({"Größer grö gr"}, {"x"}, 3);
+  EXPECT_EQ(three.source[0][0], three.source[0][1]) << "cut after the ö's two bytes, not inside them";
+  EXPECT_NE(three.source[0][1], three.source[0][2]);
+}
+
 TEST(HmmAlign, EmptySidesAndInvalidUtf8AreLeftOutWithTheScorersWarnings) {
   std::vector<std::string> src = kSource, tgt = kTarget;
   src.push_back("");

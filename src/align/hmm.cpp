@@ -22,19 +22,22 @@ std::vector<std::string> split_words(const std::string& line) {
   return words;
 }
 
-std::string lowercased(const std::string& word) {
+// A word as it is counted: lowercased, and cut to its first `stem` characters (code points)
+// when stem > 0.
+std::string counted_form(const std::string& word, int stem) {
   icu::UnicodeString text = icu::UnicodeString::fromUTF8(icu::StringPiece(word.data(), static_cast<int32_t>(word.size())));
   text.toLower(icu::Locale::getRoot());
+  if (stem > 0) text.truncate(text.moveIndex32(0, stem));
   std::string out;
   text.toUTF8String(out);
   return out;
 }
 
 // The ids of a line's white-space words, new words numbered from first_id + ids.size().
-std::vector<int> word_ids(const std::string& line, std::unordered_map<std::string, int>& ids, int first_id) {
+std::vector<int> word_ids(const std::string& line, int stem, std::unordered_map<std::string, int>& ids, int first_id) {
   std::vector<int> out;
   for (const std::string& word : split_words(line))
-    out.push_back(ids.emplace(lowercased(word), first_id + static_cast<int>(ids.size())).first->second);
+    out.push_back(ids.emplace(counted_form(word, stem), first_id + static_cast<int>(ids.size())).first->second);
   return out;
 }
 
@@ -44,11 +47,12 @@ size_t jump_index(int d) {
 
 }  // namespace
 
-WordIdCorpus word_id_corpus(const std::vector<std::string>& source_lines, const std::vector<std::string>& target_lines) {
+WordIdCorpus word_id_corpus(const std::vector<std::string>& source_lines, const std::vector<std::string>& target_lines,
+                            int stem) {
   WordIdCorpus corpus;
   std::unordered_map<std::string, int> source_ids, target_ids;
-  for (const std::string& line : source_lines) corpus.source.push_back(word_ids(line, source_ids, 1));
-  for (const std::string& line : target_lines) corpus.target.push_back(word_ids(line, target_ids, 0));
+  for (const std::string& line : source_lines) corpus.source.push_back(word_ids(line, stem, source_ids, 1));
+  for (const std::string& line : target_lines) corpus.target.push_back(word_ids(line, stem, target_ids, 0));
   corpus.source_words = 1 + static_cast<int>(source_ids.size());
   corpus.target_words = static_cast<int>(target_ids.size());
   return corpus;
@@ -350,7 +354,7 @@ std::vector<AlignedPair> hmm_align(const std::vector<std::string>& src_lines, co
     pair.aligned = pair.warning.empty();
     if (!pair.aligned) src[k].clear(), tgt[k].clear();
   }
-  const WordIdCorpus corpus = word_id_corpus(src, tgt), back = reversed(corpus);
+  const WordIdCorpus corpus = word_id_corpus(src, tgt, options.stem), back = reversed(corpus);
   HmmAligner forward(corpus, options), reverse(back, options);
   train_hmm_aligners(forward, &reverse, options.agreement, iteration);
   const auto count = static_cast<long>(pairs.size());

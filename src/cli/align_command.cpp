@@ -54,6 +54,8 @@ int align_command(const Args& args) {
            ->notifier(below_one("null-probability")), "p0: a target word comes from no source word")
       ("prior", po::value(&hmm.prior)->default_value(hmm.prior, "0.1")->notifier(non_negative("prior")),
        "α of the translation table's Dirichlet prior (variational Bayes; 0 = maximum likelihood)")
+      ("stem", po::value(&hmm.stem)->default_value(hmm.stem)->notifier(at_least("stem", 0)),
+       "count words by their first N characters (lowercased; 0 = whole words)")
       ("no-agreement", "train the two directions each on its own, not on the product of their posteriors");
   options.add(model_option_group(decode, "sentence pairs", false))
       .add(hmm_options)

@@ -30,8 +30,10 @@
 // Reading: the posterior p(a_j = i | s, t) of every target word j and source word i, a
 // (J + 1) × (I + 1) matrix laid out as the attention the Aligner reads (rows the target words
 // and an empty last row, columns the source words and ∅ last), so links come off it with the
-// same --method and --symmetrize (align/aligner.h). Words are cut at white space and
-// lowercased (Unicode) before they are counted.
+// same --method and --symmetrize (align/aligner.h). Words are cut at white space, lowercased
+// (Unicode) and cut to their first HmmOptions::stem characters before they are counted: a
+// crude stemmer that lets "Kommission" and "Kommissionen" share their counts, which a corpus
+// of a few ten thousand pairs needs (docs/aligning.md measures it).
 #include <functional>
 #include <optional>
 #include <string>
@@ -47,6 +49,7 @@ struct HmmOptions {
   int hmm_iterations = 5;
   double null_probability = 0.2;  // p0
   double prior = 0.1;             // α; 0 = maximum likelihood
+  int stem = 6;                   // words counted by their first `stem` characters; 0 = whole
   bool agreement = true;          // both directions trained together (train_hmm_aligners)
   int threads = 1;                // pairs processed at once (OpenMP)
 };
@@ -56,8 +59,10 @@ struct WordIdCorpus {
   std::vector<std::vector<int>> source, target;
   int source_words = 1, target_words = 0;  // vocabulary sizes (the source's with ∅)
 };
-// The white-space words of each line, lowercased, numbered in order of appearance.
-WordIdCorpus word_id_corpus(const std::vector<std::string>& source_lines, const std::vector<std::string>& target_lines);
+// The white-space words of each line, lowercased, cut to their first `stem` characters
+// (Unicode code points) when stem > 0, numbered in order of appearance.
+WordIdCorpus word_id_corpus(const std::vector<std::string>& source_lines, const std::vector<std::string>& target_lines,
+                            int stem = 0);
 // The same corpus the other way round (∅ moves to the new source side).
 WordIdCorpus reversed(const WordIdCorpus& corpus);
 
