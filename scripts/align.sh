@@ -6,8 +6,8 @@
 # OUT gets a line of Pharaoh links (0-based source-target word positions, as fast_align and
 # eflomal write them) for each line pair of SRC and TGT (plain or .gz, words separated by
 # white space), from `rnnsearch align --hmm`: IBM model 1, then an HMM alignment model each
-# way, the two directions trained together by agreement, their links combined by
-# grow-diag-final-and — of everything rnnsearch can do, what aligned best on the RWTH
+# way (words counted by their first 6 characters), the two directions trained together by
+# agreement, their links combined by grow-diag-final-and — of everything rnnsearch can do, what aligned best on the RWTH
 # German–English development set (docs/aligning.md has the table, beside fast_align and
 # eflomal); 24,000 pairs take about 20 seconds on 2 cores.
 #
