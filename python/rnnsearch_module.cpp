@@ -10,6 +10,7 @@
 //   .align(sources, targets, ...)           the hard alignment of score (`score --alignment hard`); with
 //                                           reverse=, method= or symmetrize=, align::Aligner, as `rnnsearch align`
 //   alignment_error_rate(gold, links)       align::evaluate_alignments, as `rnnsearch align-eval`
+//   hmm_align(sources, targets, ...)        align::hmm_align, as `rnnsearch align --hmm`
 //
 // The GIL is released while C++ computes; a Translator's decoders are not reentrant, so each
 // Python Translator has a lock and calls on one Translator from several threads run one after
@@ -25,6 +26,7 @@
 
 #include "rnnsearch/align/aer.h"
 #include "rnnsearch/align/aligner.h"
+#include "rnnsearch/align/hmm.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/decode/translator_pool.h"
 #include "rnnsearch/error.h"
@@ -133,6 +135,21 @@ void warn(const char* what, const std::vector<std::pair<size_t, std::string>>& w
     const std::string text = std::string(what) + "[" + std::to_string(index) + "]: " + warning;
     if (PyErr_WarnEx(g_input_warning, text.c_str(), 1) < 0) throw py::error_already_set();
   }
+}
+
+// The links of `rnnsearch align` per pair ([] for a pair left unaligned), its warnings as
+// Python warnings.
+std::vector<Pairs> aligned_links(const std::vector<align::AlignedPair>& pairs) {
+  std::vector<Pairs> alignments;
+  std::vector<std::pair<size_t, std::string>> warnings;
+  for (const align::AlignedPair& pair : pairs) {
+    if (!pair.warning.empty()) warnings.emplace_back(pair.line, pair.warning);
+    Pairs links;
+    for (const align::Link& link : pair.links) links.emplace_back(link.source, link.target);
+    alignments.push_back(std::move(links));
+  }
+  warn("pairs", warnings);
+  return alignments;
 }
 
 // The ranking keywords into options, as the command line's ranking options
@@ -279,15 +296,7 @@ class PyTranslator {
       set_threads(threads_);
       pairs = aligner.align(src_lines, tgt_lines, 0);
     }
-    std::vector<std::pair<size_t, std::string>> warnings;
-    for (const align::AlignedPair& pair : pairs) {
-      if (!pair.warning.empty()) warnings.emplace_back(pair.line, pair.warning);
-      Pairs links;
-      for (const align::Link& link : pair.links) links.emplace_back(link.source, link.target);
-      alignments.push_back(std::move(links));
-    }
-    warn("pairs", warnings);
-    return alignments;
+    return aligned_links(pairs);
   }
 
   std::vector<std::string> weights_paths() const {
@@ -484,6 +493,41 @@ PYBIND11_MODULE(rnnsearch, m) {
         "AER, precision and recall of links (Pharaoh lines, 0-based i-j) against gold lines (i-j sure, ipj "
         "possible, 1-based unless gold_zero_based), as `rnnsearch align-eval`; tail scores the last lines of "
         "a longer links list. Errors name 'gold:LINE' or 'links:LINE' (1-based).");
+
+  const align::HmmOptions hmm;  // the defaults of `rnnsearch align --hmm`
+  m.def("hmm_align",
+        [](const py::object& sources, const py::object& targets, const std::string& method,
+           const std::optional<std::string>& symmetrize, int stem, double prior, double null_probability,
+           int ibm1_iterations, int hmm_iterations, bool agreement, int threads) {
+          align::HmmOptions options;
+          options.stem = stem;
+          options.prior = prior;
+          options.null_probability = null_probability;
+          options.ibm1_iterations = ibm1_iterations;
+          options.hmm_iterations = hmm_iterations;
+          options.agreement = agreement;
+          align::check_hmm_options(options);
+          const align::AlignMethod parsed_method = align::parse_align_method(method);
+          std::optional<align::Symmetrization> parsed_symmetrize;
+          if (symmetrize) parsed_symmetrize = align::parse_symmetrization(*symmetrize);
+          const auto [src_lines, tgt_lines] = pair_lines(sources, targets);
+          std::vector<align::AlignedPair> pairs;
+          {
+            py::gil_scoped_release release;
+            options.threads = set_threads(threads);
+            pairs = align::hmm_align(src_lines, tgt_lines, options, parsed_method, parsed_symmetrize);
+          }
+          return aligned_links(pairs);
+        },
+        py::arg("sources"), py::arg("targets"), py::kw_only(), py::arg("method") = "argmax",
+        py::arg("symmetrize") = py::none(), py::arg("stem") = hmm.stem, py::arg("prior") = hmm.prior,
+        py::arg("null_probability") = hmm.null_probability, py::arg("ibm1_iterations") = hmm.ibm1_iterations,
+        py::arg("hmm_iterations") = hmm.hmm_iterations, py::arg("agreement") = hmm.agreement, py::arg("threads") = 0,
+        "Word alignments of a parallel corpus without a model, as `rnnsearch align --hmm`: IBM model 1 then "
+        "an HMM aligner each way, trained by EM on these pairs; per pair the 0-based (source, target) word "
+        "positions, sorted ([] and an InputWarning for a pair with an empty side). The keywords are align's "
+        "options of the same names (agreement=False is --no-agreement; symmetrize None is grow-diag-final-and); "
+        "threads 0 = all cores.");
 
   py::class_<PyTranslator>(m, "Translator", "A model, or an ensemble of models, loaded once.")
       .def(py::init<const py::object&, int, const std::string&>(), py::arg("model"), py::arg("threads") = 0,

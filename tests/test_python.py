@@ -3,7 +3,8 @@
 Trains tiny models on corpora/tiny with the rnnsearch binary, then checks that the module gives
 what the binary prints with the same options: translations byte for byte, n-best scores to
 print precision, attention equal to the JSON soft alignment, hard alignments, score and align (with
-reverse models, methods and symmetrization as `rnnsearch align`), alignment_error_rate,
+reverse models, methods and symmetrization as `rnnsearch align`), hmm_align (`align --hmm`),
+alignment_error_rate,
 the heatmap SVG, the one-line error messages; and that bad inputs raise or warn as documented,
 threads do not mix results up, and the GIL is released while C++ computes.
 
@@ -428,6 +429,29 @@ class ScoreMatchesCli(unittest.TestCase):
             translator.align(["a"], ["b"], symmetrize="union")
         with self.assertRaisesRegex(rnnsearch.Error, "--method must be argmax"):
             translator.align(["a"], ["b"], method="maximum")
+
+    def test_hmm_align_equals_cli_align_hmm(self):
+        for kwargs, args in [({}, []),
+                             (dict(stem=0, symmetrize="intersect", threads=2), ["--stem", 0, "--symmetrize", "intersect"]),
+                             (dict(agreement=False, prior=0.0, method="threshold:0.2", symmetrize="union"),
+                              ["--no-agreement", "--prior", 0, "--method", "threshold:0.2", "--symmetrize", "union"])]:
+            with self.subTest(**kwargs):
+                stdout, _ = run("align", "--hmm", "--src", self.src, "--tgt", self.tgt, *args)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    alignments = rnnsearch.hmm_align(self.sources, self.targets, **kwargs)
+                self.assertTrue(any(issubclass(w.category, rnnsearch.InputWarning) for w in caught))
+                text = [" ".join("%d-%d" % p for p in a) for a in alignments]
+                self.assertEqual(text, out_lines(stdout))
+                self.assertTrue(any(text), "no links at all: the comparison would be empty")
+        # the ranges are the library's: the same one-line error as the command line
+        for keyword, value in [("stem", -1), ("null_probability", 1.0), ("prior", -0.5), ("hmm_iterations", -2)]:
+            with self.subTest(keyword=keyword):
+                expected = cli_error("align", "--hmm", "--src", self.src, "--tgt", self.tgt,
+                                     "--" + keyword.replace("_", "-"), value)
+                with self.assertRaises(rnnsearch.Error) as raised:
+                    rnnsearch.hmm_align(["a"], ["b"], **{keyword: value})
+                self.assertEqual(str(raised.exception), expected)
 
     def test_lengths_must_match(self):
         translator = rnnsearch.Translator(MODELS["words"], threads=1)

@@ -10,6 +10,7 @@
 
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/util/checks.h"
 
 namespace rnnsearch::align {
 
@@ -328,10 +329,19 @@ void train_hmm_aligners(HmmAligner& forward, HmmAligner* reverse, bool agreement
   }
 }
 
+void check_hmm_options(const HmmOptions& options) {
+  check_at_least("ibm1-iterations", options.ibm1_iterations, 0);
+  check_at_least("hmm-iterations", options.hmm_iterations, 0);
+  check_below_one("null-probability", options.null_probability);
+  check_non_negative("prior", options.prior);
+  check_at_least("stem", options.stem, 0);
+}
+
 std::vector<AlignedPair> hmm_align(const std::vector<std::string>& src_lines, const std::vector<std::string>& tgt_lines,
                                    const HmmOptions& options, const AlignMethod& method,
                                    std::optional<Symmetrization> symmetrize,
                                    const std::function<void(const char*, int)>& iteration) {
+  check_hmm_options(options);
   if (src_lines.size() != tgt_lines.size())
     throw Error("the sources and targets differ in length: " + std::to_string(src_lines.size()) + " and " +
                 std::to_string(tgt_lines.size()));

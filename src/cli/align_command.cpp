@@ -46,15 +46,15 @@ int align_command(const Args& args) {
       ("hmm", po::bool_switch(&use_hmm),
        "instead of --model: IBM model 1 then an HMM alignment model, each way, trained by EM on the input pairs; "
        "--method and --symmetrize read their posteriors as two models' attention")
-      ("ibm1-iterations", po::value(&hmm.ibm1_iterations)->default_value(hmm.ibm1_iterations)
-           ->notifier(at_least("ibm1-iterations", 0)), "EM iterations of IBM model 1")
-      ("hmm-iterations", po::value(&hmm.hmm_iterations)->default_value(hmm.hmm_iterations)
-           ->notifier(at_least("hmm-iterations", 0)), "EM iterations of the HMM after them")
-      ("null-probability", po::value(&hmm.null_probability)->default_value(hmm.null_probability, "0.2")
-           ->notifier(below_one("null-probability")), "p0: a target word comes from no source word")
-      ("prior", po::value(&hmm.prior)->default_value(hmm.prior, "0.1")->notifier(non_negative("prior")),
+      ("ibm1-iterations", po::value(&hmm.ibm1_iterations)->default_value(hmm.ibm1_iterations),
+       "EM iterations of IBM model 1")
+      ("hmm-iterations", po::value(&hmm.hmm_iterations)->default_value(hmm.hmm_iterations),
+       "EM iterations of the HMM after them")
+      ("null-probability", po::value(&hmm.null_probability)->default_value(hmm.null_probability, "0.2"),
+       "p0: a target word comes from no source word")
+      ("prior", po::value(&hmm.prior)->default_value(hmm.prior, "0.1"),
        "α of the translation table's Dirichlet prior (variational Bayes; 0 = maximum likelihood)")
-      ("stem", po::value(&hmm.stem)->default_value(hmm.stem)->notifier(at_least("stem", 0)),
+      ("stem", po::value(&hmm.stem)->default_value(hmm.stem),
        "count words by their first N characters (lowercased; 0 = whole words)")
       ("no-agreement", "train the two directions each on its own, not on the product of their posteriors");
   options.add(model_option_group(decode, "sentence pairs", false))
@@ -66,6 +66,7 @@ int align_command(const Args& args) {
     return 0;
   if (use_hmm == !decode.model_dirs.empty()) throw Error("give --model (and --reverse-model), or --hmm");
   if (use_hmm && !reverse_dirs.empty()) throw Error("--hmm aligns without models: no --reverse-model");
+  if (use_hmm) align::check_hmm_options(hmm);
   aopts.method = align::parse_align_method(method);  // before any file is opened
   if (vm.count("symmetrize")) aopts.symmetrize = align::parse_symmetrization(symmetrize);
   if (vm.count("src") != vm.count("tgt")) throw Error("--src and --tgt go together");

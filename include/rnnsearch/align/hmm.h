@@ -53,6 +53,9 @@ struct HmmOptions {
   bool agreement = true;          // both directions trained together (train_hmm_aligners)
   int threads = 1;                // pairs processed at once (OpenMP)
 };
+// Every range of HmmOptions, worded as the command line spells the options (util/checks.h):
+// the CLI checks before it reads its files, hmm_align before it trains (the Python module).
+void check_hmm_options(const HmmOptions& options);
 
 // Words as ids: source id 0 is ∅, real words from 1; target ids from 0.
 struct WordIdCorpus {
