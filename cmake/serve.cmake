@@ -43,6 +43,11 @@ if(RNNSEARCH_BUILD_TESTS)
                                                 SERVE_BENCH_BINARY="${serve_bench_command}")
   add_dependencies(test_serve rnnsearch serve_bench)
   gtest_discover_tests(test_serve DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+  # The scheduler without HTTP (tests/test_service.cpp): TranslationService called directly.
+  add_executable(test_service tests/test_service.cpp)
+  target_link_libraries(test_service PRIVATE rnnsearch_serve GTest::gtest_main)
+  target_compile_options(test_service PRIVATE $<$<CONFIG:Release>:-O1>)
+  gtest_discover_tests(test_service DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
   # The page in Debian's chromium, headless (tests/test_page.py), with Debian's python3, for which
   # setup.sh installs python3-selenium (a python3 first on PATH, such as pyenv's, lacks it). It runs
   # in the sanitizer build too, against the instrumented server. Skipped, saying so, where the
