@@ -505,8 +505,7 @@ PYBIND11_MODULE(rnnsearch, m) {
           options.null_probability = null_probability;
           options.ibm1_iterations = ibm1_iterations;
           options.hmm_iterations = hmm_iterations;
-          options.agreement = agreement;
-          align::check_hmm_options(options);
+          options.agreement = agreement;  // (hmm_align checks the ranges)
           const align::AlignMethod parsed_method = align::parse_align_method(method);
           std::optional<align::Symmetrization> parsed_symmetrize;
           if (symmetrize) parsed_symmetrize = align::parse_symmetrization(*symmetrize);

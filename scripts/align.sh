@@ -7,9 +7,9 @@
 # eflomal write them) for each line pair of SRC and TGT (plain or .gz, words separated by
 # white space), from `rnnsearch align --hmm`: IBM model 1, then an HMM alignment model each
 # way (words counted by their first 6 characters), the two directions trained together by
-# agreement, their links combined by grow-diag-final-and — of everything rnnsearch can do, what aligned best on the RWTH
-# German–English development set (docs/aligning.md has the table, beside fast_align and
-# eflomal); 24,000 pairs take about 20 seconds on 2 cores.
+# agreement, their links combined by grow-diag-final-and — of everything rnnsearch can do,
+# what aligned best on the RWTH German–English development set (docs/aligning.md has the
+# table, beside fast_align and eflomal); 24,000 pairs take about 20 to 30 seconds on 2 cores.
 #
 #   MODELS=DIR   also train an rnnsearch model each way, guided by those links
 #                (--guided-alignment), into DIR/forward and DIR/reverse: their attention,

@@ -21,11 +21,7 @@ const std::vector<std::string> kSentences = {"the dog runs", "a cat sleeps", "do
 
 class Service : public ::testing::Test {
  protected:
-  void SetUp() override {
-    test::write_model_dir(dir_.path("m"), {"a", "dog", "runs", "the", "cat", "sleeps"},
-                          {"ein", "hund", "läuft", "die", "katze", "schläft"}, -20.0f);
-    models_ = load_ensemble({dir_.path("m")});
-  }
+  void SetUp() override { models_ = test::load_six_word_model(dir_.path("m")); }
   // What `rnnsearch translate` (a Translator made for the request's options) gives the lines.
   std::vector<LineTranslation> expected(const TranslateRequest& request, const ServiceOptions& service) const {
     TranslatorOptions options;

@@ -20,11 +20,7 @@ namespace {
 
 class Pool : public ::testing::Test {
  protected:
-  void SetUp() override {
-    test::write_model_dir(dir_.path("m"), {"a", "dog", "runs", "the", "cat", "sleeps"},
-                          {"ein", "hund", "läuft", "die", "katze", "schläft"}, -20.0f);
-    models_ = load_ensemble({dir_.path("m")});
-  }
+  void SetUp() override { models_ = test::load_six_word_model(dir_.path("m")); }
   // Options that differ from the defaults in one field each, keyed by k.
   static TranslatorOptions options(int k) {
     TranslatorOptions o;

@@ -32,6 +32,14 @@ inline void write_model_dir(const std::string& dir, const std::vector<std::strin
   save_weights(model_file(dir, "model.npz"), params);
 }
 
+// A random model of six English and six German words written into dir and loaded: what the
+// library-level decoding tests (TranslatorPool, the server's scheduler) translate with.
+inline std::vector<Model> load_six_word_model(const std::string& dir) {
+  write_model_dir(dir, {"a", "dog", "runs", "the", "cat", "sleeps"}, {"ein", "hund", "läuft", "die", "katze", "schläft"},
+                  -20.0f);
+  return load_ensemble({dir});
+}
+
 // Replaces the "tokenizer" part of dir's config.json (to make it look like a model of another
 // kind or age).
 inline void set_tokenizer_json(const std::string& dir, const nlohmann::json& tokenizer) {
