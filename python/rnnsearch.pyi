@@ -112,20 +112,19 @@ class Translator:
                  threads: int = 0, precision: str = "auto") -> None:
         """Loads a model directory (model.best.npz when present), or an ensemble from a list of them.
         threads is --threads (0 = all cores); precision is --precision: auto, fp32, bf16 or int8."""
-    def translate(self, sentences: Sentences, *, beam_size: int = 5, n_best: int = 1, normalize: Optional[float] = None,
-                  replace_unk: bool = False, batch_size: int = 32, return_attention: bool = False,
-                  alignment_units: str = "words", max_length: int = 200, maxi_batch: int = 10,
-                  detokenize: bool = False, max_length_factor: float = 0.0, word_penalty: float = 0.0,
-                  length_penalty_alpha: Optional[float] = None, coverage_penalty: float = 0.0,
-                  target_prefix: Optional[Sentences] = None) -> list[Translation]:
-        """Translates sentences as `rnnsearch translate` does, byte for byte; one Translation per sentence.
-        normalize=None is translate's default (1.0); give it or length_penalty_alpha, not both."""
+    # **decoding / **ranking: the command line's decoding options, spelt beam_size for --beam-size
+    # (None = not given). Which ones, their defaults, ranges and help: help(Translator.translate),
+    # made from the one table every shell reads (include/rnnsearch/decode/decode_options.h).
+    def translate(self, sentences: Sentences, *, replace_unk: bool = False, batch_size: int = 32,
+                  return_attention: bool = False, alignment_units: str = "words", max_length: int = 200,
+                  maxi_batch: int = 10, detokenize: bool = False, target_prefix: Optional[Sentences] = None,
+                  **decoding: Optional[float]) -> list[Translation]:
+        """Translates sentences as `rnnsearch translate` does, byte for byte; one Translation per sentence."""
     def score(self, sources: Sentences, targets: Sentences, *, return_attention: bool = False,
               batch_size: int = 32, max_length: int = 200, alignment_units: str = "words",
-              normalize: Optional[float] = None, word_penalty: float = 0.0,
-              length_penalty_alpha: Optional[float] = None, coverage_penalty: float = 0.0) -> list[Score]:
-        """Forced decoding of given translations, as `rnnsearch score`: one Score per pair. With the ranking
-        keywords (score's options; normalize=None is 0) each Score's score is what translate ranks it by."""
+              **ranking: Optional[float]) -> list[Score]:
+        """Forced decoding of given translations, as `rnnsearch score`: one Score per pair. With ranking
+        keywords each Score's score is what translate ranks it by."""
     def align(self, sources: Sentences, targets: Sentences, *, batch_size: int = 32, max_length: int = 200,
               reverse: Optional["Translator"] = None, method: Optional[str] = None,
               symmetrize: Optional[str] = None) -> list[list[tuple[int, int]]]:

@@ -23,10 +23,12 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 
 #include "rnnsearch/align/aer.h"
 #include "rnnsearch/align/aligner.h"
 #include "rnnsearch/align/hmm.h"
+#include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/decode/translator_pool.h"
 #include "rnnsearch/error.h"
@@ -152,21 +154,46 @@ std::vector<Pairs> aligned_links(const std::vector<align::AlignedPair>& pairs) {
   return alignments;
 }
 
-// The ranking keywords into options, as the command line's ranking options
-// (ranking_option_group): normalize=None keeps options' own (translate's 1.0, score's 0).
-void set_ranking(BeamOptions& options, std::optional<double> normalize, double word_penalty,
-                 std::optional<double> length_penalty_alpha, double coverage_penalty) {
-  if (normalize) {  // checked first, as the CLI checks --normalize first
-    check_non_negative("normalize", *normalize);
-    options.normalize = *normalize;
+// The decoding keywords of a call (decode/decode_options.h: the command line's options,
+// spelt beam_size for --beam-size), validated as the command line validates them; None is
+// "not given".
+DecodeOptions decode_keywords(const py::kwargs& keywords, DecodeUse use) {
+  for (const auto& item : keywords) {
+    const std::string name = py::str(item.first);
+    const DecodeOptionSpec* spec = find_decode_option(name);
+    if (!spec || !spec->takes(use) || name != spec->keyword())
+      throw py::type_error("unexpected keyword argument '" + name + "'");
   }
-  options.word_penalty = word_penalty;
-  if (length_penalty_alpha) {
-    if (normalize) throw Error("--length-penalty-alpha and --normalize both rank by length: give one");
-    check_non_negative("length-penalty-alpha", *length_penalty_alpha);  // (a negative α would mean "off")
-    options.length_penalty_alpha = *length_penalty_alpha;
+  DecodeOptions options(use);
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {  // in the table's order, as the CLI
+    const std::string name = spec.keyword();
+    if (!spec.takes(use) || !keywords.contains(name.c_str())) continue;
+    const py::object value = keywords[name.c_str()];
+    if (value.is_none()) continue;
+    if (py::isinstance<py::bool_>(value) || !PyNumber_Check(value.ptr()))  // int, float, numpy's numbers
+      throw py::type_error("'" + name + "' must be a number, not " + std::string(py::str(value.get_type().attr("__name__"))));
+    options.set(name, value.cast<double>());
   }
-  options.coverage_penalty = coverage_penalty;
+  options.validate();
+  return options;
+}
+
+// The docstring of a method taking the decoding keywords of `use`: `intro`, then one line per
+// keyword with its default and help, from the table.
+std::string decode_keywords_doc(const std::string& intro, DecodeUse use) {
+  std::string doc = intro + "\n\nDecoding keywords (the command line's options of the same names):\n";
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    if (!spec.takes(use)) continue;
+    std::ostringstream line;
+    line << "  " << spec.keyword() << " (" << (spec.integer ? "int" : "float") << ", default ";
+    if (spec.optional)
+      line << "None: off";
+    else
+      line << spec.default_value(use);
+    line << "): " << spec.help << "\n";
+    doc += line.str();
+  }
+  return doc;
 }
 
 class PyTranslator {
@@ -180,13 +207,12 @@ class PyTranslator {
     translators_.emplace(models_, 4);  // a few option sets' Translators, kept for the next call
   }
 
-  std::vector<PyTranslation> translate(const py::object& sentences, int beam_size, int n_best,
-                                       std::optional<double> normalize,
-                                       bool replace_unk, int batch_size, bool return_attention,
-                                       const std::string& alignment_units, int max_length, int maxi_batch,
-                                       bool detokenize, double max_length_factor, double word_penalty,
-                                       std::optional<double> length_penalty_alpha, double coverage_penalty,
-                                       const py::object& target_prefix) {
+  std::vector<PyTranslation> translate(const py::object& sentences, bool replace_unk, int batch_size,
+                                       bool return_attention, const std::string& alignment_units, int max_length,
+                                       int maxi_batch, bool detokenize, const py::object& target_prefix,
+                                       const py::kwargs& decoding) {
+    TranslatorOptions options;  // as translate_command sets them from its options
+    options.beam = decode_keywords(decoding, DecodeUse::translate).beam;
     const std::vector<std::string> lines = text_lines(sentences, "sentences");
     std::vector<std::string> prefixes;
     if (!target_prefix.is_none()) {
@@ -198,11 +224,6 @@ class PyTranslator {
     std::vector<PyTranslation> results;
     {
       py::gil_scoped_release release;
-      TranslatorOptions options;  // as translate_command sets them from its options
-      options.beam.beam_size = beam_size;
-      options.beam.n_best = n_best;
-      set_ranking(options.beam, normalize, word_penalty, length_penalty_alpha, coverage_penalty);
-      options.beam.max_length_factor = max_length_factor;
       options.beam.alignment = return_attention || replace_unk;
       options.batch_size = batch_size;
       options.max_length = max_length;
@@ -238,10 +259,8 @@ class PyTranslator {
 
   std::vector<PyScore> score(const py::object& sources, const py::object& targets, bool return_attention,
                              int batch_size, int max_length, const std::string& alignment_units,
-                             std::optional<double> normalize, double word_penalty,
-                             std::optional<double> length_penalty_alpha, double coverage_penalty) {
-    BeamOptions ranking = log_prob_ranking();
-    set_ranking(ranking, normalize, word_penalty, length_penalty_alpha, coverage_penalty);
+                             const py::kwargs& ranking_keywords) {
+    const BeamOptions ranking = decode_keywords(ranking_keywords, DecodeUse::score).beam;
     std::vector<PyScore> results;
     for (const ScoredPair& pair :
          run_scorer(sources, targets, return_attention, batch_size, max_length, alignment_units, ranking)) {
@@ -528,29 +547,28 @@ PYBIND11_MODULE(rnnsearch, m) {
         "options of the same names (agreement=False is --no-agreement; symmetrize None is grow-diag-final-and); "
         "threads 0 = all cores.");
 
+  static const std::string translate_doc = decode_keywords_doc(
+      "Translates a list of sentences (str or bytes) as `rnnsearch translate` does, byte for byte; one "
+      "Translation per sentence, in order. The keywords are translate's options of the same names; "
+      "target_prefix is a list of one prefix per sentence ('' = none), the lines of --target-prefix; "
+      "return_attention=True keeps each hypothesis' attention matrix and hard alignment.",
+      DecodeUse::translate);
+  static const std::string score_doc = decode_keywords_doc(
+      "Forced decoding of given translations, as `rnnsearch score`: one Score per pair, in order. With "
+      "ranking keywords each Score's score is what translate would rank the target by (else its log_prob).",
+      DecodeUse::score);
   py::class_<PyTranslator>(m, "Translator", "A model, or an ensemble of models, loaded once.")
       .def(py::init<const py::object&, int, const std::string&>(), py::arg("model"), py::arg("threads") = 0,
            py::arg("precision") = "auto",
            "Loads a model directory (model.best.npz when present), or an ensemble from a list of them. threads "
            "is --threads (0 = all cores); precision is --precision: auto, fp32, bf16 or int8.")
-      .def("translate", &PyTranslator::translate, py::arg("sentences"), py::kw_only(), py::arg("beam_size") = 5,
-           py::arg("n_best") = 1, py::arg("normalize") = py::none(), py::arg("replace_unk") = false,
-           py::arg("batch_size") = 32, py::arg("return_attention") = false, py::arg("alignment_units") = "words",
-           py::arg("max_length") = 200, py::arg("maxi_batch") = 10, py::arg("detokenize") = false,
-           py::arg("max_length_factor") = 0.0, py::arg("word_penalty") = 0.0, py::arg("length_penalty_alpha") = py::none(),
-           py::arg("coverage_penalty") = 0.0, py::arg("target_prefix") = py::none(),
-           "Translates a list of sentences (str or bytes) as `rnnsearch translate` does, byte for byte; one "
-           "Translation per sentence, in order. The keywords are translate's options of the same names; "
-           "normalize=None is translate's 1.0 (give it or length_penalty_alpha, not both); target_prefix is a "
-           "list of one prefix per sentence ('' = none), the lines of --target-prefix; "
-           "return_attention=True keeps each hypothesis' attention matrix and hard alignment.")
+      .def("translate", &PyTranslator::translate, py::arg("sentences"), py::kw_only(),
+           py::arg("replace_unk") = false, py::arg("batch_size") = 32, py::arg("return_attention") = false,
+           py::arg("alignment_units") = "words", py::arg("max_length") = 200, py::arg("maxi_batch") = 10,
+           py::arg("detokenize") = false, py::arg("target_prefix") = py::none(), translate_doc.c_str())
       .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"), py::kw_only(),
            py::arg("return_attention") = false, py::arg("batch_size") = 32, py::arg("max_length") = 200,
-           py::arg("alignment_units") = "words", py::arg("normalize") = py::none(), py::arg("word_penalty") = 0.0,
-           py::arg("length_penalty_alpha") = py::none(), py::arg("coverage_penalty") = 0.0,
-           "Forced decoding of given translations, as `rnnsearch score`: one Score per pair, in order. The "
-           "ranking keywords are score's options of the same names (normalize=None is score's 0): each Score's "
-           "score is then what translate would rank the target by.")
+           py::arg("alignment_units") = "words", score_doc.c_str())
       .def("align", &PyTranslator::align, py::arg("sources"), py::arg("targets"), py::kw_only(),
            py::arg("batch_size") = 32, py::arg("max_length") = 200, py::arg("reverse") = py::none(),
            py::arg("method") = py::none(), py::arg("symmetrize") = py::none(),

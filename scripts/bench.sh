@@ -5,8 +5,8 @@
 #   training:  target tokens/s, presets small and base, 20 warm-up updates, BENCH_SECONDS (60)
 #              of batch construction + forward + backward + clipping + optimizer step;
 #              small also with 1 thread (scaling) and its peak memory
-#   decoding:  test_2016_flickr (1000 sentences), beam 5 and greedy with batches of 64, and
-#              their peak memory;
+#   decoding:  test_2016_flickr (1000 sentences), beam 5, greedy and top-10 sampling with
+#              batches of 64, and their peak memory;
 #              beam 5 with the lexical shortlist, and its BLEU change
 #   precision: training small and base, and decoding, in fp32 against the default precision
 #              (auto: bf16 training, int8 decoding where the CPU runs them natively), and
@@ -104,13 +104,14 @@ if [ -n "$mpi" ]; then
 fi
 
 zcat $data/test_2016_flickr.en.gz > "$work/test.en"
-# beam: one sentence at a time, as the reference decodes; beam_batched: our default batch 32
-for mode in "beam 5 1" "beam_batched 5 32" "greedy 1 64"; do
+# beam: one sentence at a time, as the reference decodes; beam_batched: our default batch 32;
+# sampling: top-10 sampling (docs/translating.md), batched as greedy decoding is
+for mode in "beam 5 1" "beam_batched 5 32" "greedy 1 64" "sampling 1 64 --sampling-topk 10"; do
   set -- $mode
   speeds=() rss=()
   for ((k = 0; k < REPEAT; ++k)); do
     out=$(watch "$bin" translate -m "$MODEL" -i "$work/test.en" -o "$work/hyp.$1" --beam-size "$2" \
-      --batch-size "$3" --threads 2 2>&1)  # (the translation goes to -o, cpuwatch's report to stdout)
+      --batch-size "$3" --threads 2 "${@:4}" 2>&1)  # (the translation goes to -o, cpuwatch's report to stdout)
     echo "rnnsearch translate $1 (beam $2, batch $3): $(echo "$out" | grep -E 'lines/s|CPUWATCH' | tr '\n' ' ')"
     speeds+=("$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)")
     rss+=("$(echo "$out" | field peak_rss_mb)")
@@ -122,6 +123,8 @@ done
 "$bin" tokenize -i $data/test_2016_flickr.de.gz -o "$work/test.ref.de"
 # The tokenized, lowercased BLEU (multi-bleu.perl's) of docs/design.md §5, the score alone.
 bleu() { "$bin" bleu --tokenize multi30k --score-only --ref "$work/test.ref.de" --hyp "$1"; }
+echo "rnnsearch translate --sampling-topk 10, batch 64: ${r[decode_sampling]} lines/s," \
+  "$(ratio "${r[decode_sampling]}" "${r[decode_greedy]}") of greedy decoding's; BLEU $(bleu "$work/hyp.sampling")"
 
 # The default precision (auto, docs/design.md §5: bf16 training, int8 or bf16 decoding where
 # the CPU runs them natively) against fp32: speed and the BLEU change of decoding.

@@ -815,26 +815,6 @@ TYPED_TEST(BeamSearchTyped, TargetPrefixesKeepBatchedEqualToOneAtATime) {
   }
 }
 
-TEST(BeamSearch, RejectsBadOptions) {
-  BeamOptions options;
-  options.beam_size = 3;
-  options.n_best = 4;
-  EXPECT_THROW(check_beam_options(options), Error);
-  options.n_best = 3;
-  EXPECT_NO_THROW(check_beam_options(options));
-  options.beam_size = 0;
-  EXPECT_THROW(check_beam_options(options), Error);
-  options.beam_size = 3;
-  for (auto bad : std::vector<std::function<void(BeamOptions&)>>{
-           [](BeamOptions& o) { o.max_length_factor = -1; }, [](BeamOptions& o) { o.word_penalty = NAN; },
-           [](BeamOptions& o) { o.length_penalty_alpha = NAN; }, [](BeamOptions& o) { o.coverage_penalty = -0.1; },
-           [](BeamOptions& o) { o.coverage_penalty = INFINITY; }}) {
-    BeamOptions o = options;
-    bad(o);
-    EXPECT_THROW(check_beam_options(o), Error);
-  }
-}
-
 // The message ranks exchange (util/mpi.h): hypotheses come back field for field, and a
 // message cut short is an error, not garbage.
 TEST(BeamSearch, HypothesesSurviveAnMpiMessage) {

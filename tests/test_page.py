@@ -17,13 +17,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
-import time
 import unittest
 import urllib.request
 
-from rnnsearch_binary import BINARY, train_tiny
+from rnnsearch_binary import start_server, train_tiny
 
 try:
     from selenium import webdriver
@@ -45,22 +43,6 @@ WAIT_SECONDS = 180  # for a loaded 2-core CI machine: training, decoding and chr
 SOURCE_LABELS = "#heatmap g[text-anchor=start] > text"
 TARGET_LABELS = "#heatmap g[text-anchor=end] > text"
 CELLS = "#heatmap rect.cell"
-
-
-def start_server(model, log_path):
-    """`rnnsearch serve --port 0 -m MODEL`, its stderr in log_path; returns (process, base URL)."""
-    with open(log_path, "wb") as log:
-        server = subprocess.Popen(BINARY + ["serve", "-m", model, "--port", "0", "--threads", "1"], stderr=log)
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline and server.poll() is None:
-        with open(log_path, encoding="utf-8", errors="replace") as f:
-            match = re.search(r"listening on (http://[0-9.]+:[0-9]+/)", f.read())
-        if match:
-            return server, match.group(1)
-        time.sleep(0.05)
-    server.kill()
-    with open(log_path, encoding="utf-8", errors="replace") as f:
-        raise AssertionError("rnnsearch serve did not start: " + f.read())
 
 
 def start_chromium():
@@ -88,7 +70,7 @@ class Page(unittest.TestCase):
         cls.driver = start_chromium()
         cls.addClassCleanup(cls.driver.quit)
         model = os.environ.get("RNNSEARCH_PAGE_MODEL") or train_tiny(os.path.join(cls.work, "tiny"))
-        cls.server, cls.url = start_server(model, os.path.join(cls.work, "serve.log"))
+        cls.server, cls.url = start_server(model, os.path.join(cls.work, "serve.log"), WAIT_SECONDS)
         cls.addClassCleanup(cls.server.wait, 60)
         cls.addClassCleanup(cls.server.terminate)
         request = urllib.request.Request(cls.url + "translate", json.dumps(dict(OPTIONS, q=[SENTENCE])).encode(),
@@ -252,8 +234,6 @@ class Page(unittest.TestCase):
             controlled = json.load(response)["translations"][0]["hypotheses"]
         plain = self.expected["hypotheses"]
         self.assertNotEqual([h["score"] for h in controlled], [h["score"] for h in plain])
-        self.driver.execute_script("document.querySelector('details').open = true")
-        self.addCleanup(self.driver.execute_script, "document.querySelector('details').open = false")
         self.addCleanup(self.wait_for_n_best, plain)
         self.addCleanup(self.driver.execute_script,
                         "for (const [id, value] of arguments[0]) {"

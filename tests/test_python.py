@@ -19,13 +19,15 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.error
+import urllib.request
 import warnings
 import xml.etree.ElementTree as ElementTree
 
 import numpy as np
 
 import rnnsearch
-from rnnsearch_binary import TINY, run, train_tiny
+from rnnsearch_binary import TINY, run, start_server, train_tiny
 
 WORK = None  # temporary directory of the module's models and files
 MODELS = {}  # name -> model directory
@@ -143,6 +145,17 @@ class TranslateMatchesCli(unittest.TestCase):
                                          "--length-penalty-alpha", 0.6, "--coverage-penalty", 0.2],
                                 beam_size=4, max_length_factor=0.8, word_penalty=0.3, length_penalty_alpha=0.6,
                                 coverage_penalty=0.2)
+
+    def test_sampling(self):
+        """Sampling gives the CLI's samples, the same at 1 and 2 threads and any batch size for one seed."""
+        args = ["--sampling-topk", 4, "--sampling-temperature", 1.5, "--sampling-seed", 9]
+        kwargs = dict(sampling_topk=4, sampling_temperature=1.5, sampling_seed=9)
+        one = self.check_text(["words"], args + ["--batch-size", 3], batch_size=3, **kwargs)
+        two = self.check_text(["words"], args, threads=2, **kwargs)
+        self.assertEqual([r.text for r in one], [r.text for r in two])
+        self.assertNotEqual([r.text for r in one], [r.text for r in self.check_text(["words"], [])])
+        samples = self.translator("words").translate(input_lines()[:3], sampling_topp=1.0, n_best=4)
+        self.assertTrue(all(len(r.hypotheses) == 4 for r in samples if r.hypotheses))
 
     def test_deep_model(self):
         with open(os.path.join(MODELS["deep"], "config.json"), encoding="utf-8") as f:
@@ -575,18 +588,34 @@ class BadInputs(unittest.TestCase):
             rnnsearch.Translator(corrupt)
         self.assertEqual(str(caught.exception), cli_error("translate", "-m", corrupt, "-i", input_path()))
 
-    def test_option_errors_are_the_clis(self):
+    def test_option_errors_are_the_same_in_every_shell(self):
+        """A bad option gets the command line's one-line error from Python, and a decoding option (the
+        table every shell reads, decode/decode_options.h) the same from the server."""
         model = MODELS["words"]
+        server, url = start_server(model, os.path.join(WORK, "serve-errors.log"))
+        self.addCleanup(server.wait)
+        self.addCleanup(server.terminate)
+
+        def server_error(path, body):
+            request = urllib.request.Request(url + path, json.dumps(body, allow_nan=False).encode(),
+                                             {"Content-Type": "application/json"})
+            with self.assertRaises(urllib.error.HTTPError) as caught:
+                urllib.request.urlopen(request, timeout=60)
+            self.assertEqual(caught.exception.code, 400)
+            return json.load(caught.exception)["error"]
+
         cases = [  # Python keyword arguments, the same options on the command line
             (dict(beam_size=0), ["--beam-size", 0]),
+            (dict(beam_size=2.5), ["--beam-size", 2.5]),
             (dict(n_best=6), ["--n-best", 6]),
+            (dict(n_best=-1), ["--n-best", -1]),
             (dict(normalize=-1.0), ["--normalize", -1]),
             (dict(normalize=math.nan), ["--normalize", "nan"]),
             (dict(max_length_factor=-1.0), ["--max-length-factor", -1]),
             (dict(word_penalty=math.nan), ["--word-penalty", "nan"]),
             (dict(length_penalty_alpha=-1.0), ["--length-penalty-alpha", -1]),
             (dict(normalize=1.0, length_penalty_alpha=0.6), ["--normalize", 1.0, "--length-penalty-alpha", 0.6]),
-            (dict(normalize=-1.0, length_penalty_alpha=0.6), ["--normalize", -1, "--length-penalty-alpha", 0.6]),
+            (dict(length_penalty_alpha=0.6, normalize=-1.0), ["--length-penalty-alpha", 0.6, "--normalize", -1]),
             (dict(coverage_penalty=-0.5), ["--coverage-penalty", -0.5]),
             (dict(batch_size=0), ["--batch-size", 0]),
             (dict(max_length=0), ["--max-length", 0]),
@@ -594,11 +623,30 @@ class BadInputs(unittest.TestCase):
             (dict(alignment_units="letters"), ["--alignment-units", "letters"]),
             (dict(alignment_units="pieces", replace_unk=True), ["--alignment-units", "pieces", "--replace-unk"]),
         ]
+        decoding = {"beam_size", "n_best", "normalize", "max_length_factor", "word_penalty", "length_penalty_alpha",
+                    "coverage_penalty"}
         for kwargs, args in cases:
             with self.subTest(**kwargs):
                 with self.assertRaises(rnnsearch.Error) as caught:
                     self.translator.translate(["a dog"], **kwargs)
-                self.assertEqual(str(caught.exception), cli_error("translate", "-m", model, "-i", input_path(), *args))
+                expected = cli_error("translate", "-m", model, "-i", input_path(), *args)
+                self.assertEqual(str(caught.exception), expected)
+                if set(kwargs) <= decoding and not any(isinstance(v, float) and math.isnan(v) for v in kwargs.values()):
+                    self.assertEqual(server_error("translate", dict(kwargs, q="a dog")), expected)
+        for kwargs, args in [(dict(normalize=-1.0), ["--normalize", -1]),
+                             (dict(normalize=0.0, length_penalty_alpha=0.6), ["--normalize", 0, "--length-penalty-alpha", 0.6])]:
+            with self.subTest(score=kwargs):
+                with self.assertRaises(rnnsearch.Error) as caught:
+                    self.translator.score(["a"], ["b"], **kwargs)
+                expected = cli_error("score", "-m", model, "--src", input_path(), "--tgt", input_path(), *args)
+                self.assertEqual(str(caught.exception), expected)
+                self.assertEqual(server_error("score", dict(kwargs, src="a", tgt="b")), expected)
+        with self.assertRaises(TypeError):  # a keyword no shell knows, or not a number
+            self.translator.translate(["a dog"], beam=5)
+        with self.assertRaises(TypeError):
+            self.translator.translate(["a dog"], beam_size="5")
+        with self.assertRaises(TypeError):
+            self.translator.score(["a"], ["b"], beam_size=5)  # score takes no beam
         for kwargs, args in [(dict(precision="fp16"), ["--precision", "fp16"]), (dict(threads=-1), ["--threads", -1]),
                              (dict(threads=100000), ["--threads", 100000])]:
             with self.subTest(**kwargs):

@@ -3,6 +3,7 @@
 // `rnnsearch translate` byte for byte whatever shares their batch, slow and vanishing
 // clients, and SIGTERM with requests in flight.
 // Eigen (model_dir.h) before httplib.h: its <resolv.h> defines `_res`, a name Eigen uses.
+#include "rnnsearch/decode/decode_options.h"
 #include "support/run_binary.h"
 #include "support/model_dir.h"
 #include "support/temp_dir.h"
@@ -180,7 +181,18 @@ class Serve : public ::testing::Test {
 
   // The decoding controls in a request to the server of model_dir give what translate gives
   // with the same options.
-  static void expect_controls_give_the_cli_translations(const Server& server, const std::string& model_dir);
+  // The n-best records of `translate --format json --precision fp32 cli_args` against a
+  // /translate of every sentence with these fields.
+  static void expect_the_cli_records(const Server& server, const std::string& cli_args, const json& fields,
+                                     const std::string& model_dir);
+  static void expect_controls_give_the_cli_translations(const Server& server, const std::string& model_dir) {
+    expect_the_cli_records(server,
+                           "--beam-size 4 --n-best 3 --max-length-factor 0.8 --word-penalty 0.3 "
+                           "--length-penalty-alpha 0.6 --coverage-penalty 0.2",
+                           {{"beam_size", 4}, {"n_best", 3}, {"max_length_factor", 0.8}, {"word_penalty", 0.3},
+                            {"length_penalty_alpha", 0.6}, {"coverage_penalty", 0.2}},
+                           model_dir);
+  }
 
   // `rnnsearch translate` of all sentences with these options: its stdout lines.
   static std::vector<std::string> cli(const std::string& options, const std::string& model_dir = model()) {
@@ -215,6 +227,23 @@ TEST_F(Serve, HealthInfoMetricsAndPage) {
   EXPECT_EQ(info.body["models"][0]["config"]["hidden"], 12);
   EXPECT_TRUE(info.body["version"].get<std::string>().rfind("rnnsearch-", 0) == 0);
   EXPECT_TRUE(info.body["precision"].is_string());
+  // "options": the decoding options' table (decode/decode_options.h), which the page's fields are built from
+  const std::vector<DecodeOptionSpec>& specs = decode_option_specs();
+  ASSERT_EQ(info.body["options"].size(), specs.size());
+  std::map<std::string, json> options;
+  for (size_t k = 0; k < specs.size(); ++k) {
+    const json& entry = info.body["options"][k];
+    EXPECT_EQ(entry["name"], specs[k].keyword());
+    EXPECT_EQ(entry["option"], std::string("--") + specs[k].name);
+    EXPECT_EQ(entry["help"], specs[k].help);
+    options[entry["name"].get<std::string>()] = entry;
+  }
+  EXPECT_EQ(options["beam_size"]["type"], "integer");
+  EXPECT_EQ(options["beam_size"]["minimum"], 1);
+  EXPECT_EQ(options["beam_size"]["defaults"], json({{"translate", 5}})) << "score takes no beam size";
+  EXPECT_EQ(options["normalize"]["defaults"], json({{"translate", 1.0}, {"score", 0.0}}));
+  EXPECT_EQ(options["normalize"]["maximum"], nullptr) << "unbounded";
+  EXPECT_EQ(options["length_penalty_alpha"]["defaults"]["translate"], nullptr) << "off unless given";
   ASSERT_EQ(post(server, "/translate", R"({"q": ["a b c", "d e"]})").status, 200);
   const Reply metrics = get(server, "/metrics");
   ASSERT_EQ(metrics.status, 200);
@@ -372,15 +401,12 @@ TEST_F(Serve, ConcurrentRequestsAreBatchedAndEachGetsItsOwnResults) { concurrent
 // the other's decoding thread takes the requests that come meanwhile.
 TEST_F(Serve, ConcurrentRequestsOnTwoSearches) { concurrent_requests("--threads 2"); }
 
-void Serve::expect_controls_give_the_cli_translations(const Server& server, const std::string& model_dir) {
-  const std::vector<std::string> records =
-      cli("--beam-size 4 --n-best 3 --format json --precision fp32 --max-length-factor 0.8 --word-penalty 0.3 "
-          "--length-penalty-alpha 0.6 --coverage-penalty 0.2",
-          model_dir);
-  const Reply reply = post(server, "/translate",
-                           json({{"q", sentences_}, {"beam_size", 4}, {"n_best", 3}, {"max_length_factor", 0.8},
-                                 {"word_penalty", 0.3}, {"length_penalty_alpha", 0.6}, {"coverage_penalty", 0.2}})
-                               .dump());
+void Serve::expect_the_cli_records(const Server& server, const std::string& cli_args, const json& fields,
+                                   const std::string& model_dir) {
+  const std::vector<std::string> records = cli(cli_args + " --format json --precision fp32", model_dir);
+  json body = fields;
+  body["q"] = sentences_;
+  const Reply reply = post(server, "/translate", body.dump());
   ASSERT_EQ(reply.status, 200) << reply.text;
   size_t record = 0;
   for (size_t k = 0; k < sentences_.size(); ++k) {
@@ -403,6 +429,16 @@ void Serve::expect_controls_give_the_cli_translations(const Server& server, cons
 TEST_F(Serve, DecodingControlsGiveTheCliTranslations) {
   Server server(*dir_, "-m " + model() + " --precision fp32");
   expect_controls_give_the_cli_translations(server, model());
+}
+
+// Sampling: a request of the input's lines gets the CLI's samples, as a sentence's draws follow
+// from the seed and its place (its line, its index in the request) alone.
+TEST_F(Serve, SamplingGivesTheCliSamples) {
+  Server server(*dir_, "-m " + model() + " --precision fp32");
+  expect_the_cli_records(server, "--sampling-topk 4 --sampling-temperature 1.5 --sampling-seed 7 --n-best 6",
+                         {{"sampling_topk", 4}, {"sampling_temperature", 1.5}, {"sampling_seed", 7}, {"n_best", 6}},
+                         model());
+  EXPECT_NE(cli("--sampling-topp 1 --sampling-seed 7"), cli("--sampling-topp 1 --sampling-seed 8"));
 }
 
 // Issue 42's Marian-style deep s2s model (test::deep_s2s: deep transitions, stacked layers
@@ -618,7 +654,7 @@ TEST_F(Serve, BadRequestsGetA4xxJsonError) {
       {R"({"q": "a", "word_penalty": "much"})", 400},
       {R"({"q": "a", "length_penalty_alpha": -1})", 400},
       {R"({"q": "a", "length_penalty_alpha": 0.6, "normalize": 1.0})", 400},  // two length rankings
-      {R"({"q": "a", "coverage_penalty": null})", 400},
+      {R"({"q": "a", "coverage_penalty": true})", 400},
       {R"({"q": "a", "alignment": "diagonal"})", 400},
       {R"({"q": "a", "replace_unk": "yes"})", 400},
       {R"({"q": "a", "beam": 5})", 400},                   // unknown field
@@ -638,7 +674,7 @@ TEST_F(Serve, BadRequestsGetA4xxJsonError) {
             std::string::npos) << "the error names the field";
   const std::string huge =
       post(server, "/translate", R"({"q": "a", "beam_size": 18446744073709551615})").body.value("error", "");
-  EXPECT_NE(huge.find("not 18446744073709551615"), std::string::npos) << huge << " (it said: not -1)";
+  EXPECT_EQ(huge.rfind("--beam-size must be at most 2147483647, not 1.8", 0), 0u) << huge << " (it said: not -1)";
   EXPECT_EQ(post(server, "/score", R"({"src": ["a"], "tgt": ["u", "v"]})").status, 400);
   EXPECT_EQ(post(server, "/score", R"({"src": "a"})").status, 400);
   const Reply unknown = get(server, "/nowhere");

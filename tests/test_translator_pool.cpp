@@ -78,7 +78,7 @@ TEST_F(Pool, InvalidOptionsAreRefusedByGetAndFindNamingTheOption) {
   EXPECT_EQ(test::error_of([&] { pool.find(bad); }).rfind("--normalize must be a number >= 0", 0), 0u);
   bad = TranslatorOptions();
   bad.beam.n_best = 6;
-  EXPECT_EQ(test::error_of([&] { pool.get(bad); }), "--n-best must be between 1 and --beam-size (5)");
+  EXPECT_EQ(test::error_of([&] { pool.get(bad); }), "--n-best must be at most --beam-size (5), not 6");
   EXPECT_EQ(pool.find(TranslatorOptions()), nullptr) << "nothing was made for the refused options";
 }
 

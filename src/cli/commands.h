@@ -11,6 +11,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/output/output.h"
 #include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/train/trainer.h"
@@ -69,14 +70,11 @@ boost::program_options::options_description output_option_group(DecodeArgs& args
 // The parsed output group (throws rnnsearch::Error on unknown names).
 OutputOptions output_options(const DecodeArgs& args);
 bool piece_alignments(const DecodeArgs& args);  // --alignment-units pieces (parse_alignment_units)
-// --normalize, --word-penalty, --length-penalty-alpha, --coverage-penalty: how translate ranks
-// its hypotheses and score its given targets (decode/beam_search.h, ranking_score), into
-// ranking; --normalize defaults to default_normalize. ranking_options completes them once
-// parsed: --length-penalty-alpha goes into ranking (and is refused beside --normalize).
-boost::program_options::options_description ranking_option_group(BeamOptions& ranking, double default_normalize);
-void ranking_options(const boost::program_options::variables_map& vm, BeamOptions& ranking);
-// Whether the command line gave any of them.
-bool ranking_given(const boost::program_options::variables_map& vm);
+// The decoding options `use` takes (--beam-size, --normalize, ...), built from their table
+// (decode/decode_options.h); decode_options reads back those the command line or --config
+// gave and validates them (throws rnnsearch::Error).
+boost::program_options::options_description decode_option_group(DecodeUse use);
+DecodeOptions decode_options(const boost::program_options::variables_map& vm, DecodeUse use);
 
 // --log-every, --quiet: progress on stderr (util/progress_meter.h) of translate, score, train.
 boost::program_options::options_description progress_option_group(ProgressOptions& progress);

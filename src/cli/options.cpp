@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "commands.h"
 #include "rnnsearch/error.h"
@@ -119,31 +120,31 @@ po::options_description output_option_group(DecodeArgs& args) {
 
 bool piece_alignments(const DecodeArgs& args) { return parse_alignment_units(args.alignment_units); }
 
-po::options_description ranking_option_group(BeamOptions& ranking, double default_normalize) {
-  po::options_description group("ranking (score = log p / lp − W × length + B × coverage)");
-  group.add_options()
-      ("normalize,n", po::value(&ranking.normalize)->default_value(default_normalize)->notifier(non_negative("normalize")),
-       "rank by log-probability / length^X (length counts </s>)")
-      ("word-penalty", po::value(&ranking.word_penalty)->default_value(0),
-       "subtract W × output length from each hypothesis' score (as Marian's; < 0 favours longer output)")
-      ("length-penalty-alpha", po::value<double>(),
-       "rank by log-probability / ((5 + length) / 6)^A (GNMT's length penalty) instead of --normalize")
-      ("coverage-penalty", po::value(&ranking.coverage_penalty)->default_value(0)->notifier(non_negative("coverage-penalty")),
-       "add B × Σ_j log min(attention of source word j summed over the output, 1) to the score (GNMT's)");
+po::options_description decode_option_group(DecodeUse use) {
+  po::options_description group(use == DecodeUse::translate
+                                    ? "decoding (score = log p / lp − W × length + B × coverage)"
+                                    : "ranking, as translate's (score = log p / lp − W × length + B × coverage)");
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    if (!spec.takes(use)) continue;
+    const std::string name = spec.short_name ? std::string(spec.name) + "," + spec.short_name : spec.name;
+    auto* value = po::value<double>();
+    if (!spec.optional) {
+      std::ostringstream text;  // as the value would be typed: 5, 0.5
+      text << spec.default_value(use);
+      value->default_value(spec.default_value(use), text.str());
+    }
+    group.add_options()(name.c_str(), value, spec.help);
+  }
   return group;
 }
 
-void ranking_options(const po::variables_map& vm, BeamOptions& ranking) {
-  if (!vm.count("length-penalty-alpha")) return;
-  if (!vm["normalize"].defaulted()) throw Error("--length-penalty-alpha and --normalize both rank by length: give one");
-  ranking.length_penalty_alpha = vm["length-penalty-alpha"].as<double>();
-  check_non_negative("length-penalty-alpha", ranking.length_penalty_alpha);
-}
-
-bool ranking_given(const po::variables_map& vm) {
-  for (const char* name : {"normalize", "word-penalty", "length-penalty-alpha", "coverage-penalty"})
-    if (vm.count(name) && !vm[name].defaulted()) return true;
-  return false;
+DecodeOptions decode_options(const po::variables_map& vm, DecodeUse use) {
+  DecodeOptions options(use);
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    if (spec.takes(use) && vm.count(spec.name) && !vm[spec.name].defaulted())
+      options.set(spec.name, vm[spec.name].as<double>());
+  options.validate();
+  return options;
 }
 
 OutputOptions output_options(const DecodeArgs& args) {

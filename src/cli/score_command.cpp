@@ -27,16 +27,16 @@ int score_command(const Args& args) {
       ("max-length", po::value(&sopts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
        "pairs with a side longer than this many tokens are skipped with a warning");
   ProgressOptions progress_options;
-  options.add(ranking_option_group(sopts.ranking, 0.0))
+  options.add(decode_option_group(DecodeUse::score))
       .add(model_option_group(decode, "sentence pairs"))
       .add(output_option_group(decode))
       .add(progress_option_group(progress_options));
   po::variables_map vm;
   if (parse_options("score", "--model DIR --src FILE --tgt FILE [options]", options, args, vm)) return 0;
-  ranking_options(vm, sopts.ranking);
-  check_beam_options(sopts.ranking);  // before any file is opened
+  const DecodeOptions ranking = decode_options(vm, DecodeUse::score);  // checked before any file is opened
+  sopts.ranking = ranking.beam;
   OutputOptions oopts = output_options(decode);
-  oopts.ranking_score = ranking_given(vm);
+  oopts.ranking_score = ranking.any_given();
   sopts.batch_size = decode.batch_size;
   sopts.piece_alignments = piece_alignments(decode);
   sopts.threads = set_threads(decode.threads);

@@ -73,7 +73,7 @@ int translate_command(const Args& args) {
   DecodeArgs decode;
   std::string input, output, target_prefix;
   TranslatorOptions topts;
-  int n_best = 0, maxi_batch = 10;
+  int maxi_batch = 10;
   bool detokenize = false;
   std::string unk_dictionary;
   std::vector<std::string> shortlist;
@@ -86,13 +86,6 @@ int translate_command(const Args& args) {
       ("target-prefix", po::value(&target_prefix),
        "FILE with one line per input line: the words each translation must start with, forced before the "
        "search goes on (an empty line: none)")
-      ("beam-size,b", po::value(&topts.beam.beam_size)->default_value(5)->notifier(at_least("beam-size", 1)),
-       "beam size; 1 = greedy decoding")
-      ("n-best", po::value(&n_best)->default_value(0)->notifier(at_least("n-best", 0)),
-       "print the K best translations as 'i ||| translation[ ||| alignment] ||| score' "
-       "(K <= beam size; 0 = the 1-best only)")
-      ("max-length-factor", po::value(&topts.beam.max_length_factor)->default_value(0)->notifier(non_negative("max-length-factor")),
-       "output at most F × source tokens (both counting </s>); 0 = 2 × source + 10")
       ("maxi-batch", po::value(&maxi_batch)->default_value(10)->notifier(at_least("maxi-batch", 1)),
        "batches read, length-sorted and translated before output is written and flushed")
       ("max-length", po::value(&topts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
@@ -112,20 +105,19 @@ int translate_command(const Args& args) {
        "with int32 sums (CPUs with AVX2; VNNI keeps 8-bit weights, AVX2 alone 7-bit); elsewhere fp32. auto = int8, else bf16, else "
        "fp32, as the CPU allows; fp32 with --shortlist");
   ProgressOptions progress_options;
-  options.add(ranking_option_group(topts.beam, 1.0))
+  options.add(decode_option_group(DecodeUse::translate))
       .add(model_option_group(decode, "sentences"))
       .add(output_option_group(decode))
       .add(progress_option_group(progress_options));
   po::variables_map vm;
   if (parse_options("translate", "--model DIR [--input FILE] [--output FILE] [options]", options, args, vm))
     return 0;
+  topts.beam = decode_options(vm, DecodeUse::translate).beam;  // checked before a model is loaded
   OutputOptions oopts = output_options(decode);
-  oopts.n_best = n_best;
+  oopts.n_best = topts.beam.n_best;
   oopts.detokenize = detokenize;
   topts.batch_size = decode.batch_size;
   topts.piece_alignments = piece_alignments(decode);
-  topts.beam.n_best = std::max(n_best, 1);
-  ranking_options(vm, topts.beam);
   topts.beam.alignment = oopts.needs_alignment() || vm.count("heatmaps") || topts.replace_unk;
   if (vm.count("unk-dictionary")) {
     if (!topts.replace_unk) throw Error("--unk-dictionary goes with --replace-unk");
@@ -139,7 +131,6 @@ int translate_command(const Args& args) {
   const Precision requested = precision_option(precision, PrecisionUse::decoding);
   topts.precision = shortlist.empty() ? requested : Precision::fp32;
   if (target_prefix == "-" && input == "-") throw Error("--target-prefix and --input cannot both be stdin");
-  check_beam_options(topts.beam);  // before loading a model
   const std::pair<int, int> shortlist_sizes = parse_shortlist_sizes(shortlist);
 
   const std::vector<Model> models = load_ensemble(decode.model_dirs);

@@ -6,25 +6,11 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/vocab.h"
-#include "rnnsearch/util/checks.h"
 
 namespace rnnsearch {
-
-void check_beam_options(const BeamOptions& options) {
-  check_at_least("beam-size", options.beam_size, 1);
-  if (options.n_best < 1 || options.n_best > options.beam_size)
-    throw Error("--n-best must be between 1 and --beam-size (" + std::to_string(options.beam_size) + ")");
-  check_non_negative("normalize", options.normalize);
-  if (options.max_output_length < 0) throw Error("the maximum output length must not be negative");
-  check_non_negative("max-length-factor", options.max_length_factor);
-  if (!std::isfinite(options.word_penalty))
-    throw Error("--word-penalty must be a finite number, not " + std::to_string(options.word_penalty));
-  if (!(options.length_penalty_alpha < 0))  // < 0 is off; NaN and ∞ are refused
-    check_non_negative("length-penalty-alpha", options.length_penalty_alpha);
-  check_non_negative("coverage-penalty", options.coverage_penalty);
-}
 
 // score = log p / lp + cp − word_penalty · length (the header's formulas)
 double ranking_score(const BeamOptions& options, double log_p, int length, double coverage) {
@@ -90,10 +76,11 @@ template <class T>
 std::vector<std::vector<Hypothesis>> BeamSearch<T>::search(const std::vector<std::vector<int>>& sources,
                                                            const BeamOptions& options,
                                                            const std::vector<int>* shortlist,
-                                                           const Prefixes* prefixes) {
+                                                           const Prefixes* prefixes,
+                                                           const std::vector<uint64_t>* keys) {
   start(options, shortlist);
   std::vector<std::vector<Hypothesis>> results(sources.size());
-  add(sources, prefixes);
+  add(sources, prefixes, keys);
   while (sentences() > 0)
     for (Finished& f : step()) results[f.id] = std::move(f.hypotheses);
   return results;
@@ -152,9 +139,11 @@ void BeamSearch<T>::reserve_memory(Index slots, Index stride) {
 // Each source gets a free slot and one hypothesis, <s> with log-probability 0, from its s_0:
 // a row of the next step, after the rows of the sentences already in the search.
 template <class T>
-size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const Prefixes* prefixes) {
+size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const Prefixes* prefixes,
+                          const std::vector<uint64_t>* keys) {
   const size_t first_id = next_id_;
   if (sources.empty()) return first_id;
+  if (keys && keys->size() != sources.size()) throw std::logic_error("beam search: one key per source");
   if (prefixes) {
     if (prefixes->size() != sources.size()) throw std::logic_error("beam search: one target prefix per source");
     for (const std::vector<int>& prefix : *prefixes)
@@ -192,6 +181,7 @@ size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const Pr
     const int b = slots[i];
     Sentence& s = sentences_[b];
     s.id = next_id_++;
+    s.key = keys ? (*keys)[i] : s.id;
     s.source_length = slot_lengths_[b] = lengths_[i];
     s.max_steps = options_.max_output_length > 0 ? options_.max_output_length
                                                  : max_output_length(lengths_[i], options_.max_length_factor);
@@ -204,7 +194,7 @@ size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const Pr
     s.closing = false;
     s.nodes.clear();
     s.attention.clear();
-    s.live.assign(1, Live{-1, T(0), -1});
+    s.live.assign(1, Live{-1, T(0), -1, -1});
     s.finals.clear();
     order_.push_back(b);
     row_sentence_.push_back(b);
@@ -278,11 +268,14 @@ void BeamSearch<T>::extend(int b, int first_row) {
     close(s, first_row);
     return;
   }
+  const bool word_start =
+      !s.prefix.empty() && static_cast<size_t>(s.steps) == s.prefix.size() && !continues_word_.empty();
   if (static_cast<size_t>(s.steps) < s.prefix.size())
     force_candidate(s, first_row, s.prefix[s.steps]);
+  else if (options_.samples())
+    sample_candidates(s, first_row, word_start);
   else
-    select_candidates(s, first_row, static_cast<size_t>(options_.beam_size) - s.finals.size(),
-                      !s.prefix.empty() && static_cast<size_t>(s.steps) == s.prefix.size() && !continues_word_.empty());
+    select_candidates(s, first_row, static_cast<size_t>(options_.beam_size) - s.finals.size(), word_start);
   ++s.steps;
   s.next.clear();
   for (const Candidate& c : heap_) {
@@ -290,7 +283,7 @@ void BeamSearch<T>::extend(int b, int first_row) {
     if (c.word == Vocab::kEos)
       finish(s, node, c.log_prob, s.steps, true);
     else
-      s.next.push_back({node, c.log_prob, c.row});
+      s.next.push_back({node, c.log_prob, c.row, c.sample});
   }
   std::swap(s.live, s.next);
   if (!s.live.empty() && s.steps == s.max_steps) {
@@ -376,6 +369,33 @@ void BeamSearch<T>::force_candidate(const Sentence& s, int first_row, int word) 
   heap_.assign(1, {s.live.front().log_prob + (*log_probs_)(first_row, column), first_row, word});
 }
 
+// Sampling: each sample still running draws its next token from its own row (decode/sampling.h);
+// right after <s> (or the target prefix) the sentence has one row, from which each of its
+// max(n_best, 1) samples draws. Column k is word k, or the shortlist's k-th word; <pad> and <s>
+// are never drawn, nor, with word_start, a token that continues a word.
+template <class T>
+void BeamSearch<T>::sample_candidates(const Sentence& s, int first_row, bool word_start) {
+  const int columns = static_cast<int>(log_probs_->cols());
+  const int* words = shortlist_ ? shortlist_->data() : nullptr;
+  const auto excluded = [&](int k) {
+    const int w = words ? words[k] : k;
+    return w == Vocab::kPad || w == Vocab::kBos || (word_start && continues_word_[w]);
+  };
+  const bool parting = s.live.size() == 1 && s.live.front().sample < 0;
+  const int draws = parting ? std::max(options_.n_best, 1) : static_cast<int>(s.live.size());
+  heap_.clear();
+  for (int d = 0; d < draws; ++d) {
+    const int i = parting ? 0 : d;
+    const int row = first_row + i, sample = parting ? d : s.live[i].sample;
+    const T* log_p = log_probs_->row(row).data();
+    const double u = sampling_uniform(static_cast<uint64_t>(options_.sampling_seed), s.key,
+                                      static_cast<uint64_t>(sample), static_cast<uint64_t>(s.steps));
+    const int k = sampler_.draw(log_p, columns, options_.sampling_topk, options_.sampling_topp,
+                                options_.sampling_temperature, u, excluded);
+    heap_.push_back({s.live[i].log_prob + log_p[k], row, words ? words[k] : k, sample});
+  }
+}
+
 // A node's attention row is that of the decoder row it was chosen from.
 template <class T>
 int BeamSearch<T>::add_node(Sentence& s, int parent, int token, int row) {
@@ -434,7 +454,7 @@ std::vector<Hypothesis> BeamSearch<T>::best_hypotheses(const Sentence& s) const 
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return s.finals[a].score > s.finals[b].score; });
-  order.resize(std::min(order.size(), static_cast<size_t>(options_.n_best)));
+  order.resize(std::min(order.size(), static_cast<size_t>(std::max(options_.n_best, 1))));
   std::vector<Hypothesis> best;
   for (size_t k : order) {
     const Final& f = s.finals[k];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/decode/parallel_batches.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/tokenizer.h"

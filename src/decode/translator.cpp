@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/decode/parallel_batches.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/tokenizer.h"
@@ -117,9 +118,11 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
   run_batches(order, batch_size, static_cast<int>(searches_.size()),
               [&](const std::vector<size_t>& members, int thread) {
                 std::vector<std::vector<int>> sources, batch_prefixes;
+                std::vector<uint64_t> keys;  // the line numbers: a line's samples do not depend on its batch
                 for (size_t k : members) {
                   sources.push_back(ids[k]);
                   batch_prefixes.push_back(prefix_ids[k]);
+                  keys.push_back(first_line + k);
                 }
                 std::vector<int> words;
                 if (options_.shortlist) {  // with the prefixes' words, which the search must be able to force
@@ -129,7 +132,7 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
                   words.erase(std::unique(words.begin(), words.end()), words.end());
                 }
                 auto hypotheses = searches_[thread].search(sources, options_.beam, options_.shortlist ? &words : nullptr,
-                                                           with_prefixes ? &batch_prefixes : nullptr);
+                                                           with_prefixes ? &batch_prefixes : nullptr, &keys);
                 for (size_t i = 0; i < members.size(); ++i) finish(results[members[i]], std::move(hypotheses[i]));
               });
   share_batch_results(
@@ -140,9 +143,11 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
 }
 
 void Translator::add(int thread, const std::vector<std::string>& lines, const std::vector<size_t>& tags,
-                     std::vector<Finished>& done, const std::vector<std::string>& prefixes) {
+                     std::vector<Finished>& done, const std::vector<std::string>& prefixes,
+                     const std::vector<uint64_t>& keys) {
   if (!prefixes.empty() && prefixes.size() != lines.size())
     throw std::logic_error("Translator::add: one target prefix per line");
+  if (!keys.empty() && keys.size() != lines.size()) throw std::logic_error("Translator::add: one key per line");
   if (options_.shortlist) throw std::logic_error("Translator::add: continuous translation has no shortlist");
   BeamSearch<float>& search = searches_[thread];
   if (search.sentences() == 0) {
@@ -150,6 +155,7 @@ void Translator::add(int thread, const std::vector<std::string>& lines, const st
     decoding_[thread].clear();
   }
   std::vector<std::vector<int>> sources, source_prefixes;
+  std::vector<uint64_t> source_keys;
   std::vector<Finished> prepared;
   for (size_t k = 0; k < lines.size(); ++k) {
     Finished line{tags[k], {}};
@@ -160,10 +166,11 @@ void Translator::add(int thread, const std::vector<std::string>& lines, const st
     } else {
       sources.push_back(std::move(ids));
       source_prefixes.push_back(std::move(prefix_ids));
+      if (!keys.empty()) source_keys.push_back(keys[k]);
       prepared.push_back(std::move(line));
     }
   }
-  size_t id = search.add(sources, prefixes.empty() ? nullptr : &source_prefixes);
+  size_t id = search.add(sources, prefixes.empty() ? nullptr : &source_prefixes, keys.empty() ? nullptr : &source_keys);
   for (Finished& line : prepared) decoding_[thread].emplace(id++, std::move(line));
 }
 

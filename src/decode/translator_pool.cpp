@@ -2,23 +2,22 @@
 
 #include <algorithm>
 
+#include "rnnsearch/decode/decode_options.h"
+
 namespace rnnsearch {
 
-namespace {
-
-// Every option a pooled Translator is made from, as one comparable list (normalize is checked
-// to be finite first, so that equal options give equal keys).
-std::vector<double> key_of(const TranslatorOptions& o) {
-  return {static_cast<double>(o.beam.beam_size), static_cast<double>(o.beam.n_best), o.beam.normalize,
-          static_cast<double>(o.beam.alignment), static_cast<double>(o.beam.max_output_length),
-          static_cast<double>(o.batch_size),     static_cast<double>(o.max_length),
-          static_cast<double>(o.threads),        static_cast<double>(o.replace_unk),
-          static_cast<double>(o.piece_alignments), static_cast<double>(o.precision),
-          o.beam.max_length_factor,              o.beam.word_penalty,
-          o.beam.length_penalty_alpha,           o.beam.coverage_penalty};
+// Every option a pooled Translator is made from, as one comparable list: the table's decoding
+// options (decode_options.h; checked to be finite first, so that equal options give equal
+// keys), then the others.
+std::vector<double> TranslatorPool::key(const TranslatorOptions& o) {
+  std::vector<double> key;
+  for (const DecodeOptionSpec& spec : decode_option_specs()) key.push_back(spec.value(o.beam));
+  key.insert(key.end(), {static_cast<double>(o.beam.alignment), static_cast<double>(o.beam.max_output_length),
+                         static_cast<double>(o.batch_size), static_cast<double>(o.max_length),
+                         static_cast<double>(o.threads), static_cast<double>(o.replace_unk),
+                         static_cast<double>(o.piece_alignments), static_cast<double>(o.precision)});
+  return key;
 }
-
-}  // namespace
 
 TranslatorPool::TranslatorPool(const std::vector<Model>& models, size_t capacity)
     : models_(models), capacity_(std::max<size_t>(capacity, 1)) {}
@@ -33,12 +32,12 @@ std::shared_ptr<Translator> TranslatorPool::kept(const std::vector<double>& key)
 std::shared_ptr<Translator> TranslatorPool::find(const TranslatorOptions& options) {
   check_beam_options(options.beam);  // first: a NaN normalize would match no key
   std::lock_guard<std::mutex> lock(mutex_);
-  return kept(key_of(options));
+  return kept(key(options));
 }
 
 std::shared_ptr<Translator> TranslatorPool::get(const TranslatorOptions& options) {
   check_beam_options(options.beam);
-  std::vector<double> key = key_of(options);
+  std::vector<double> key = TranslatorPool::key(options);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto translator = kept(key)) return translator;

@@ -5,8 +5,9 @@ namespace rnnsearch::serve {
 namespace {
 
 // Element ids the browser test reads: #source, #prefix, #status, #translations, #nbest,
-// #heatmap, #tooltip. Each line of the text area is one sentence (one entry of "q"); #prefix
-// is the target prefix of the chosen sentence (its entry of "target_prefix").
+// #heatmap, #tooltip, and one field per decoding option named as on the command line
+// (#beam-size, ...). Each line of the text area is one sentence (one entry of "q"); #prefix is
+// the target prefix of the chosen sentence (its entry of "target_prefix").
 constexpr const char* kPage = R"PAGE(<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -20,7 +21,7 @@ section { background: #fff; border: 1px solid #ddd; border-radius: 6px; padding:
 h1 { font-size: 1.4em; margin: .2em 0; }
 h2 { font-size: 1.05em; margin: 0 0 .6em; }
 textarea { width: 100%; box-sizing: border-box; min-height: 6em; font: inherit; padding: .5em; }
-label { margin-right: 1.2em; color: #555; }
+label { margin-right: 1.2em; color: #555; white-space: nowrap; display: inline-block; }
 input[type=number] { width: 4em; }
 #prefix { width: 100%; box-sizing: border-box; font: inherit; padding: .4em .5em; margin: .6em 0; }
 details { margin-top: .4em; color: #555; }
@@ -42,18 +43,7 @@ li.selected { background: #e8eefc; }
 <h1>rnnsearch</h1>
 <section>
 <textarea id="source" placeholder="Type or paste text: one sentence per line" autofocus></textarea>
-<div>
-<label>beam <input id="beam" type="number" min="1" value="5"></label>
-<label>n-best <input id="nbest-size" type="number" min="1" value="5"></label>
-<label>normalize <input id="normalize" type="number" min="0" step="0.1" value="1"></label>
-<span id="status"></span>
-</div>
-<details><summary>decoding controls</summary>
-<label title="at most F × source length; 0 = 2 × source + 10">max length factor <input id="max-length-factor" type="number" min="0" step="0.1" value="0"></label>
-<label title="subtracted from the score per output word">word penalty <input id="word-penalty" type="number" step="0.1" value="0"></label>
-<label title="GNMT's length penalty instead of normalize; empty = off">length penalty α <input id="length-penalty-alpha" type="number" min="0" step="0.1" value=""></label>
-<label title="GNMT's coverage penalty">coverage penalty <input id="coverage-penalty" type="number" min="0" step="0.1" value="0"></label>
-</details>
+<div id="options"><span id="status"></span></div>
 <input id="prefix" type="text" placeholder="Start of the chosen sentence's translation (target prefix): the model completes it">
 </section>
 <section><h2>Translation</h2><ol id="translations"></ol></section>
@@ -67,15 +57,30 @@ li.selected { background: #e8eefc; }
 const $ = (id) => document.getElementById(id);
 let sequence = 0, result = null, chosenLine = 0, chosenHypothesis = 0, timer = null;
 
-function number(id, fallback) {
-  const value = Number($(id).value);
-  return Number.isFinite(value) && value >= 0 ? value : fallback;
-}
+// The decoding options' fields, one per option /translate takes, built from GET /info
+// "options" (the table every shell reads); their starting values the defaults, but for the
+// page's own: an n-best list of 5.
+const pageValues = { n_best: 5 };
+let options = [];
 
-// A number field's value, or undefined when it is empty, not a number, or below minimum.
-function optional(id, minimum) {
-  const text = $(id).value.trim(), value = Number(text);
-  return text !== "" && Number.isFinite(value) && value >= minimum ? value : undefined;
+async function buildControls() {
+  const response = await fetch("info");
+  if (!response.ok) throw new Error("GET info: " + response.statusText);
+  options = (await response.json()).options.filter((o) => "translate" in o.defaults);
+  for (const o of options) {
+    const label = document.createElement("label"), input = document.createElement("input");
+    label.title = o.help;
+    input.id = o.option.slice(2);  // "--beam-size": #beam-size
+    input.type = "number";
+    if (o.minimum !== null) input.min = o.minimum;
+    if (o.maximum !== null) input.max = o.maximum;
+    input.step = o.type === "integer" ? "1" : "0.1";
+    const start = o.name in pageValues ? pageValues[o.name] : o.defaults.translate;
+    input.value = start === null ? "" : start;
+    input.addEventListener("input", schedule);
+    label.append(o.name.replace(/_/g, " ") + " ", input);
+    $("options").insertBefore(label, $("status"));
+  }
 }
 
 function schedule() {
@@ -87,14 +92,17 @@ async function translate() {
   const lines = $("source").value.split("\n").filter((line) => line.trim() !== "");
   const mine = ++sequence;
   if (lines.length === 0) { result = null; render(); $("status").textContent = ""; return; }
-  const beam = Math.max(1, Math.round(number("beam", 5)));
-  const body = { q: lines, beam_size: beam, n_best: Math.min(beam, Math.max(1, Math.round(number("nbest-size", 5)))),
-                 normalize: number("normalize", 1), alignment: "soft", heatmap: true };
-  // the decoding controls and the prefix go with the request only when set
-  const controls = { max_length_factor: optional("max-length-factor", 0), word_penalty: optional("word-penalty", -Infinity),
-                     length_penalty_alpha: optional("length-penalty-alpha", 0), coverage_penalty: optional("coverage-penalty", 0) };
-  for (const [name, value] of Object.entries(controls)) if (value !== undefined && (value !== 0 || name === "length_penalty_alpha")) body[name] = value;
-  if (body.length_penalty_alpha !== undefined) delete body.normalize;
+  await controls;
+  const body = { q: lines, alignment: "soft", heatmap: true };
+  // an option goes with the request when its field differs from the default (empty: not given);
+  // the server checks it as the command line would and says what is wrong
+  for (const o of options) {
+    const text = $(o.option.slice(2)).value.trim();
+    if (text !== "" && Number(text) !== o.defaults.translate) body[o.name] = Number(text);
+  }
+  const beam = options.find((o) => o.name === "beam_size");
+  if (beam && body.n_best > (body.beam_size || beam.defaults.translate))  // a smaller beam: its whole list
+    body.n_best = body.beam_size || beam.defaults.translate;
   if (chosenLine >= lines.length) chosenLine = 0;
   const prefix = $("prefix").value.trim();
   if (prefix !== "") body.target_prefix = lines.map((_, k) => (k === chosenLine ? prefix : ""));
@@ -197,9 +205,11 @@ function wire(svg, hypothesis) {
 }
 
 $("source").addEventListener("input", schedule);
-for (const id of ["beam", "nbest-size", "normalize", "prefix", "max-length-factor", "word-penalty",
-                  "length-penalty-alpha", "coverage-penalty"])
-  $(id).addEventListener("input", schedule);
+$("prefix").addEventListener("input", schedule);
+const controls = buildControls().catch((error) => {
+  $("status").className = "error";
+  $("status").textContent = String(error.message || error);
+});
 </script>
 </body>
 </html>

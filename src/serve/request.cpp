@@ -2,13 +2,12 @@
 // of POST /translate, /score and /align. Takes no lock.
 #include "rnnsearch/serve/request.h"
 
-#include <algorithm>
 #include <climits>
-#include <cmath>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/error.h"
 
 namespace rnnsearch::serve {
@@ -50,30 +49,6 @@ std::vector<std::string> sentences_of(const json& body, const std::string& field
   return sentences;
 }
 
-int integer_field(const json& body, const std::string& field, int fallback, int minimum, int maximum) {
-  if (!body.contains(field)) return fallback;
-  const json& value = body[field];
-  if (!value.is_number_integer()) throw RequestError(400, "'" + field + "' must be an integer");
-  // An unsigned above LLONG_MAX (nlohmann keeps it as a uint64) is out of range, not a
-  // negative number: get<long long>() wrapped 18446744073709551615 to -1.
-  const bool huge = value.is_number_unsigned() &&
-                    value.get<unsigned long long>() > static_cast<unsigned long long>(LLONG_MAX);
-  const long long number = huge ? LLONG_MAX : value.get<long long>();
-  if (number < minimum || number > maximum)
-    throw RequestError(400, "'" + field + "' must be in [" + std::to_string(minimum) + ", " + std::to_string(maximum) +
-                                "], not " + value.dump());
-  return static_cast<int>(number);
-}
-
-// A finite number (>= 0 when non_negative), or fallback when absent.
-double number_field(const json& body, const std::string& field, double fallback, bool non_negative) {
-  if (!body.contains(field)) return fallback;
-  const json& value = body[field];
-  if (!value.is_number() || !std::isfinite(value.get<double>()) || (non_negative && value.get<double>() < 0))
-    throw RequestError(400, "'" + field + "' must be a number" + (non_negative ? " >= 0" : ""));
-  return value.get<double>();
-}
-
 bool bool_field(const json& body, const std::string& field) {
   if (!body.contains(field)) return false;
   if (!body[field].is_boolean()) throw RequestError(400, "'" + field + "' must be true or false");
@@ -90,15 +65,30 @@ AlignmentFormat alignment_field(const json& body) {
   throw RequestError(400, "'alignment' must be \"none\", \"hard\" or \"soft\"");
 }
 
-// "normalize", "word_penalty", "length_penalty_alpha", "coverage_penalty": how /translate ranks
-// hypotheses and /score its targets (ranking_score), into ranking (its normalize the default).
-void ranking_fields(const json& body, BeamOptions& ranking) {
-  ranking.normalize = number_field(body, "normalize", ranking.normalize, true);
-  ranking.word_penalty = number_field(body, "word_penalty", 0, false);
-  ranking.length_penalty_alpha = number_field(body, "length_penalty_alpha", -1, true);
-  if (body.contains("normalize") && body.contains("length_penalty_alpha"))  // as translate refuses the pair
-    throw RequestError(400, "'normalize' and 'length_penalty_alpha' both rank by length: give one");
-  ranking.coverage_penalty = number_field(body, "coverage_penalty", 0, true);
+// The decoding options `use` takes, from their JSON fields: the table's (decode/decode_options.h,
+// beam_size for --beam-size; null = not given), checked by its rules and max_beam_size. A value
+// it refuses is a 400 with the command line's text.
+BeamOptions decode_fields(const json& body, DecodeUse use, int max_beam_size) {
+  DecodeOptions options(use);
+  try {
+    for (const DecodeOptionSpec& spec : decode_option_specs()) {
+      const std::string field = spec.keyword();
+      if (!spec.takes(use) || !body.contains(field) || body[field].is_null()) continue;
+      if (!body[field].is_number()) throw RequestError(400, "'" + field + "' must be a number");
+      options.set(field, body[field].get<double>());
+    }
+    options.validate(max_beam_size);
+  } catch (const Error& e) {
+    throw RequestError(400, e.what());
+  }
+  return options.beam;
+}
+
+// The fields a request may hold: its own, and the decoding options `use` takes.
+std::set<std::string> known_fields(std::set<std::string> fields, DecodeUse use) {
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    if (spec.takes(use)) fields.insert(spec.keyword());
+  return fields;
 }
 
 void max_tokens_check(const std::string& text, const std::string& field, const RequestLimits& limits) {
@@ -140,8 +130,7 @@ auto name_field(const json& body, const std::string& field, Parse parse) {
 
 TranslateRequest parse_translate_request(const std::string& body, const RequestLimits& limits) {
   const json value = parse_object(
-      body, {"q", "beam_size", "n_best", "normalize", "alignment", "replace_unk", "detokenize", "heatmap",
-             "max_length_factor", "word_penalty", "length_penalty_alpha", "coverage_penalty", "target_prefix"});
+      body, known_fields({"q", "alignment", "replace_unk", "detokenize", "heatmap", "target_prefix"}, DecodeUse::translate));
   TranslateRequest request;
   request.sentences = sentences_of(value, "q", limits.max_sentences, request.list);
   for (size_t k = 0; k < request.sentences.size(); ++k)
@@ -155,11 +144,7 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
       max_tokens_check(request.target_prefixes[k], list ? "target_prefix[" + std::to_string(k) + "]" : "target_prefix",
                        limits);
   }
-  request.beam.beam_size = integer_field(value, "beam_size", 5, 1, limits.max_beam_size);
-  request.n_best = integer_field(value, "n_best", 0, 0, request.beam.beam_size);
-  request.beam.n_best = std::max(request.n_best, 1);
-  ranking_fields(value, request.beam);
-  request.beam.max_length_factor = number_field(value, "max_length_factor", 0, true);
+  request.beam = decode_fields(value, DecodeUse::translate, limits.max_beam_size);
   request.alignment = alignment_field(value);
   request.replace_unk = bool_field(value, "replace_unk");
   request.detokenize = bool_field(value, "detokenize");
@@ -170,12 +155,11 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
 }
 
 ScoreRequest parse_score_request(const std::string& body, const RequestLimits& limits) {
-  const json value = parse_object(
-      body, {"src", "tgt", "alignment", "normalize", "word_penalty", "length_penalty_alpha", "coverage_penalty"});
+  const json value = parse_object(body, known_fields({"src", "tgt", "alignment"}, DecodeUse::score));
   ScoreRequest request;
   pair_fields(value, limits, request.src, request.tgt, request.list);
   request.alignment = alignment_field(value);
-  ranking_fields(value, request.ranking);
+  request.ranking = decode_fields(value, DecodeUse::score, INT_MAX);
   return request;
 }
 

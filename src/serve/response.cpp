@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/output/heatmap.h"
 #include "rnnsearch/output/output.h"
@@ -17,6 +18,30 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 namespace {
+
+// The decoding options /translate and /score take (decode/decode_options.h), each with its
+// JSON name, the command line's, its type, range (null: unbounded), defaults per use (null: off
+// unless given) and help: what the page builds its controls from.
+ordered_json decode_options_json() {
+  ordered_json options = ordered_json::array();
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    const auto number = [&](double value) {
+      if (!std::isfinite(value) || (spec.optional && value < 0)) return ordered_json(nullptr);
+      return spec.integer ? ordered_json(static_cast<long long>(value)) : ordered_json(value);
+    };
+    ordered_json defaults = ordered_json::object();
+    for (const auto& [use, name] : {std::pair{DecodeUse::translate, "translate"}, std::pair{DecodeUse::score, "score"}})
+      if (spec.takes(use)) defaults[name] = number(spec.default_value(use));
+    options.push_back({{"name", spec.keyword()},
+                       {"option", std::string("--") + spec.name},
+                       {"type", spec.integer ? "integer" : "number"},
+                       {"minimum", number(spec.minimum)},
+                       {"maximum", number(spec.maximum)},
+                       {"defaults", std::move(defaults)},
+                       {"help", spec.help}});
+  }
+  return options;
+}
 
 // Pharaoh "s-t s-t" (what `translate --alignment hard` prints) as [[s, t], ...].
 ordered_json pairs_of(const std::string& pharaoh) {
@@ -138,6 +163,7 @@ ordered_json info_json(const std::vector<Model>& models, const std::vector<Model
           {"cpu", describe(cpu_features())},
           {"batching", {{"batch_size", options.batch_size}, {"batch_wait_ms", options.batch_wait_ms},
                         {"threads", options.threads}}},
+          {"options", decode_options_json()},
           {"limits", {{"max_sentences", options.max_sentences}, {"max_tokens", options.max_tokens},
                       {"max_beam_size", options.max_beam_size}, {"timeout_ms", options.timeout_ms},
                       {"max_queue", options.max_queue}}}};

@@ -10,23 +10,16 @@
 #include <future>
 #include <iostream>
 #include <set>
-#include <tuple>
 #include <unordered_map>
 
 #include "rnnsearch/error.h"
+#include "rnnsearch/util/checks.h"
 
 namespace rnnsearch::serve {
 
-namespace {
-
-void check_at_least_one(int value, const char* option) {
-  if (value < 1) throw Error(std::string("--") + option + " must be at least 1, not " + std::to_string(value));
-}
-
-}  // namespace
-
 struct TranslationService::Job {
-  DecodeKey key;
+  TranslatorOptions options;
+  std::vector<double> key;             // TranslatorPool::key(options)
   std::vector<std::string> sentences;  // a copy: a request that times out returns at once
   std::vector<std::string> prefixes;   // their target prefixes: empty, or one per sentence
   std::vector<LineTranslation> results;
@@ -80,38 +73,32 @@ struct TranslationService::Search {
   explicit Search(int index) : index(index) {}
   const int index;
   bool running = false;                       // a thread is taking a turn (under mutex_)
-  std::shared_ptr<Translator> translator;     // of `key`, the options of the sentences decoding here
-  DecodeKey key{};
+  std::shared_ptr<Translator> translator;     // of the options of the sentences decoding here
+  std::vector<double> key;                    // theirs (Job::key)
   std::unordered_map<size_t, Item> decoding;  // the sentences in the search, by tag
   size_t next_tag = 0;
   // a turn's workspace
   std::vector<Item> admitted, leaving;
   std::vector<std::string> lines, prefixes;
   std::vector<size_t> tags;
+  std::vector<uint64_t> keys;
   std::vector<Translator::Finished> done;
   std::vector<const Job*> requests;
 };
-
-bool TranslationService::DecodeKey::operator<(const DecodeKey& o) const {
-  return std::tie(beam_size, n_best, normalize, attention, replace_unk, max_length_factor, word_penalty,
-                  length_penalty_alpha, coverage_penalty) <
-         std::tie(o.beam_size, o.n_best, o.normalize, o.attention, o.replace_unk, o.max_length_factor, o.word_penalty,
-                  o.length_penalty_alpha, o.coverage_penalty);
-}
 
 TranslationService::TranslationService(const std::vector<Model>& models, const std::vector<Model>& reverse,
                                        const ServiceOptions& options)
     : models_(models), reverse_(reverse), options_(options), translators_(models, 8) {
   if (models.empty()) throw Error("serve needs a model");
   tokenizer_ = models.front().tokenizer;
-  check_at_least_one(options.batch_size, "batch-size");
-  check_at_least_one(options.max_sentences, "max-sentences");
-  check_at_least_one(options.max_tokens, "max-tokens");
-  check_at_least_one(options.max_beam_size, "max-beam-size");
-  check_at_least_one(options.timeout_ms, "timeout-ms");
-  check_at_least_one(options.max_queue, "max-queue");
-  check_at_least_one(options.threads, "threads");
-  if (options.batch_wait_ms < 0) throw Error("--batch-wait-ms must be at least 0");
+  check_at_least("batch-size", options.batch_size, 1);
+  check_at_least("max-sentences", options.max_sentences, 1);
+  check_at_least("max-tokens", options.max_tokens, 1);
+  check_at_least("max-beam-size", options.max_beam_size, 1);
+  check_at_least("timeout-ms", options.timeout_ms, 1);
+  check_at_least("max-queue", options.max_queue, 1);
+  check_at_least("threads", options.threads, 1);
+  check_at_least("batch-wait-ms", options.batch_wait_ms, 0);
   ScorerOptions sopts;
   sopts.batch_size = options.batch_size;
   sopts.max_length = options.max_tokens;
@@ -125,7 +112,7 @@ TranslationService::TranslationService(const std::vector<Model>& models, const s
   aopts.threads = sopts.threads;
   aligner_ = std::make_unique<align::Aligner>(models, reverse, aopts);
   std::unique_lock<std::mutex> lock(mutex_);
-  translator({5, 1, 1.0, false, false}, lock);  // the default options' Translator, made before the first request
+  translator(translator_options(BeamOptions{}, false), lock);  // the default options', made before the first request
   lock.unlock();
   for (int t = 0; t < options.threads; ++t) searches_.push_back(std::make_unique<Search>(t));
   for (const auto& search : searches_) decoders_.emplace_back([this, &search = *search] { decode_loop(search); });
@@ -143,25 +130,23 @@ void TranslationService::stop() {
     if (decoder.joinable()) decoder.join();
 }
 
-// The Translator of a search's options, from the pool (decode/translator_pool.h). Called with
-// `lock` (of mutex_) held; a new one is made with it released (with --precision int8 or bf16,
-// converting the projection takes milliseconds, during which the queue's lock would hold
-// every request and search waiting).
-std::shared_ptr<Translator> TranslationService::translator(const DecodeKey& key, std::unique_lock<std::mutex>& lock) {
+TranslatorOptions TranslationService::translator_options(const BeamOptions& beam, bool replace_unk) const {
   TranslatorOptions topts;
-  topts.beam.beam_size = key.beam_size;
-  topts.beam.n_best = key.n_best;
-  topts.beam.normalize = key.normalize;
-  topts.beam.max_length_factor = key.max_length_factor;
-  topts.beam.word_penalty = key.word_penalty;
-  topts.beam.length_penalty_alpha = key.length_penalty_alpha;
-  topts.beam.coverage_penalty = key.coverage_penalty;
-  topts.beam.alignment = key.attention;
-  topts.replace_unk = key.replace_unk;
+  topts.beam = beam;
+  topts.replace_unk = replace_unk;
   topts.batch_size = options_.batch_size;
   topts.max_length = options_.max_tokens;
   topts.threads = options_.threads;
   topts.precision = options_.precision;
+  return topts;
+}
+
+// The Translator of a search's options, from the pool (decode/translator_pool.h). Called with
+// `lock` (of mutex_) held; a new one is made with it released (with --precision int8 or bf16,
+// converting the projection takes milliseconds, during which the queue's lock would hold
+// every request and search waiting).
+std::shared_ptr<Translator> TranslationService::translator(const TranslatorOptions& topts,
+                                                           std::unique_lock<std::mutex>& lock) {
   if (auto kept = translators_.find(topts)) return kept;
   lock.unlock();
   auto made = translators_.get(topts);
@@ -172,9 +157,8 @@ std::shared_ptr<Translator> TranslationService::translator(const DecodeKey& key,
 std::vector<LineTranslation> TranslationService::translate(const TranslateRequest& request) {
   if (request.sentences.empty()) return {};
   auto job = std::make_shared<Job>();
-  job->key = {request.beam.beam_size,     request.beam.n_best,       request.beam.normalize,
-              request.beam.alignment,     request.replace_unk,       request.beam.max_length_factor,
-              request.beam.word_penalty,  request.beam.length_penalty_alpha, request.beam.coverage_penalty};
+  job->options = translator_options(request.beam, request.replace_unk);
+  job->key = TranslatorPool::key(job->options);
   job->sentences = request.sentences;
   job->prefixes = request.target_prefixes;
   job->results.resize(request.sentences.size());
@@ -337,7 +321,7 @@ TranslationService::Start TranslationService::start_search(Search& search, std::
   const std::shared_ptr<Job> first = queue_.front().job;
   search.key = first->key;
   try {
-    search.translator = translator(search.key, lock);
+    search.translator = translator(first->options, lock);
   } catch (...) {  // out of memory: the request that asked for these options fails
     if (!lock.owns_lock()) lock.lock();
     first->fail(std::current_exception());
@@ -364,7 +348,9 @@ void TranslationService::step_search(Search& search) {
   search.lines.clear();
   search.prefixes.clear();
   search.tags.clear();
+  search.keys.clear();
   for (Item& item : search.admitted) {
+    search.keys.push_back(item.index);  // sampling: a sentence's draws follow from its place in its request
     search.lines.push_back(item.job->sentences[item.index]);
     search.prefixes.push_back(item.job->prefixes.empty() ? std::string() : item.job->prefixes[item.index]);
     search.tags.push_back(search.next_tag);
@@ -378,7 +364,7 @@ void TranslationService::step_search(Search& search) {
                                               search.requests.begin());
   std::vector<Translator::Finished>& done = search.done;
   try {
-    if (!search.lines.empty()) search.translator->add(search.index, search.lines, search.tags, done, search.prefixes);
+    if (!search.lines.empty()) search.translator->add(search.index, search.lines, search.tags, done, search.prefixes, search.keys);
     search.translator->step(search.index, done);
     // Metrics and the count before the results: a client may ask /metrics next.
     metrics_.step(sentences, distinct, done.size());

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/serve/request.h"
 #include "rnnsearch/serve/response.h"
 #include "rnnsearch/serve/service.h"
@@ -76,8 +77,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       check(request.target_prefixes.empty() || request.target_prefixes.size() == request.sentences.size());
       for (const std::string& prefix : request.target_prefixes) check_sentence(prefix, limits);
       check(request.beam.beam_size >= 1 && request.beam.beam_size <= limits.max_beam_size);
-      check(request.n_best >= 0 && request.n_best <= request.beam.beam_size);
-      check(request.beam.n_best == std::max(request.n_best, 1));
+      check(request.beam.n_best >= 0 && request.beam.n_best <= request.beam.beam_size);
       check(std::isfinite(request.beam.normalize) && request.beam.normalize >= 0);
       check(request.beam.alignment ==
             (request.alignment != AlignmentFormat::none || request.replace_unk || request.heatmap));

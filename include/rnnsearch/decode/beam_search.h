@@ -27,6 +27,10 @@
 //
 // Beam size 1 is greedy decoding: the argmax at every step.
 //
+// Sampling (BeamOptions::sampling_*, decode/sampling.h): instead of the best candidates, each
+// of the sentence's max(n_best, 1) samples draws its next token from its own row, all from
+// the one row after <s> (or the target prefix); a sample leaves at </s>.
+//
 // Ensembles: with several models (same vocabularies, any sizes), every step runs each
 // model's decoder step on the same hypotheses and uses the mean of their log-probabilities,
 // log p(w | h) = (1/M) Σ_m log p_m(w | h); the attention returned is the mean attention.
@@ -47,13 +51,17 @@
 #include <vector>
 
 #include "rnnsearch/decode/hypothesis.h"
+#include "rnnsearch/decode/sampling.h"
 #include "rnnsearch/model/decoder_step.h"
 
 namespace rnnsearch {
 
+// The search's options, with their defaults: the defaults of every shell. The options users
+// give (all but alignment and max_output_length) are declared, bounded and checked in one
+// table, decode/decode_options.h.
 struct BeamOptions {
   int beam_size = 5;          // k; 1 = greedy
-  int n_best = 1;             // hypotheses returned per sentence, 1 ≤ n_best ≤ beam_size
+  int n_best = 0;             // hypotheses returned per sentence (0 = 1, the 1-best alone), ≤ beam_size
   double normalize = 1.0;     // length normalisation exponent; 0 ranks by log-probability
   bool alignment = false;     // return each hypothesis' attention matrix
   int max_output_length = 0;  // tokens including </s>; 0 = max_output_length(source length)
@@ -62,10 +70,14 @@ struct BeamOptions {
   double word_penalty = 0;           // subtracted from the score per output token (Marian's --word-penalty)
   double length_penalty_alpha = -1;  // α ≥ 0: GNMT's lp instead of length^normalize; < 0: off
   double coverage_penalty = 0;       // β ≥ 0
+  // Sampling instead of search (decode/sampling.h), off by default: with K > 0 or P > 0 each
+  // sentence gets max(n_best, 1) samples (beam_size is not read).
+  int sampling_topk = 0;             // K: draw among the K most probable tokens (0: all)
+  double sampling_topp = 0;          // P in (0, 1]: among the nucleus of mass P (0: off)
+  double sampling_temperature = 1;   // T > 0: log p / T
+  int sampling_seed = 1;             // with the sentence's key, the draws' seed
+  bool samples() const { return sampling_topk > 0 || sampling_topp > 0; }
 };
-
-// Throws rnnsearch::Error naming the offending option (--beam-size, --n-best, ...).
-void check_beam_options(const BeamOptions& options);
 
 // The score above of a hypothesis with log-probability log_p and `length` tokens (+ 1 for
 // </s> when finished); coverage is its Σ_j log min(Σ_i a_ij, 1) (coverage_term), read only
@@ -92,15 +104,18 @@ class BeamSearch {
                       const std::vector<LowPrecisionProjection>& low_precision = {});
 
   // sources: token ids, each ending in </s>. Returns for each source its best
-  // min(n_best, found) hypotheses, best first (ties: the one found first). shortlist: the
+  // min(max(n_best, 1), found) hypotheses, best first (ties: the one found first). shortlist: the
   // target ids the output layer is restricted to, increasing (nullptr: all of them); it must
   // hold the prefixes' tokens. prefixes: nullptr, or one target prefix per source (target
   // ids without </s>, <s> or <pad>; empty: none).
   using Prefixes = std::vector<std::vector<int>>;
+  // keys: nullptr, or one number per source that, with the seed, makes its samples
+  // (sampling_uniform; the input line, so that they do not depend on the batch); else its id.
   std::vector<std::vector<Hypothesis>> search(const std::vector<std::vector<int>>& sources,
                                               const BeamOptions& options,
                                               const std::vector<int>* shortlist = nullptr,
-                                              const Prefixes* prefixes = nullptr);
+                                              const Prefixes* prefixes = nullptr,
+                                              const std::vector<uint64_t>* keys = nullptr);
 
   // Subword models: continues[w] = 1 when target token w continues the word before it (a
   // piece without "▁"); such tokens are not proposed right after a target prefix. Empty
@@ -120,7 +135,8 @@ class BeamSearch {
     std::vector<Hypothesis> hypotheses;  // as search() returns them
   };
   void start(const BeamOptions& options, const std::vector<int>* shortlist = nullptr);
-  size_t add(const std::vector<std::vector<int>>& sources, const Prefixes* prefixes = nullptr);
+  size_t add(const std::vector<std::vector<int>>& sources, const Prefixes* prefixes = nullptr,
+             const std::vector<uint64_t>* keys = nullptr);
   std::vector<Finished> step();
   size_t remove(const std::vector<size_t>& ids);
   size_t sentences() const { return order_.size(); }  // in the search, not yet finished
@@ -136,6 +152,7 @@ class BeamSearch {
     int node;
     T log_prob;
     int parent_row;  // the decoder row whose state this hypothesis continues
+    int sample;      // sampling: which of the sentence's samples (-1 before they part)
   };
   struct Final {
     int node;
@@ -144,6 +161,7 @@ class BeamSearch {
   };
   struct Sentence {
     size_t id = 0;
+    uint64_t key = 0;  // sampling: what sets its draws apart (add's keys)
     int source_length = 0, max_steps = 0, steps = 0;
     bool closing = false;     // one more step, only for the attention row of cut hypotheses
     std::vector<int> prefix;  // target tokens forced first
@@ -155,6 +173,7 @@ class BeamSearch {
   struct Candidate {
     T log_prob;
     int row, word;
+    int sample = -1;  // Live::sample
   };
 
   void encode(const std::vector<std::vector<int>>& sources);
@@ -163,6 +182,7 @@ class BeamSearch {
   void close(Sentence& sentence, int first_row);
   void select_candidates(const Sentence& sentence, int first_row, size_t count, bool word_start);
   void force_candidate(const Sentence& sentence, int first_row, int word);
+  void sample_candidates(const Sentence& sentence, int first_row, bool word_start);
   int add_node(Sentence& sentence, int parent, int token, int row);
   void finish(Sentence& sentence, int node, T log_prob, int length, bool finished);
   double coverage(const Sentence& sentence, int node) const;  // Σ_j log min(Σ_i a_ij, 1)
@@ -196,6 +216,7 @@ class BeamSearch {
   size_t next_id_ = 0;
   std::vector<int> row_sentence_, y_prev_, parent_rows_;  // per row of the next step
   std::vector<Candidate> heap_;
+  TokenSampler sampler_;
   std::vector<char> continues_word_;  // by target id (set_word_pieces)
   mutable std::vector<double> coverage_sums_;  // coverage()'s workspace
 };

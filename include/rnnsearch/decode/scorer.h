@@ -33,9 +33,8 @@ struct ScorerOptions {
   int threads = 1;        // batches scored at once
   bool alignment = false; // keep each pair's attention matrix
   bool piece_alignments = false;  // --alignment-units pieces: of the subword pieces, not words
-  // What ScoredPair::score ranks by: normalize, word_penalty, length_penalty_alpha and
-  // coverage_penalty as translate takes them (the rest is not read); by default none, so that
-  // score = log_prob.
+  // What ScoredPair::score ranks by: the ranking options score takes (decode_options.h), as
+  // translate takes them (the rest is not read); by default none, so that score = log_prob.
   BeamOptions ranking = log_prob_ranking();
 };
 

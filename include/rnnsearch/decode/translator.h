@@ -71,13 +71,15 @@ class Translator {
   // caller; step: one decoder step. Both append the lines that finished to `done` (a line
   // without tokens at once). remove: the lines of these tags leave the search without a
   // result (a server's timed-out requests); returns how many were in it. clear: drops the
-  // lines in the search (after an exception).
+  // lines in the search (after an exception). keys: empty, or one per line: what, with the
+  // seed, makes a line's samples (BeamSearch::add); translate() uses the line numbers.
   struct Finished {
     size_t tag;
     LineTranslation translation;  // .line = 0
   };
   void add(int thread, const std::vector<std::string>& lines, const std::vector<size_t>& tags,
-           std::vector<Finished>& done, const std::vector<std::string>& prefixes = {});
+           std::vector<Finished>& done, const std::vector<std::string>& prefixes = {},
+           const std::vector<uint64_t>& keys = {});
   void step(int thread, std::vector<Finished>& done);
   size_t remove(int thread, const std::vector<size_t>& tags);
   void clear(int thread);

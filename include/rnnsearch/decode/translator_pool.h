@@ -30,6 +30,9 @@ class TranslatorPool {
   // The kept Translator of these options, or null: never makes one, so a caller holding a
   // lock of its own may look (a server's queue lock), and call get() after releasing it.
   std::shared_ptr<Translator> find(const TranslatorOptions& options);
+  // What tells Translators apart: equal keys, equal options (a server batches the sentences
+  // of requests with equal keys together).
+  static std::vector<double> key(const TranslatorOptions& options);
 
  private:
   std::shared_ptr<Translator> kept(const std::vector<double>& key);  // with mutex_ held

@@ -25,8 +25,7 @@ struct TranslateRequest {
   std::vector<std::string> sentences;
   bool list = false;        // "q" was a list (else one string)
   std::vector<std::string> target_prefixes;  // "target_prefix": empty, or one per sentence ("" = none)
-  BeamOptions beam;         // beam_size, n_best (≥ 1 here), normalize, alignment (= attention kept)
-  int n_best = 0;           // as `translate --n-best`: 0 = the 1-best only
+  BeamOptions beam;         // the decoding options' fields (decode_options.h), alignment (= attention kept)
   AlignmentFormat alignment = AlignmentFormat::none;
   bool replace_unk = false;
   bool detokenize = false;

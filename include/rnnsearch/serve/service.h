@@ -107,15 +107,6 @@ class TranslationService {
 
  private:
   using Clock = std::chrono::steady_clock;
-  // The options that must be equal for sentences to share a batch (a Translator's).
-  struct DecodeKey {
-    int beam_size, n_best;
-    double normalize;
-    bool attention, replace_unk;
-    double max_length_factor = 0, word_penalty = 0, length_penalty_alpha = -1, coverage_penalty = 0;
-    bool operator<(const DecodeKey& o) const;
-    bool operator==(const DecodeKey& o) const { return !(*this < o) && !(o < *this); }
-  };
   struct Job;
   struct Item {  // one sentence of a job
     std::shared_ptr<Job> job;
@@ -138,7 +129,11 @@ class TranslationService {
   void drop_cancelled(Search& search);
   void decode_loop(Search& search);
   void score_job(ScoreJob& job);
-  std::shared_ptr<Translator> translator(const DecodeKey& key, std::unique_lock<std::mutex>& lock);
+  // The Translator options of a request's beam options: the server's batching, --max-tokens,
+  // --threads and --precision. Sentences share a search when their options' keys
+  // (TranslatorPool::key) are equal.
+  TranslatorOptions translator_options(const BeamOptions& beam, bool replace_unk) const;
+  std::shared_ptr<Translator> translator(const TranslatorOptions& options, std::unique_lock<std::mutex>& lock);
   // What parse_*_request checks a request against (request.h).
   RequestLimits limits() const {
     return {options_.max_sentences, options_.max_tokens, options_.max_beam_size, tokenizer_};

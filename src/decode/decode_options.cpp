@@ -1,0 +1,148 @@
+#include "rnnsearch/decode/decode_options.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <type_traits>
+#include <utility>
+
+#include "rnnsearch/decode/scorer.h"
+#include "rnnsearch/error.h"
+
+namespace rnnsearch {
+
+namespace {
+
+constexpr double kNone = std::numeric_limits<double>::infinity();
+constexpr double kIntMax = INT_MAX;
+constexpr unsigned kTranslate = static_cast<unsigned>(DecodeUse::translate);
+constexpr unsigned kBoth = kTranslate | static_cast<unsigned>(DecodeUse::score);
+
+// A value as an error message shows it: whole numbers without a fraction.
+std::string number_text(double value) {
+  std::ostringstream text;
+  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15)
+    text << static_cast<long long>(value);
+  else
+    text << value;
+  return text.str();
+}
+
+[[noreturn]] void refuse(const DecodeOptionSpec& spec, const std::string& requirement, double value) {
+  throw Error(std::string("--") + spec.name + " must be " + requirement + ", not " + number_text(value));
+}
+
+}  // namespace
+
+const std::vector<DecodeOptionSpec>& decode_option_specs() {
+  static const std::vector<DecodeOptionSpec> specs = {
+      {"beam-size", 'b', true, 1, kIntMax, false, kTranslate,
+       "beam size; 1 = greedy decoding", &BeamOptions::beam_size},
+      {"n-best", 0, true, 0, kIntMax, false, kTranslate,
+       "the K best translations of each sentence, best first (K <= beam size; 0 = the 1-best alone); translate "
+       "prints them as 'i ||| translation[ ||| alignment] ||| score'",
+       &BeamOptions::n_best},
+      {"normalize", 'n', false, 0, kNone, false, kBoth,
+       "rank by log-probability / length^X (length counts </s>); score's default 0 ranks by log-probability",
+       &BeamOptions::normalize},
+      {"word-penalty", 0, false, -kNone, kNone, false, kBoth,
+       "subtract W × output length from each hypothesis' score (as Marian's; < 0 favours longer output)",
+       &BeamOptions::word_penalty},
+      {"length-penalty-alpha", 0, false, 0, kNone, true, kBoth,
+       "rank by log-probability / ((5 + length) / 6)^A (GNMT's length penalty) instead of normalize",
+       &BeamOptions::length_penalty_alpha},
+      {"coverage-penalty", 0, false, 0, kNone, false, kBoth,
+       "add B × Σ_j log min(attention of source word j summed over the output, 1) to the score (GNMT's)",
+       &BeamOptions::coverage_penalty},
+      {"max-length-factor", 0, false, 0, kNone, false, kTranslate,
+       "output at most F × source tokens (both counting </s>); 0 = 2 × source + 10",
+       &BeamOptions::max_length_factor},
+      {"sampling-topk", 0, true, 0, kIntMax, false, kTranslate,
+       "sample instead of searching, each next token among the K most probable (0 = all, with --sampling-topp); "
+       "--n-best K gives K samples",
+       &BeamOptions::sampling_topk},
+      {"sampling-topp", 0, false, 0, 1, false, kTranslate,
+       "sample instead of searching, each next token among the fewest most probable whose probability sums to at "
+       "least P (1 = the whole distribution; 0 = off)",
+       &BeamOptions::sampling_topp},
+      {"sampling-temperature", 0, false, 0.01, 100, false, kTranslate,
+       "with sampling: draw from p^(1/T) (< 1 sharper, > 1 flatter)", &BeamOptions::sampling_temperature},
+      {"sampling-seed", 0, true, 0, kIntMax, false, kTranslate,
+       "with sampling: the seed; the same seed gives the same samples at any thread count and batch size",
+       &BeamOptions::sampling_seed},
+  };
+  static_assert(sizeof(unsigned long) * CHAR_BIT >= 32, "DecodeOptions::given_ has a bit per option");
+  return specs;
+}
+
+std::string DecodeOptionSpec::keyword() const {
+  std::string keyword = name;
+  for (char& c : keyword)
+    if (c == '-') c = '_';
+  return keyword;
+}
+
+double DecodeOptionSpec::value(const BeamOptions& options) const {
+  return std::visit([&](auto member) { return static_cast<double>(options.*member); }, field);
+}
+
+double DecodeOptionSpec::default_value(DecodeUse use) const {
+  return value(use == DecodeUse::score ? log_prob_ranking() : BeamOptions{});
+}
+
+void DecodeOptionSpec::check(double value) const {
+  if (!std::isfinite(value))
+    refuse(*this, integer ? "a whole number" : std::isfinite(minimum) ? "a number >= " + number_text(minimum) : "a finite number",
+           value);
+  if (integer && value != std::floor(value)) refuse(*this, "a whole number", value);
+  if (value < minimum)
+    refuse(*this, integer ? "at least " + number_text(minimum) : "a number >= " + number_text(minimum), value);
+  if (value > maximum) refuse(*this, "at most " + number_text(maximum), value);
+}
+
+const DecodeOptionSpec* find_decode_option(std::string_view name) {
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    if (name == spec.name || name == spec.keyword()) return &spec;
+  return nullptr;
+}
+
+DecodeOptions::DecodeOptions(DecodeUse use) : use(use), beam(use == DecodeUse::score ? log_prob_ranking() : BeamOptions{}) {}
+
+void DecodeOptions::set(std::string_view name, double value) {
+  const DecodeOptionSpec* spec = find_decode_option(name);
+  if (!spec || !spec->takes(use)) throw Error("unknown option '" + std::string(name) + "'");
+  spec->check(value);
+  std::visit(
+      [&](auto member) { beam.*member = static_cast<std::remove_reference_t<decltype(beam.*member)>>(value); },
+      spec->field);
+  given_ |= 1ul << (spec - decode_option_specs().data());
+}
+
+bool DecodeOptions::given(std::string_view name) const {
+  const DecodeOptionSpec* spec = find_decode_option(name);
+  return spec && (given_ >> (spec - decode_option_specs().data()) & 1);
+}
+
+void DecodeOptions::validate(int max_beam_size) const {
+  if (given("normalize") && given("length-penalty-alpha"))
+    throw Error("--length-penalty-alpha and --normalize both rank by length: give one");
+  for (const char* name : {"sampling-temperature", "sampling-seed"})
+    if (given(name) && !beam.samples())
+      throw Error(std::string("--") + name + " goes with --sampling-topk or --sampling-topp");
+  check_beam_options(beam);
+  for (const auto& [name, value] : {std::pair{"beam-size", beam.beam_size}, std::pair{"n-best", beam.n_best}})
+    if (value > max_beam_size)
+      throw Error(std::string("--") + name + " must be at most " + std::to_string(max_beam_size) +
+                  " (the server's --max-beam-size), not " + std::to_string(value));
+}
+
+void check_beam_options(const BeamOptions& options) {
+  for (const DecodeOptionSpec& spec : decode_option_specs())
+    if (!(spec.optional && spec.value(options) < 0)) spec.check(spec.value(options));  // < 0: off
+  if (options.n_best > options.beam_size && !options.samples())  // sampling: n_best samples, no beam
+    throw Error("--n-best must be at most --beam-size (" + std::to_string(options.beam_size) + "), not " +
+                std::to_string(options.n_best));
+  if (options.max_output_length < 0) throw Error("the maximum output length must not be negative");
+}
+
+}  // namespace rnnsearch
