@@ -101,8 +101,16 @@ void DecodeOptionSpec::check(double value) const {
 }
 
 const DecodeOptionSpec* find_decode_option(std::string_view name) {
+  // name equals spec.name with each '-' given as '-' or as '_' throughout (not mixed), compared
+  // without building keyword(): set() and given() run this for every option of a request
+  const auto spelt = [&](const char* option, char dash) {
+    size_t k = 0;
+    for (; option[k] != '\0'; ++k)
+      if (k == name.size() || name[k] != (option[k] == '-' ? dash : option[k])) return false;
+    return k == name.size();
+  };
   for (const DecodeOptionSpec& spec : decode_option_specs())
-    if (name == spec.name || name == spec.keyword()) return &spec;
+    if (spelt(spec.name, '-') || spelt(spec.name, '_')) return &spec;
   return nullptr;
 }
 
