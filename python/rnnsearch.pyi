@@ -66,6 +66,12 @@ class Attention:
     def save(self, path: Union[str, os.PathLike[str]]) -> None:
         """Writes the heatmap SVG to path."""
 
+class Alternative:
+    """Where a hypothesis of alternatives=K parts from the others."""
+    position: int
+    word: str
+    probability: float
+
 class Hypothesis:
     """One translation of a sentence."""
     text: str
@@ -75,6 +81,7 @@ class Hypothesis:
     finished: bool
     attention: Optional[Attention]
     alignment: Optional[list[tuple[int, int]]]
+    alternative: Optional[Alternative]
 
 class Translation:
     """The result for one input sentence: its hypotheses, best first."""

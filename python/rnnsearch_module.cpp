@@ -67,6 +67,7 @@ struct PyHypothesis {
   bool finished = false;
   std::shared_ptr<Attention> attention;  // with return_attention
   std::optional<Pairs> alignment;        // with return_attention
+  std::optional<AlternativeWord> alternative;  // with alternatives=K
 };
 
 struct PyTranslation {
@@ -331,7 +332,8 @@ class PyTranslator {
     PyTranslation result{t.line, t.source, {}, t.warning};
     for (const Hypothesis& h : t.hypotheses) {
       PyHypothesis p{output_text(h.words, models_.front().tokenizer, detokenize), h.words, h.score, h.log_prob,
-                     h.finished, nullptr, std::nullopt};
+                     h.finished, nullptr, std::nullopt, std::nullopt};
+      if (h.alternative >= 0) p.alternative = alternative_word(h);
       if (return_attention) {
         p.attention = std::make_shared<Attention>(Attention{OutputPrinter::record(t, h)});
         p.alignment = hard_alignment(h.alignment);
@@ -441,6 +443,17 @@ PYBIND11_MODULE(rnnsearch, m) {
                std::to_string(a.record.alignment.cols) + " of line " + std::to_string(a.record.line) + ">";
       });
 
+  py::class_<AlternativeWord>(m, "Alternative", "Where a hypothesis of alternatives=K parts from the others.")
+      .def_readonly("position", &AlternativeWord::position,
+                    "the index of its word in tokens (len(tokens): the translation ends there)")
+      .def_readonly("word", &AlternativeWord::word, "that word ('</s>' when it ends there)")
+      .def_readonly("probability", &AlternativeWord::probability,
+                    "p(word | source, the words before it): of its first piece with subwords")
+      .def("__repr__", [](const AlternativeWord& a) {
+        return "Alternative(position=" + std::to_string(a.position) + ", word=" + quoted(a.word) +
+               ", probability=" + std::string(py::repr(py::float_(a.probability))) + ")";
+      });
+
   py::class_<PyHypothesis>(m, "Hypothesis", "One translation of a sentence.")
       .def_readonly("text", &PyHypothesis::text, "the translation as `rnnsearch translate` prints it")
       .def_readonly("tokens", &PyHypothesis::tokens, "its words")
@@ -450,6 +463,7 @@ PYBIND11_MODULE(rnnsearch, m) {
       .def_readonly("attention", &PyHypothesis::attention, "Attention, with return_attention=True")
       .def_readonly("alignment", &PyHypothesis::alignment,
                     "hard alignment [(source, target), ...], with return_attention=True")
+      .def_readonly("alternative", &PyHypothesis::alternative, "Alternative, with alternatives=K; else None")
       .def("__repr__", [](const PyHypothesis& h) {
         return "Hypothesis(text=" + quoted(h.text) + ", score=" + std::string(py::repr(py::float_(h.score))) + ")";
       });

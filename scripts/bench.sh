@@ -5,8 +5,8 @@
 #   training:  target tokens/s, presets small and base, 20 warm-up updates, BENCH_SECONDS (60)
 #              of batch construction + forward + backward + clipping + optimizer step;
 #              small also with 1 thread (scaling) and its peak memory
-#   decoding:  test_2016_flickr (1000 sentences), beam 5, greedy and top-10 sampling with
-#              batches of 64, and their peak memory;
+#   decoding:  test_2016_flickr (1000 sentences), beam 5, greedy, top-10 sampling and 5
+#              alternatives (each completed greedily) with batches of 64, and their peak memory;
 #              beam 5 with the lexical shortlist, and its BLEU change
 #   precision: training small and base, and decoding, in fp32 against the default precision
 #              (auto: bf16 training, int8 decoding where the CPU runs them natively), and
@@ -105,8 +105,10 @@ fi
 
 zcat $data/test_2016_flickr.en.gz > "$work/test.en"
 # beam: one sentence at a time, as the reference decodes; beam_batched: our default batch 32;
-# sampling: top-10 sampling (docs/translating.md), batched as greedy decoding is
-for mode in "beam 5 1" "beam_batched 5 32" "greedy 1 64" "sampling 1 64 --sampling-topk 10"; do
+# sampling: top-10 sampling (docs/translating.md), batched as greedy decoding is; alternatives:
+# the 5 most probable first words, each completed greedily (5 outputs per line)
+for mode in "beam 5 1" "beam_batched 5 32" "greedy 1 64" "sampling 1 64 --sampling-topk 10" \
+    "alternatives 1 64 --alternatives 5"; do
   set -- $mode
   speeds=() rss=()
   for ((k = 0; k < REPEAT; ++k)); do
@@ -125,6 +127,8 @@ done
 bleu() { "$bin" bleu --tokenize multi30k --score-only --ref "$work/test.ref.de" --hyp "$1"; }
 echo "rnnsearch translate --sampling-topk 10, batch 64: ${r[decode_sampling]} lines/s," \
   "$(ratio "${r[decode_sampling]}" "${r[decode_greedy]}") of greedy decoding's; BLEU $(bleu "$work/hyp.sampling")"
+echo "rnnsearch translate --alternatives 5, batch 64: ${r[decode_alternatives]} lines/s (5 translations each)," \
+  "$(ratio "${r[decode_alternatives]}" "${r[decode_greedy]}") of greedy decoding's"
 
 # The default precision (auto, docs/design.md §5: bf16 training, int8 or bf16 decoding where
 # the CPU runs them natively) against fp32: speed and the BLEU change of decoding.

@@ -589,6 +589,38 @@ TEST_F(Cli, DecodingControlsReachTheSearch) {
   }
 }
 
+// --alternatives K after --target-prefix: K lines per input line, n-best style with the word
+// where each parts and its probability, best first; JSON says the same in "alternative".
+TEST_F(Cli, AlternativesFollowTheTargetPrefix) {
+  const std::string input = write("alternatives.txt", "a b c\nd e\n");
+  const std::string prefixes = write("alternative-prefixes.txt", "z z\n\n");
+  const std::string command = "translate -m " + model() + " -i " + input + " --target-prefix " + prefixes + " --alternatives 3";
+  const Result text = run(command);
+  ASSERT_EQ(text.status, 0) << text.err_text;
+  const Result records = run(command + " --format json");
+  ASSERT_EQ(records.status, 0) << records.err_text;
+  ASSERT_EQ(text.out.size(), 6u);
+  ASSERT_EQ(records.out.size(), 6u);
+  double previous = 2;
+  for (size_t k = 0; k < 6; ++k) {
+    const auto record = nlohmann::json::parse(records.out[k]);
+    const auto target = record["target"].get<std::vector<std::string>>();
+    const size_t position = k < 3 ? 2 : 0;
+    const std::string word = position < target.size() ? target[position] : "</s>";
+    ASSERT_EQ(record["alternative"]["position"], position) << records.out[k];
+    EXPECT_EQ(record["alternative"]["word"], word);
+    const double probability = record["alternative"]["probability"].get<double>();
+    if (k % 3 > 0) {
+      EXPECT_LE(probability, previous) << "best first";
+    }
+    previous = probability;
+    EXPECT_EQ(text.out[k].rfind(std::to_string(k / 3) + " ||| ", 0), 0u) << text.out[k];
+    EXPECT_NE(text.out[k].find(" ||| " + word + " 0."), std::string::npos) << text.out[k];
+  }
+  EXPECT_NE(nlohmann::json::parse(records.out[0])["alternative"]["word"],
+            nlohmann::json::parse(records.out[1])["alternative"]["word"]);
+}
+
 // --target-prefix FILE: line k's words start every hypothesis of input line k (an empty line:
 // as without the option), with an alignment row for each; a prefix file of another length is
 // a one-line error naming both files.

@@ -156,6 +156,22 @@ TEST(DecodeOptions, ValidateHoldsTheRulesBetweenOptions) {
     alone.set("sampling-topp", 1);
     EXPECT_NO_THROW(alone.validate());
   }
+
+  // Alternatives: K outputs of their own, neither sampled nor an n-best list; K within a
+  // server's limit.
+  DecodeOptions alternatives;
+  alternatives.set("alternatives", 6);
+  EXPECT_NO_THROW(alternatives.validate());
+  EXPECT_EQ(test::error_of([&] { alternatives.validate(5); }),
+            "--alternatives must be at most 5 (the server's --max-beam-size), not 6");
+  DecodeOptions with_n_best = alternatives;
+  with_n_best.set("n-best", 2);
+  EXPECT_EQ(test::error_of([&] { with_n_best.validate(); }),
+            "--alternatives K gives K translations of each sentence: drop --n-best");
+  DecodeOptions with_sampling = alternatives;
+  with_sampling.set("sampling-topp", 0.9);
+  EXPECT_EQ(test::error_of([&] { with_sampling.validate(); }),
+            "--alternatives and sampling (--sampling-topk, --sampling-topp) do not combine: give one");
 }
 
 // A library caller's BeamOptions are checked by the same table (what BeamSearch, Translator,

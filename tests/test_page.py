@@ -221,6 +221,45 @@ class Page(unittest.TestCase):
         self.assertEqual(len(self.driver.find_elements(By.CSS_SELECTOR, CELLS)),
                          len(best["alignment"]) * len(best["alignment"][0]))
 
+    def test_clicking_a_word_lists_its_alternatives_and_choosing_one_translates_from_it(self):
+        """A click on word 2 of the translation: the page lists the API's 5 alternatives after the first two
+        words (word, completed translation, probability to 4 decimals); choosing one makes the prefix
+        those words and its word, and the translation, n-best list and heatmap the API's for it."""
+        position = min(2, len(self.best["target"]))
+        prefix = " ".join(self.best["target"][:position])
+        listed = self.api({"q": [SENTENCE], "target_prefix": [prefix], "alternatives": 5})["hypotheses"]
+        self.assertEqual(len(listed), 5)
+        self.assertTrue(all(h["alternative"]["position"] == position for h in listed))
+        chosen = next(h for h in listed[1:] if h["alternative"]["word"] != "</s>")
+        word = chosen["alternative"]["word"]
+        completed = self.api(dict(OPTIONS, q=[SENTENCE], target_prefix=[prefix + " " + word]))
+        self.addCleanup(self.wait_for_translation, self.expected["translation"])
+        self.addCleanup(lambda: self.driver.execute_script(
+            "const f = document.getElementById('prefix'); f.value = ''; f.dispatchEvent(new Event('input'))"))
+        self.assertEqual(self.texts("#words > span"), self.best["target"])
+        self.element("#words > span", position).click()
+        shown = lambda: self.driver.execute_script(
+            "return Array.from(document.querySelectorAll('#alternatives > li'),"
+            " li => [li.dataset.word, li.childNodes[1].textContent, li.querySelector('.score').textContent])")
+        WebDriverWait(self.driver, WAIT_SECONDS, poll_frequency=0.05).until(
+            lambda _: len(shown()) == 5, "the page lists no alternatives")
+        self.assertEqual(shown(), [[h["alternative"]["word"], h["translation"] or "(empty)",
+                                    "%.4f" % h["alternative"]["probability"]] for h in listed])
+        self.assertEqual(self.having_class("#words > span", "selected"), [position])
+        self.element("#alternatives > li", listed.index(chosen)).click()
+        self.wait_for_translation(completed["translation"])
+        self.assertEqual(self.driver.find_element(By.ID, "prefix").get_attribute("value"), prefix + " " + word)
+        self.assert_listed("#nbest > li", [(h["translation"], h["score"]) for h in completed["hypotheses"]])
+        self.assertEqual(self.texts(TARGET_LABELS), completed["hypotheses"][0]["target"] + ["</s>"])
+        self.assertEqual(self.texts("#alternatives > li"), [])
+
+    def api(self, body):
+        """POST /translate of one sentence: its entry of "translations"."""
+        request = urllib.request.Request(self.url + "translate", json.dumps(body).encode(),
+                                         {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=WAIT_SECONDS) as response:
+            return json.load(response)["translations"][0]
+
     def test_decoding_controls_give_the_apis_n_best_list(self):
         """The four decoding controls typed into their fields: the n-best list, scores included (the
         penalties move every score), becomes the API's for those controls; reset, the plain list again."""

@@ -191,6 +191,34 @@ class TranslateMatchesCli(unittest.TestCase):
         with self.assertRaises(rnnsearch.Error):
             self.translator("words").translate(["a dog", "a cat"], target_prefix=["ein"])
 
+    def test_alternatives(self):
+        """alternatives=K gives the CLI's --alternatives: K hypotheses per line, each with the word where it
+        parts from the others after the prefix, and that word's probability, best first."""
+        lines = input_lines()[:6]
+        prefixes = ["ein", "", "ein mann", "", "zwei", "eine"]
+        prefix_path = write("alternative-prefixes.txt", "\n".join(prefixes).encode() + b"\n")
+        lines_path = write("alternative-lines.txt", b"\n".join(lines) + b"\n")
+        for name in ["words", "subwords"]:
+            with self.subTest(model=name):
+                stdout, _ = run("translate", *self.model_args(name), "-i", lines_path, "--target-prefix", prefix_path,
+                                "--alternatives", 3, "--format", "json")
+                records = [json.loads(line) for line in stdout.decode("utf-8").split("\n")[:-1]]
+                results = self.translator(name).translate(lines, alternatives=3, target_prefix=prefixes)
+                hypotheses = [h for r in results for h in r.hypotheses]
+                self.assertEqual(len(hypotheses), len(records))
+                for h, record in zip(hypotheses, records):
+                    self.assertEqual(h.tokens, record["target"])
+                    self.assertEqual(h.alternative.position, record["alternative"]["position"])
+                    self.assertEqual(h.alternative.word, record["alternative"]["word"])
+                    self.assertAlmostEqual(h.alternative.probability, record["alternative"]["probability"], places=6)
+                for r, prefix in zip(results, prefixes):
+                    self.assertEqual(len(r.hypotheses), 3)
+                    self.assertTrue(all(h.alternative.position == len(prefix.split()) for h in r.hypotheses))
+                    probabilities = [h.alternative.probability for h in r.hypotheses]
+                    self.assertEqual(probabilities, sorted(probabilities, reverse=True))
+                    self.assertEqual(len({h.alternative.word for h in r.hypotheses}), 3)
+        self.assertIsNone(self.translator("words").translate(lines[:1])[0].hypotheses[0].alternative)
+
     def test_replace_unk(self):
         results = self.check_text(["words"], ["--replace-unk"], replace_unk=True)
         self.assertFalse(any("<unk>" in r.tokens for r in results))

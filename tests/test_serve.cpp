@@ -421,6 +421,13 @@ void Serve::expect_the_cli_records(const Server& server, const std::string& cli_
       // float rounding differs with what shares a step; more of it in the deep, normalized model
       const double score = cli_record["score"].get<double>();
       EXPECT_NEAR(hypotheses[h]["score"].get<double>(), score, 1e-5 + 4e-6 * std::abs(score));
+      EXPECT_EQ(hypotheses[h].contains("alternative"), cli_record.contains("alternative"));
+      if (cli_record.contains("alternative")) {
+        EXPECT_EQ(hypotheses[h]["alternative"]["position"], cli_record["alternative"]["position"]);
+        EXPECT_EQ(hypotheses[h]["alternative"]["word"], cli_record["alternative"]["word"]);
+        EXPECT_NEAR(hypotheses[h]["alternative"]["probability"].get<double>(),
+                    cli_record["alternative"]["probability"].get<double>(), 1e-5);
+      }
     }
   }
   EXPECT_EQ(record, records.size());
@@ -439,6 +446,20 @@ TEST_F(Serve, SamplingGivesTheCliSamples) {
                          {{"sampling_topk", 4}, {"sampling_temperature", 1.5}, {"sampling_seed", 7}, {"n_best", 6}},
                          model());
   EXPECT_NE(cli("--sampling-topp 1 --sampling-seed 7"), cli("--sampling-topp 1 --sampling-seed 8"));
+}
+
+// "alternatives": each sentence's K next words after its prefix (here: its first words), each
+// with its position, word and probability, as the CLI's --alternatives gives them.
+TEST_F(Serve, AlternativesGiveTheCliAlternatives) {
+  Server server(*dir_, "-m " + model() + " --precision fp32");
+  expect_the_cli_records(server, "--alternatives 3", {{"alternatives", 3}}, model());
+  const Reply reply = post(server, "/translate", R"({"q": "a b c", "target_prefix": "z z", "alternatives": 2})");
+  ASSERT_EQ(reply.status, 200) << reply.text;
+  const json& hypotheses = reply.body["translations"][0]["hypotheses"];
+  ASSERT_EQ(hypotheses.size(), 2u) << reply.text;
+  for (const json& h : hypotheses) EXPECT_EQ(h["alternative"]["position"], 2) << reply.text;
+  EXPECT_NE(hypotheses[0]["alternative"]["word"], hypotheses[1]["alternative"]["word"]);
+  EXPECT_GE(hypotheses[0]["alternative"]["probability"].get<double>(), hypotheses[1]["alternative"]["probability"].get<double>());
 }
 
 // Issue 42's Marian-style deep s2s model (test::deep_s2s: deep transitions, stacked layers

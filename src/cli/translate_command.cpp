@@ -114,7 +114,7 @@ int translate_command(const Args& args) {
     return 0;
   topts.beam = decode_options(vm, DecodeUse::translate).beam;  // checked before a model is loaded
   OutputOptions oopts = output_options(decode);
-  oopts.n_best = topts.beam.n_best;
+  oopts.n_best = topts.beam.alternatives > 0 ? topts.beam.alternatives : topts.beam.n_best;
   oopts.detokenize = detokenize;
   topts.batch_size = decode.batch_size;
   topts.piece_alignments = piece_alignments(decode);

@@ -196,6 +196,7 @@ size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const Pr
     s.attention.clear();
     s.live.assign(1, Live{-1, T(0), -1, -1});
     s.finals.clear();
+    s.alternative_log_probs.clear();
     order_.push_back(b);
     row_sentence_.push_back(b);
     y_prev_.push_back(Vocab::kBos);
@@ -272,8 +273,8 @@ void BeamSearch<T>::extend(int b, int first_row) {
       !s.prefix.empty() && static_cast<size_t>(s.steps) == s.prefix.size() && !continues_word_.empty();
   if (static_cast<size_t>(s.steps) < s.prefix.size())
     force_candidate(s, first_row, s.prefix[s.steps]);
-  else if (options_.samples())
-    sample_candidates(s, first_row, word_start);
+  else if (options_.samples() || options_.alternatives > 0)
+    lane_candidates(s, first_row, word_start);
   else
     select_candidates(s, first_row, static_cast<size_t>(options_.beam_size) - s.finals.size(), word_start);
   ++s.steps;
@@ -281,9 +282,9 @@ void BeamSearch<T>::extend(int b, int first_row) {
   for (const Candidate& c : heap_) {
     const int node = add_node(s, s.live[c.row - first_row].node, c.word, c.row);
     if (c.word == Vocab::kEos)
-      finish(s, node, c.log_prob, s.steps, true);
+      finish(s, node, c.log_prob, s.steps, true, c.lane);
     else
-      s.next.push_back({node, c.log_prob, c.row, c.sample});
+      s.next.push_back({node, c.log_prob, c.row, c.lane});
   }
   std::swap(s.live, s.next);
   if (!s.live.empty() && s.steps == s.max_steps) {
@@ -292,7 +293,7 @@ void BeamSearch<T>::extend(int b, int first_row) {
     if (options_.alignment) {
       s.closing = true;
     } else {
-      for (const Live& h : s.live) finish(s, h.node, h.log_prob, s.steps, false);
+      for (const Live& h : s.live) finish(s, h.node, h.log_prob, s.steps, false, h.lane);
       s.live.clear();
     }
   }
@@ -303,7 +304,7 @@ template <class T>
 void BeamSearch<T>::close(Sentence& s, int first_row) {
   for (size_t i = 0; i < s.live.size(); ++i) {
     const int node = add_node(s, s.live[i].node, -1, first_row + static_cast<int>(i));
-    finish(s, node, s.live[i].log_prob, s.steps, false);
+    finish(s, node, s.live[i].log_prob, s.steps, false, s.live[i].lane);
   }
   s.live.clear();
 }
@@ -369,30 +370,43 @@ void BeamSearch<T>::force_candidate(const Sentence& s, int first_row, int word) 
   heap_.assign(1, {s.live.front().log_prob + (*log_probs_)(first_row, column), first_row, word});
 }
 
-// Sampling: each sample still running draws its next token from its own row (decode/sampling.h);
-// right after <s> (or the target prefix) the sentence has one row, from which each of its
-// max(n_best, 1) samples draws. Column k is word k, or the shortlist's k-th word; <pad> and <s>
-// are never drawn, nor, with word_start, a token that continues a word.
+// Sampling and alternatives: each lane (sample or alternative) still running takes its next
+// token from its own row: a draw (decode/sampling.h), or the best token for an alternative.
+// Right after <s> (or the target prefix) the sentence has one row: each of its max(n_best, 1)
+// samples draws from it, or its K best tokens (select_candidates) start the K alternatives.
+// Column k is word k, or the shortlist's k-th word; <pad> and <s> are never taken, nor, with
+// word_start, a token that continues a word.
 template <class T>
-void BeamSearch<T>::sample_candidates(const Sentence& s, int first_row, bool word_start) {
+void BeamSearch<T>::lane_candidates(Sentence& s, int first_row, bool word_start) {
+  const bool parting = s.live.size() == 1 && s.live.front().lane < 0;
+  if (parting && options_.alternatives > 0) {
+    select_candidates(s, first_row, static_cast<size_t>(options_.alternatives), word_start);
+    for (size_t k = 0; k < heap_.size(); ++k) {
+      heap_[k].lane = static_cast<int>(k);
+      s.alternative_log_probs.push_back(heap_[k].log_prob - s.live.front().log_prob);
+    }
+    return;
+  }
   const int columns = static_cast<int>(log_probs_->cols());
   const int* words = shortlist_ ? shortlist_->data() : nullptr;
   const auto excluded = [&](int k) {
     const int w = words ? words[k] : k;
     return w == Vocab::kPad || w == Vocab::kBos || (word_start && continues_word_[w]);
   };
-  const bool parting = s.live.size() == 1 && s.live.front().sample < 0;
-  const int draws = parting ? std::max(options_.n_best, 1) : static_cast<int>(s.live.size());
+  const bool greedy = options_.alternatives > 0;  // an alternative's lane: the best token (top-1)
+  const int draws = parting ? outputs() : static_cast<int>(s.live.size());
   heap_.clear();
   for (int d = 0; d < draws; ++d) {
     const int i = parting ? 0 : d;
-    const int row = first_row + i, sample = parting ? d : s.live[i].sample;
+    const int row = first_row + i, lane = parting ? d : s.live[i].lane;
     const T* log_p = log_probs_->row(row).data();
-    const double u = sampling_uniform(static_cast<uint64_t>(options_.sampling_seed), s.key,
-                                      static_cast<uint64_t>(sample), static_cast<uint64_t>(s.steps));
-    const int k = sampler_.draw(log_p, columns, options_.sampling_topk, options_.sampling_topp,
-                                options_.sampling_temperature, u, excluded);
-    heap_.push_back({s.live[i].log_prob + log_p[k], row, words ? words[k] : k, sample});
+    const double u = greedy ? 0.0
+                            : sampling_uniform(static_cast<uint64_t>(options_.sampling_seed), s.key,
+                                               static_cast<uint64_t>(lane), static_cast<uint64_t>(s.steps));
+    const int k = greedy ? sampler_.draw(log_p, columns, 1, 0, 1.0, u, excluded)
+                         : sampler_.draw(log_p, columns, options_.sampling_topk, options_.sampling_topp,
+                                         options_.sampling_temperature, u, excluded);
+    heap_.push_back({s.live[i].log_prob + log_p[k], row, words ? words[k] : k, lane});
   }
 }
 
@@ -408,10 +422,10 @@ int BeamSearch<T>::add_node(Sentence& s, int parent, int token, int row) {
 }
 
 template <class T>
-void BeamSearch<T>::finish(Sentence& s, int node, T log_prob, int length, bool finished) {
+void BeamSearch<T>::finish(Sentence& s, int node, T log_prob, int length, bool finished, int lane) {
   const double log_p = static_cast<double>(log_prob);
   const double cover = options_.coverage_penalty > 0 ? coverage(s, node) : 0;
-  s.finals.push_back({node, log_p, ranking_score(options_, log_p, length, cover), finished});
+  s.finals.push_back({node, log_p, ranking_score(options_, log_p, length, cover), finished, lane});
 }
 
 // coverage_term of the attention rows of the node's path's tokens (not the extra row of a
@@ -452,9 +466,12 @@ template <class T>
 std::vector<Hypothesis> BeamSearch<T>::best_hypotheses(const Sentence& s) const {
   std::vector<size_t> order(s.finals.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return s.finals[a].score > s.finals[b].score; });
-  order.resize(std::min(order.size(), static_cast<size_t>(std::max(options_.n_best, 1))));
+  if (options_.alternatives > 0)  // in the order of their first token
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.finals[a].lane < s.finals[b].lane; });
+  else
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return s.finals[a].score > s.finals[b].score; });
+  order.resize(std::min(order.size(), static_cast<size_t>(outputs())));
   std::vector<Hypothesis> best;
   for (size_t k : order) {
     const Final& f = s.finals[k];
@@ -465,6 +482,10 @@ std::vector<Hypothesis> BeamSearch<T>::best_hypotheses(const Sentence& s) const 
     h.finished = f.finished;
     h.log_prob = f.log_prob;
     h.score = f.score;
+    if (options_.alternatives > 0) {
+      h.alternative = static_cast<int>(s.prefix.size());
+      h.alternative_log_prob = static_cast<double>(s.alternative_log_probs[f.lane]);
+    }
     for (int node : path)
       if (s.nodes[node].token >= 0 && s.nodes[node].token != Vocab::kEos) h.tokens.push_back(s.nodes[node].token);
     if (options_.alignment) {  // (attention collected for the coverage penalty alone is not returned)

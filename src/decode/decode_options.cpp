@@ -70,6 +70,11 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
       {"sampling-seed", 0, true, 0, kIntMax, false, kTranslate,
        "with sampling: the seed; the same seed gives the same samples at any thread count and batch size",
        &BeamOptions::sampling_seed},
+      {"alternatives", 0, true, 0, kIntMax, false, kTranslate,
+       "the K most probable next words after the target prefix (or first words, without one), best first, "
+       "each with its probability and the translation completed greedily from it; translate prints them as "
+       "'i ||| translation[ ||| alignment] ||| score ||| word probability'",
+       &BeamOptions::alternatives},
   };
   static_assert(sizeof(unsigned long) * CHAR_BIT >= 32, "DecodeOptions::given_ has a bit per option");
   return specs;
@@ -138,7 +143,8 @@ void DecodeOptions::validate(int max_beam_size) const {
     if (given(name) && !beam.samples())
       throw Error(std::string("--") + name + " goes with --sampling-topk or --sampling-topp");
   check_beam_options(beam);
-  for (const auto& [name, value] : {std::pair{"beam-size", beam.beam_size}, std::pair{"n-best", beam.n_best}})
+  for (const auto& [name, value] : {std::pair{"beam-size", beam.beam_size}, std::pair{"n-best", beam.n_best},
+                                    std::pair{"alternatives", beam.alternatives}})
     if (value > max_beam_size)
       throw Error(std::string("--") + name + " must be at most " + std::to_string(max_beam_size) +
                   " (the server's --max-beam-size), not " + std::to_string(value));
@@ -147,6 +153,10 @@ void DecodeOptions::validate(int max_beam_size) const {
 void check_beam_options(const BeamOptions& options) {
   for (const DecodeOptionSpec& spec : decode_option_specs())
     if (!(spec.optional && spec.value(options) < 0)) spec.check(spec.value(options));  // < 0: off
+  if (options.alternatives > 0 && options.samples())
+    throw Error("--alternatives and sampling (--sampling-topk, --sampling-topp) do not combine: give one");
+  if (options.alternatives > 0 && options.n_best > 0)
+    throw Error("--alternatives K gives K translations of each sentence: drop --n-best");
   if (options.n_best > options.beam_size && !options.samples())  // sampling: n_best samples, no beam
     throw Error("--n-best must be at most --beam-size (" + std::to_string(options.beam_size) + "), not " +
                 std::to_string(options.n_best));

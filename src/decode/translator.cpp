@@ -86,6 +86,9 @@ void Translator::to_words(const LineTranslation& translation, Hypothesis& h) con
   std::vector<int> word_of_piece;
   std::vector<std::string> pieces = model_.tgt_vocab.decode(h.tokens);
   h.words = join_pieces(pieces, identity, &word_of_piece);
+  if (h.alternative >= 0)  // the piece after the prefix begins a word (set_word_pieces)
+    h.alternative = h.alternative < static_cast<int>(word_of_piece.size()) ? word_of_piece[h.alternative]
+                                                                           : static_cast<int>(h.words.size());
   if (options_.piece_alignments) h.target_pieces = std::move(pieces);
   if (!model_.uses_subwords() || options_.piece_alignments) return;
   h.alignment = word_alignment(h.alignment, word_of_piece, static_cast<int>(h.words.size()),

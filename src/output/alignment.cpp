@@ -112,6 +112,9 @@ nlohmann::ordered_json record_object(const TranslationRecord& record) {
     }
     object["alignment"] = std::move(rows);
   }
+  if (record.alternative.position >= 0)
+    object["alternative"] = {{"position", record.alternative.position}, {"word", record.alternative.word},
+                             {"probability", record.alternative.probability}};
   return object;
 }
 

@@ -39,12 +39,12 @@ TranslationRecord OutputPrinter::record(const LineTranslation& translation, cons
   // The labels of the alignment: pieces with --alignment-units pieces, else tokens.
   return {translation.line, translation.source_pieces.empty() ? translation.source : translation.source_pieces,
           hypothesis.target_pieces.empty() ? hypothesis.words : hypothesis.target_pieces, hypothesis.score,
-          hypothesis.alignment};
+          hypothesis.alignment, alternative_word(hypothesis)};
 }
 
 TranslationRecord OutputPrinter::record(const ScoredPair& pair) {
   return {pair.line, pair.source_pieces.empty() ? pair.source : pair.source_pieces,
-          pair.target_pieces.empty() ? pair.target : pair.target_pieces, pair.score, pair.alignment};
+          pair.target_pieces.empty() ? pair.target : pair.target_pieces, pair.score, pair.alignment, {}};
 }
 
 std::string OutputPrinter::hypothesis_line(const LineTranslation& t, const Hypothesis& h) const {
@@ -56,6 +56,11 @@ std::string OutputPrinter::hypothesis_line(const LineTranslation& t, const Hypot
     std::ostringstream score;
     score << h.score;
     line = std::to_string(t.line) + " ||| " + line + " ||| " + score.str();
+  }
+  if (const AlternativeWord alternative = alternative_word(h); alternative.position >= 0) {
+    std::ostringstream probability;
+    probability << alternative.probability;
+    line += " ||| " + alternative.word + " " + probability.str();
   }
   return line;
 }

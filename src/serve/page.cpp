@@ -5,9 +5,12 @@ namespace rnnsearch::serve {
 namespace {
 
 // Element ids the browser test reads: #source, #prefix, #status, #translations, #nbest,
-// #heatmap, #tooltip, and one field per decoding option named as on the command line
-// (#beam-size, ...). Each line of the text area is one sentence (one entry of "q"); #prefix is
-// the target prefix of the chosen sentence (its entry of "target_prefix").
+// #heatmap, #tooltip, #words, #alternatives, and one field per decoding option named as on
+// the command line (#beam-size, ...). Each line of the text area is one sentence (one entry of
+// "q"); #prefix is the target prefix of the chosen sentence (its entry of "target_prefix").
+// #words holds the chosen hypothesis' words: a click on word i asks for the alternatives after
+// its first i words ("alternatives" with that "target_prefix"); choosing one makes the prefix
+// those words and the alternative's, and the page translates again.
 constexpr const char* kPage = R"PAGE(<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -31,6 +34,10 @@ ol { margin: 0; padding-left: 1.6em; }
 li { padding: .15em .3em; border-radius: 4px; cursor: pointer; }
 li.selected { background: #e8eefc; }
 .score { color: #666; margin-left: .8em; font-size: .9em; }
+#words span { padding: .1em .25em; border-radius: 4px; cursor: pointer; display: inline-block; }
+#words span:hover { background: #eef2fb; }
+#words span.selected { background: #e8eefc; outline: 1px solid #9db4ea; }
+#alternatives b { margin-right: .5em; }
 #heatmap svg { max-width: 100%; height: auto; }
 #heatmap text.target { cursor: pointer; }
 #heatmap text.highlight { fill: #d62728; font-weight: bold; }
@@ -48,6 +55,10 @@ li.selected { background: #e8eefc; }
 </section>
 <section><h2>Translation</h2><ol id="translations"></ol></section>
 <section><h2>n-best of the chosen sentence</h2><ol id="nbest"></ol></section>
+<section><h2>Alternatives</h2><div id="words"></div><ol id="alternatives"></ol>
+<p style="color:#666;font-size:.9em">Click a word of the translation for the model's most probable words in its place, each
+with its probability and the translation it leads to; choose one to have the rest translated again after it.</p>
+</section>
 <section><h2>Attention</h2><div id="heatmap"></div>
 <p style="color:#666;font-size:.9em">Hover a cell for its weight; click a target word to mark the source words it attends to.</p>
 </section>
@@ -55,7 +66,10 @@ li.selected { background: #e8eefc; }
 <script>
 "use strict";
 const $ = (id) => document.getElementById(id);
-let sequence = 0, result = null, chosenLine = 0, chosenHypothesis = 0, timer = null;
+let sequence = 0, result = null, lines = [], chosenLine = 0, chosenHypothesis = 0, timer = null;
+// The alternatives shown: {position, prefix (the words before it), hypotheses}, or null.
+let alternatives = null, alternativesSequence = 0;
+const kAlternatives = 5;
 
 // The decoding options' fields, one per option /translate takes, built from GET /info
 // "options" (the table every shell reads); their starting values the defaults, but for the
@@ -66,7 +80,8 @@ let options = [];
 async function buildControls() {
   const response = await fetch("info");
   if (!response.ok) throw new Error("GET info: " + response.statusText);
-  options = (await response.json()).options.filter((o) => "translate" in o.defaults);
+  // (alternatives: asked for when a word is clicked, not a field)
+  options = (await response.json()).options.filter((o) => "translate" in o.defaults && o.name !== "alternatives");
   for (const o of options) {
     const label = document.createElement("label"), input = document.createElement("input");
     label.title = o.help;
@@ -88,42 +103,88 @@ function schedule() {
   timer = setTimeout(translate, 300);  // debounced: translate once typing pauses
 }
 
-async function translate() {
-  const lines = $("source").value.split("\n").filter((line) => line.trim() !== "");
-  const mine = ++sequence;
-  if (lines.length === 0) { result = null; render(); $("status").textContent = ""; return; }
-  await controls;
-  const body = { q: lines, alignment: "soft", heatmap: true };
-  // an option goes with the request when its field differs from the default (empty: not given);
-  // the server checks it as the command line would and says what is wrong
+// The options' fields as request fields: an option goes with a request when its field differs
+// from the default (empty: not given); the server checks it as the command line would and says
+// what is wrong.
+function optionFields() {
+  const fields = {};
   for (const o of options) {
     const text = $(o.option.slice(2)).value.trim();
-    if (text !== "" && Number(text) !== o.defaults.translate) body[o.name] = Number(text);
+    if (text !== "" && Number(text) !== o.defaults.translate) fields[o.name] = Number(text);
   }
+  return fields;
+}
+
+async function post(body) {
+  const response = await fetch("translate", { method: "POST", headers: { "Content-Type": "application/json" },
+                                              body: JSON.stringify(body) });
+  const data = await response.json();
+  return { ok: response.ok, data: data, error: data.error || response.statusText };
+}
+
+function showError(error) {
+  $("status").className = "error";
+  $("status").textContent = String(error.message || error);
+}
+
+async function translate() {
+  const requested = $("source").value.split("\n").filter((line) => line.trim() !== "");
+  const mine = ++sequence;
+  if (requested.length === 0) { result = null; render(); $("status").textContent = ""; return; }
+  await controls;
+  const body = Object.assign({ q: requested, alignment: "soft", heatmap: true }, optionFields());
   const beam = options.find((o) => o.name === "beam_size");
   if (beam && body.n_best > (body.beam_size || beam.defaults.translate))  // a smaller beam: its whole list
     body.n_best = body.beam_size || beam.defaults.translate;
-  if (chosenLine >= lines.length) chosenLine = 0;
+  if (chosenLine >= requested.length) chosenLine = 0;
   const prefix = $("prefix").value.trim();
-  if (prefix !== "") body.target_prefix = lines.map((_, k) => (k === chosenLine ? prefix : ""));
+  if (prefix !== "") body.target_prefix = requested.map((_, k) => (k === chosenLine ? prefix : ""));
   $("status").className = "";
   $("status").textContent = "translating…";
   try {
-    const response = await fetch("translate", { method: "POST", headers: { "Content-Type": "application/json" },
-                                                body: JSON.stringify(body) });
-    const data = await response.json();
+    const reply = await post(body);
     if (mine !== sequence) return;  // a later request is under way
-    if (!response.ok) throw new Error(data.error || response.statusText);
-    result = data.translations;
+    if (!reply.ok) throw new Error(reply.error);
+    result = reply.data.translations;
+    lines = requested;
     if (chosenLine >= result.length) chosenLine = 0;
     chosenHypothesis = 0;
+    alternatives = null;
     $("status").textContent = "";
     render();
   } catch (error) {
-    if (mine !== sequence) return;
-    $("status").className = "error";
-    $("status").textContent = String(error.message || error);
+    if (mine === sequence) showError(error);
   }
+}
+
+// The alternatives after the first `position` words of the chosen hypothesis, decoded with the
+// options' fields (but the n-best list and sampling, which alternatives replace).
+async function askAlternatives(position) {
+  const hypothesis = result[chosenLine].hypotheses[chosenHypothesis];
+  const prefix = hypothesis.target.slice(0, position).join(" ");
+  const body = optionFields();
+  for (const name of Object.keys(body)) if (name === "n_best" || name.startsWith("sampling_")) delete body[name];
+  Object.assign(body, { q: [lines[chosenLine]], target_prefix: [prefix], alternatives: kAlternatives });
+  const mine = ++alternativesSequence;
+  try {
+    const reply = await post(body);
+    if (mine !== alternativesSequence) return;
+    if (!reply.ok) throw new Error(reply.error);
+    alternatives = { position: position, prefix: prefix, hypotheses: reply.data.translations[0].hypotheses };
+    render();
+  } catch (error) {
+    if (mine === alternativesSequence) showError(error);
+  }
+}
+
+// Choosing an alternative: the target prefix becomes the words before it and its word, and the
+// sentence is translated again (n-best list and heatmap) from there.
+function choose(alternative) {
+  const word = alternative.alternative.word;
+  if (word === "</s>") return;  // the end: nothing to force
+  $("prefix").value = (alternatives.prefix === "" ? "" : alternatives.prefix + " ") + word;
+  alternatives = null;
+  translate();
 }
 
 function item(text, score, selected, onclick) {
@@ -149,17 +210,44 @@ function render() {
         const moved = k !== chosenLine;
         chosenLine = k;
         chosenHypothesis = 0;
+        alternatives = null;
         render();
         if (moved && $("prefix").value.trim() !== "") schedule();  // the prefix now belongs to this sentence
       })));
   const entry = result[chosenLine];
   if (!entry) return;
   entry.hypotheses.forEach((h, k) => nbest.appendChild(
-      item(h.translation, h.score, k === chosenHypothesis, () => { chosenHypothesis = k; render(); })));
+      item(h.translation, h.score, k === chosenHypothesis, () => { chosenHypothesis = k; alternatives = null; render(); })));
   const hypothesis = entry.hypotheses[chosenHypothesis];
+  renderAlternatives(hypothesis);
   if (hypothesis && hypothesis.heatmap_svg) {
     heatmap.innerHTML = hypothesis.heatmap_svg;  // drawn by the server, tokens XML-escaped
     wire(heatmap.querySelector("svg"), hypothesis);
+  }
+}
+
+function renderAlternatives(hypothesis) {
+  const words = $("words"), list = $("alternatives");
+  words.replaceChildren();
+  list.replaceChildren();
+  if (!hypothesis) return;
+  hypothesis.target.forEach((word, position) => {
+    const span = document.createElement("span");
+    span.textContent = word;
+    if (alternatives && alternatives.position === position) span.classList.add("selected");
+    span.onclick = () => askAlternatives(position);
+    words.append(span, " ");
+  });
+  if (!alternatives) return;
+  for (const h of alternatives.hypotheses) {
+    const li = document.createElement("li"), word = document.createElement("b"), p = document.createElement("span");
+    word.textContent = h.alternative.word === "</s>" ? "(end)" : h.alternative.word;
+    p.className = "score";
+    p.textContent = h.alternative.probability.toFixed(4);
+    li.dataset.word = h.alternative.word;
+    li.append(word, h.translation === "" ? "(empty)" : h.translation, p);
+    li.onclick = () => choose(h);
+    list.appendChild(li);
   }
 }
 

@@ -86,6 +86,7 @@ ordered_json translate_json(const TranslateRequest& request, const std::vector<L
       hypothesis["target"] = fields["target"];
       hypothesis["score"] = fields["score"];
       if (fields.contains("alignment")) hypothesis["alignment"] = fields["alignment"];
+      if (fields.contains("alternative")) hypothesis["alternative"] = fields["alternative"];
       if (request.heatmap) hypothesis["heatmap_svg"] = heatmap_svg(record);
       hypotheses.push_back(std::move(hypothesis));
     }

@@ -31,6 +31,12 @@
 // of the sentence's max(n_best, 1) samples draws its next token from its own row, all from
 // the one row after <s> (or the target prefix); a sample leaves at </s>.
 //
+// Alternatives (BeamOptions::alternatives = K, as CTranslate2's return_alternatives): the one
+// row after <s> (or the target prefix) gives the K most probable next tokens w_1 .. w_K (ties:
+// the lower id first), and each goes on greedily, the best token of its own row at every step.
+// The sentence's hypotheses are these K, in the order of their first token, not re-ranked;
+// each carries log p(w_k | prefix, x) (Hypothesis::alternative_log_prob).
+//
 // Ensembles: with several models (same vocabularies, any sizes), every step runs each
 // model's decoder step on the same hypotheses and uses the mean of their log-probabilities,
 // log p(w | h) = (1/M) Σ_m log p_m(w | h); the attention returned is the mean attention.
@@ -48,6 +54,7 @@
 // finished. A sentence's hypotheses do not depend on what else shares its steps: each row
 // attends to its own sentence's annotations, kept in a slot of the search's attention memory
 // (slot b holds rows b·stride .. b·stride + length − 1; a finished sentence's slot is reused).
+#include <algorithm>
 #include <vector>
 
 #include "rnnsearch/decode/hypothesis.h"
@@ -77,6 +84,9 @@ struct BeamOptions {
   double sampling_temperature = 1;   // T > 0: log p / T
   int sampling_seed = 1;             // with the sentence's key, the draws' seed
   bool samples() const { return sampling_topk > 0 || sampling_topp > 0; }
+  // Alternatives instead of search, off by default: with K > 0 each sentence gets the K most
+  // probable tokens after its target prefix, each completed greedily (beam_size is not read).
+  int alternatives = 0;
 };
 
 // The score above of a hypothesis with log-probability log_p and `length` tokens (+ 1 for
@@ -152,12 +162,14 @@ class BeamSearch {
     int node;
     T log_prob;
     int parent_row;  // the decoder row whose state this hypothesis continues
-    int sample;      // sampling: which of the sentence's samples (-1 before they part)
+    int lane;        // sampling and alternatives: which of the sentence's samples or
+                     // alternatives (-1 before they part)
   };
   struct Final {
     int node;
     double log_prob, score;
     bool finished;
+    int lane;  // Live::lane
   };
   struct Sentence {
     size_t id = 0;
@@ -165,6 +177,7 @@ class BeamSearch {
     int source_length = 0, max_steps = 0, steps = 0;
     bool closing = false;     // one more step, only for the attention row of cut hypotheses
     std::vector<int> prefix;  // target tokens forced first
+    std::vector<T> alternative_log_probs;  // alternatives: log p of each lane's first token
     std::vector<Node> nodes;
     std::vector<float> attention;  // one row of source_length weights per node (if collected)
     std::vector<Live> live, next;
@@ -173,7 +186,7 @@ class BeamSearch {
   struct Candidate {
     T log_prob;
     int row, word;
-    int sample = -1;  // Live::sample
+    int lane = -1;  // Live::lane
   };
 
   void encode(const std::vector<std::vector<int>>& sources);
@@ -182,9 +195,11 @@ class BeamSearch {
   void close(Sentence& sentence, int first_row);
   void select_candidates(const Sentence& sentence, int first_row, size_t count, bool word_start);
   void force_candidate(const Sentence& sentence, int first_row, int word);
-  void sample_candidates(const Sentence& sentence, int first_row, bool word_start);
+  void lane_candidates(Sentence& sentence, int first_row, bool word_start);
   int add_node(Sentence& sentence, int parent, int token, int row);
-  void finish(Sentence& sentence, int node, T log_prob, int length, bool finished);
+  void finish(Sentence& sentence, int node, T log_prob, int length, bool finished, int lane);
+  // Hypotheses returned per sentence: K alternatives, else max(n_best, 1).
+  int outputs() const { return options_.alternatives > 0 ? options_.alternatives : std::max(options_.n_best, 1); }
   double coverage(const Sentence& sentence, int node) const;  // Σ_j log min(Σ_i a_ij, 1)
   bool collect_attention() const { return options_.alignment || options_.coverage_penalty > 0; }
   void queue_rows(int sentence);

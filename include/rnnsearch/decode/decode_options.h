@@ -67,8 +67,8 @@ struct DecodeOptions {
   bool any_given() const { return given_ != 0; }
 
   // The rules between options, after every set(): --normalize and --length-penalty-alpha are
-  // not both given; --n-best ≤ --beam-size, unless sampling; the sampling options only with
-  // sampling; --beam-size and --n-best ≤ max_beam_size (a server's --max-beam-size).
+  // not both given; check_beam_options' rules; the sampling options only with sampling;
+  // --beam-size, --n-best and --alternatives ≤ max_beam_size (a server's --max-beam-size).
   // Throws rnnsearch::Error.
   void validate(int max_beam_size = INT_MAX) const;
 
@@ -77,7 +77,8 @@ struct DecodeOptions {
 };
 
 // Checks options however they were made (a library caller's BeamOptions too): every field in
-// its range (DecodeOptionSpec::check), n_best ≤ beam_size unless sampling, max_output_length ≥ 0. What
+// its range (DecodeOptionSpec::check), n_best ≤ beam_size unless sampling, alternatives neither
+// with sampling nor with n_best, max_output_length ≥ 0. What
 // BeamSearch, Translator and Scorer check on construction. Throws rnnsearch::Error.
 void check_beam_options(const BeamOptions& options);
 

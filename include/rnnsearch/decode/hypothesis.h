@@ -25,11 +25,25 @@ struct Hypothesis {
   bool finished = false;    // ended with </s>; false: cut at the maximum output length
   double log_prob = 0;      // Σ log p(y_i | y_<i, x) over the tokens and </s> if finished
   double score = 0;         // log_prob / length^normalize
+  // --alternatives: where this hypothesis parts from the others, the first token after the
+  // target prefix (its index in tokens; Translator makes it the index in words: words.size()
+  // when it is </s>), and that token's log p(w | prefix, x). −1 and 0 otherwise.
+  int alternative = -1;
+  double alternative_log_prob = 0;
   // (tokens + 1) × (source length with </s>): row i is the attention of output step i. The
   // last row is that of </s>; for a hypothesis cut at the length limit, the attention of
   // the step that would have come next.
   Alignment alignment;
 };
+
+// A hypothesis of --alternatives as outputs show it: the index of the word where it parts from
+// the others (words.size(): it ends there), that word ("</s>" then) and its probability.
+struct AlternativeWord {
+  int position = -1;  // −1: not an alternative
+  std::string word;
+  double probability = 0;
+};
+AlternativeWord alternative_word(const Hypothesis& h);
 
 // Hypotheses and alignments as messages between the ranks of an MPI job.
 void write_alignment(mpi::Writer& message, const Alignment& alignment);

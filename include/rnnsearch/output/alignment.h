@@ -16,6 +16,7 @@ struct TranslationRecord {
   std::vector<std::string> target;      // target tokens, without </s>
   double score = 0;                     // log-probability (normalized as the decoder ranks)
   Alignment alignment;                  // (target+1) x (source+1), may be empty
+  AlternativeWord alternative;          // --alternatives (position −1 otherwise)
 };
 
 // Throws rnnsearch::Error unless the alignment holds rows*cols weights and is either empty

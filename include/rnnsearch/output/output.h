@@ -4,6 +4,8 @@
 //
 //   translate, text:    "translation[ ||| alignment]"
 //   translate, n-best:  "i ||| translation[ ||| alignment] ||| score"   (Moses/Marian style)
+//   ... alternatives:   "i ||| translation[ ||| alignment] ||| score ||| word probability"
+//                       (the n-best lines of --alternatives K: the word where each parts)
 //   score, text:        "logprob perplexity[ score][ ||| alignment]"   (empty when not scored;
 //                       score, the ranking score, with ranking_score)
 //   json (both):        record_json, one object per line (score null when not scored; for
@@ -28,7 +30,7 @@ AlignmentFormat parse_alignment_format(const std::string& name);  // throws rnns
 std::string alignment_text(const Alignment& alignment, AlignmentFormat format);
 
 struct OutputOptions {
-  int n_best = 0;  // translate: 0 = the 1-best only, as plain text
+  int n_best = 0;  // translate: 0 = the 1-best only, as plain text (the K of --alternatives too)
   AlignmentFormat alignment = AlignmentFormat::none;
   bool json = false;        // --format json (else text)
   bool detokenize = false;  // translate: join word-level output tokens into text (output_text)
