@@ -125,6 +125,7 @@ class Translator:
     def translate(self, sentences: Sentences, *, replace_unk: bool = False, batch_size: int = 32,
                   return_attention: bool = False, alignment_units: str = "words", max_length: int = 200,
                   maxi_batch: int = 10, detokenize: bool = False, target_prefix: Optional[Sentences] = None,
+                  constraints: Optional[Sequence[Sentences]] = None, avoid: Optional[Sequence[Sentences]] = None,
                   **decoding: Optional[float]) -> list[Translation]:
         """Translates sentences as `rnnsearch translate` does, byte for byte; one Translation per sentence."""
     def score(self, sources: Sentences, targets: Sentences, *, return_attention: bool = False,

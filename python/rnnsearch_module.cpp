@@ -211,16 +211,31 @@ class PyTranslator {
   std::vector<PyTranslation> translate(const py::object& sentences, bool replace_unk, int batch_size,
                                        bool return_attention, const std::string& alignment_units, int max_length,
                                        int maxi_batch, bool detokenize, const py::object& target_prefix,
+                                       const py::object& constraints, const py::object& avoid,
                                        const py::kwargs& decoding) {
     TranslatorOptions options;  // as translate_command sets them from its options
     options.beam = decode_keywords(decoding, DecodeUse::translate).beam;
     const std::vector<std::string> lines = text_lines(sentences, "sentences");
-    std::vector<std::string> prefixes;
+    // target_prefix: one string per sentence; constraints, avoid: one list of strings per sentence
+    std::vector<LineSteering> steering;
+    const auto one_per_sentence = [&](size_t given, const char* name) {
+      if (given != lines.size())
+        throw Error(std::string("sentences and ") + name + " differ in length: " + std::to_string(lines.size()) +
+                    " and " + std::to_string(given) + " sentences");
+      steering.resize(lines.size());
+    };
     if (!target_prefix.is_none()) {
-      prefixes = text_lines(target_prefix, "target_prefix");
-      if (prefixes.size() != lines.size())
-        throw Error("sentences and target_prefix differ in length: " + std::to_string(lines.size()) + " and " +
-                    std::to_string(prefixes.size()) + " sentences");
+      const std::vector<std::string> prefixes = text_lines(target_prefix, "target_prefix");
+      one_per_sentence(prefixes.size(), "target_prefix");
+      for (size_t k = 0; k < lines.size(); ++k) steering[k].prefix = prefixes[k];
+    }
+    for (const auto& [given, name] : {std::pair{&constraints, "constraints"}, std::pair{&avoid, "avoid"}}) {
+      if (given->is_none()) continue;
+      const py::list items(*given);
+      one_per_sentence(items.size(), name);
+      for (size_t k = 0; k < lines.size(); ++k)
+        (given == &constraints ? steering[k].constraints : steering[k].avoid) =
+            text_lines(items[k], (std::string(name) + "[" + std::to_string(k) + "]").c_str());
     }
     std::vector<PyTranslation> results;
     {
@@ -239,11 +254,11 @@ class PyTranslator {
       size_t taken = 0;
       translate_chunks(
           *translator, static_cast<size_t>(batch_size) * static_cast<size_t>(maxi_batch),
-          [&](size_t count, std::vector<std::string>& part, std::vector<std::string>& part_prefixes) {
+          [&](size_t count, std::vector<std::string>& part, std::vector<LineSteering>& part_steering) {
             const size_t end = std::min(lines.size(), taken + count);
             part.assign(lines.begin() + static_cast<long>(taken), lines.begin() + static_cast<long>(end));
-            if (!prefixes.empty())
-              part_prefixes.assign(prefixes.begin() + static_cast<long>(taken), prefixes.begin() + static_cast<long>(end));
+            if (!steering.empty())
+              part_steering.assign(steering.begin() + static_cast<long>(taken), steering.begin() + static_cast<long>(end));
             taken = end;
             return !part.empty();
           },
@@ -565,6 +580,8 @@ PYBIND11_MODULE(rnnsearch, m) {
       "Translates a list of sentences (str or bytes) as `rnnsearch translate` does, byte for byte; one "
       "Translation per sentence, in order. The keywords are translate's options of the same names; "
       "target_prefix is a list of one prefix per sentence ('' = none), the lines of --target-prefix; "
+      "constraints and avoid a list of one list of phrases per sentence ([] = none), the lines of --constraints "
+      "and --avoid; "
       "return_attention=True keeps each hypothesis' attention matrix and hard alignment.",
       DecodeUse::translate);
   static const std::string score_doc = decode_keywords_doc(
@@ -579,7 +596,8 @@ PYBIND11_MODULE(rnnsearch, m) {
       .def("translate", &PyTranslator::translate, py::arg("sentences"), py::kw_only(),
            py::arg("replace_unk") = false, py::arg("batch_size") = 32, py::arg("return_attention") = false,
            py::arg("alignment_units") = "words", py::arg("max_length") = 200, py::arg("maxi_batch") = 10,
-           py::arg("detokenize") = false, py::arg("target_prefix") = py::none(), translate_doc.c_str())
+           py::arg("detokenize") = false, py::arg("target_prefix") = py::none(), py::arg("constraints") = py::none(),
+           py::arg("avoid") = py::none(), translate_doc.c_str())
       .def("score", &PyTranslator::score, py::arg("sources"), py::arg("targets"), py::kw_only(),
            py::arg("return_attention") = false, py::arg("batch_size") = 32, py::arg("max_length") = 200,
            py::arg("alignment_units") = "words", score_doc.c_str())

@@ -24,7 +24,9 @@ class Alternatives : public ::testing::Test {
     options.threads = threads;
     options.batch_size = batch_size;
     Translator translator(models_.front(), ensemble_weights(models_), options);
-    return translator.translate(lines, 0, prefixes);
+    std::vector<LineSteering> steering;
+    for (const std::string& prefix : prefixes) steering.push_back({prefix, {}, {}});
+    return translator.translate(lines, 0, steering);
   }
   int proposable() const { return static_cast<int>(models_.front().tgt_vocab.size()) - 2; }  // all but <pad>, <s>
 

@@ -22,6 +22,14 @@
 namespace rnnsearch {
 namespace {
 
+// One BeamSearch::Steering per target prefix, without constraints.
+template <class T>
+typename BeamSearch<T>::Steerings prefixes_of(const std::vector<std::vector<int>>& prefixes) {
+  typename BeamSearch<T>::Steerings steering;
+  for (const std::vector<int>& prefix : prefixes) steering.push_back({prefix, {}});
+  return steering;
+}
+
 constexpr int kEos = Vocab::kEos;
 // The tokens a hypothesis may contain: <pad> and <s> are never proposed.
 const std::vector<int> kWords = {Vocab::kUnk, 4, 5};
@@ -710,7 +718,7 @@ TEST(BeamSearch, TargetPrefixIsForcedThenTheBestContinuationsFollow) {
       options.n_best = 4;
       options.alignment = true;
       options.max_output_length = 5;
-      const BeamSearch<double>::Prefixes one{prefix};
+      const auto one = prefixes_of<double>({prefix});
       const auto found = search.search({source}, options, nullptr, &one).at(0);
       ASSERT_EQ(found.size(), 4u);
       for (size_t k = 0; k < found.size(); ++k) {
@@ -736,18 +744,18 @@ TEST(BeamSearch, TargetPrefixLongerThanTheLimitIsStillForcedAndFollowedByEos) {
   BeamSearch<double> search(params);
   BeamOptions options = n_best_with_attention(3);
   options.max_output_length = 2;
-  const BeamSearch<double>::Prefixes prefixes = {{4, 5, 4, 4}, {}};
+  const auto prefixes = prefixes_of<double>({{4, 5, 4, 4}, {}});
   const auto found = search.search({kSources[0], kSources[1]}, options, nullptr, &prefixes);
   for (const Hypothesis& h : found[0]) {
     ASSERT_GE(h.tokens.size(), 4u);
-    EXPECT_EQ(std::vector<int>(h.tokens.begin(), h.tokens.begin() + 4), prefixes[0]);
+    EXPECT_EQ(std::vector<int>(h.tokens.begin(), h.tokens.begin() + 4), prefixes[0].prefix);
     EXPECT_LE(h.tokens.size() + (h.finished ? 1 : 0), 5u);
   }
   const auto without = search.search({kSources[1]}, options).at(0);
   ASSERT_EQ(found[1].size(), without.size());
   for (size_t k = 0; k < without.size(); ++k) EXPECT_EQ(found[1][k].tokens, without[k].tokens);
   for (int special : {Vocab::kEos, Vocab::kBos, Vocab::kPad}) {
-    const BeamSearch<double>::Prefixes bad = {{4, special}};
+    const auto bad = prefixes_of<double>({{4, special}});
     EXPECT_THROW(search.search({kSources[0]}, options, nullptr, &bad), Error);
   }
 }
@@ -758,7 +766,7 @@ TEST(BeamSearch, TargetPrefixIsFollowedByAWordStart) {
   const auto params = tiny_model<double>(OutputKind::maxout, 11);
   BeamOptions options = n_best_with_attention(4);
   options.max_output_length = 6;
-  const std::vector<std::vector<int>> prefix = {{4}};
+  const auto prefix = prefixes_of<double>({{4}});
   BeamSearch<double> plain(params), pieces(params);
   std::vector<char> continues(6, 0);
   continues[5] = 1;  // token 5 is a piece that continues a word
@@ -789,12 +797,13 @@ TYPED_TEST(BeamSearchTyped, TargetPrefixesKeepBatchedEqualToOneAtATime) {
   for (const std::vector<int>* words : {static_cast<const std::vector<int>*>(nullptr), &shortlist}) {
     const BeamOptions options = n_best_with_attention(3);
     BeamSearch<T> batched(params), single(params), continuous(params);
-    const auto together = batched.search(kSources, options, words, &prefixes);
+    const auto all = prefixes_of<T>(prefixes);
+    const auto together = batched.search(kSources, options, words, &all);
     std::vector<std::vector<Hypothesis>> joined(kSources.size());
     continuous.start(options, words);
     for (size_t b = 0, steps = 0; b < kSources.size() || continuous.sentences() > 0; ++steps) {
       if (b < kSources.size() && steps % 2 == 0) {
-        const std::vector<std::vector<int>> one = {prefixes[b]};
+        const auto one = prefixes_of<T>({prefixes[b]});
         continuous.add({kSources[b]}, &one);
         ++b;
       }
@@ -802,7 +811,7 @@ TYPED_TEST(BeamSearchTyped, TargetPrefixesKeepBatchedEqualToOneAtATime) {
       ASSERT_LT(steps, 1000u);
     }
     for (size_t b = 0; b < kSources.size(); ++b) {
-      const std::vector<std::vector<int>> one = {prefixes[b]};
+      const auto one = prefixes_of<T>({prefixes[b]});
       const auto alone = single.search({kSources[b]}, options, words, &one).at(0);
       const std::string where = std::string(words ? "shortlist" : "full") + " sentence " + std::to_string(b);
       expect_as_alone<T>(together[b], alone, where + " batched");

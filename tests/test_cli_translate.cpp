@@ -589,6 +589,58 @@ TEST_F(Cli, DecodingControlsReachTheSearch) {
   }
 }
 
+// --constraints FILE and --avoid FILE (a JSON list per line, an empty line: none): every
+// hypothesis of line k holds its phrases to include and none to avoid; a line that cannot hold
+// them gets a warning naming the phrase; a line that is not a list of strings is a one-line error
+// naming the file and line.
+TEST_F(Cli, ConstraintsAndPhrasesToAvoidSteerEachLine) {
+  const std::string input = write("constrained.txt", "a b c\nd e\nf\n");
+  const std::string constraints = write("constraints.txt", "[\"z w\"]\n\n[\"v\", \"z\"]\n");
+  const std::string avoid = write("avoid.txt", "[\"v\"]\n[\"z\", \"w\"]\n\n");
+  const std::string command = "translate -m " + model() + " -i " + input + " --beam-size 3 --n-best 3 --format json ";
+  const Result steered = run(command + "--constraints " + constraints + " --avoid " + avoid);
+  ASSERT_EQ(steered.status, 0) << steered.err_text;
+  const Result plain = run(command);
+  ASSERT_EQ(plain.status, 0) << plain.err_text;
+  const std::vector<std::vector<std::vector<std::string>>> include = {{{"z", "w"}}, {}, {{"v"}, {"z"}}},
+                                                           excluded = {{{"v"}}, {{"z"}, {"w"}}, {}};
+  const auto holds = [](const std::vector<std::string>& target, const std::vector<std::string>& phrase) {
+    return std::search(target.begin(), target.end(), phrase.begin(), phrase.end()) != target.end();
+  };
+  int differs = 0, held_before = 0;
+  for (size_t k = 0; k < steered.out.size(); ++k) {
+    const auto record = nlohmann::json::parse(steered.out[k]);
+    const size_t line = record["line"].get<size_t>();
+    const auto target = record["target"].get<std::vector<std::string>>();
+    for (const auto& phrase : include.at(line)) EXPECT_TRUE(holds(target, phrase)) << steered.out[k];
+    for (const auto& phrase : excluded.at(line)) EXPECT_FALSE(holds(target, phrase)) << steered.out[k];
+    differs += k >= plain.out.size() || steered.out[k] != plain.out[k];
+  }
+  for (const std::string& out : plain.out) {
+    const auto record = nlohmann::json::parse(out);
+    for (const auto& phrase : excluded.at(record["line"].get<size_t>()))
+      held_before += holds(record["target"].get<std::vector<std::string>>(), phrase);
+  }
+  EXPECT_GT(differs, 0);
+  EXPECT_GT(held_before, 0) << "no plain output held a phrase to avoid: the test shows nothing";
+
+  const Result conflict = run(command + "--constraints " + write("c1.txt", "[\"z\"]\n\n\n") + " --avoid " +
+                              write("a1.txt", "[\"z\"]\n\n\n"));
+  ASSERT_EQ(conflict.status, 0) << conflict.err_text;
+  EXPECT_NE(conflict.err_text.find(input + ":1: warning: its translation lacks the constraint 'z'"), std::string::npos)
+      << conflict.err_text;
+  const std::string bad = write("bad.txt", "[\"z\"]\n{\"z\": 1}\n\n");
+  const Result refused = run(command + "--constraints " + bad);
+  EXPECT_NE(refused.status, 0);
+  ASSERT_EQ(refused.errors.size(), 1u) << refused.err_text;
+  EXPECT_NE(refused.errors[0].find(bad + ":2: --constraints wants a JSON list of strings"), std::string::npos)
+      << refused.errors[0];
+  const Result short_file = run(command + "--avoid " + write("short.txt", "[]\n"));
+  EXPECT_NE(short_file.status, 0);
+  ASSERT_EQ(short_file.errors.size(), 1u) << short_file.err_text;
+  EXPECT_NE(short_file.errors[0].find("(--avoid) differ in length"), std::string::npos) << short_file.errors[0];
+}
+
 // --alternatives K after --target-prefix: K lines per input line, n-best style with the word
 // where each parts and its probability, best first; JSON says the same in "alternative".
 TEST_F(Cli, AlternativesFollowTheTargetPrefix) {

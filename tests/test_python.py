@@ -219,6 +219,32 @@ class TranslateMatchesCli(unittest.TestCase):
                     self.assertEqual(len({h.alternative.word for h in r.hypotheses}), 3)
         self.assertIsNone(self.translator("words").translate(lines[:1])[0].hypotheses[0].alternative)
 
+    def test_constraints_and_avoid(self):
+        """constraints= and avoid= (a list of phrases per sentence) give the CLI's --constraints and --avoid:
+        each translation holds its phrases (as whole words) and none to avoid."""
+        lines = input_lines()[:8]
+        constraints = [["hund"], [], ["ein mann", "rot"], ["frau"], [], ["zwei"], ["strand"], ["mädchen"]]
+        avoid = [[], ["ein"], ["eine"], [], ["mann", "zwei"], [], ["ein"], []]
+        paths = [write(name + ".txt", b"".join(json.dumps(p, ensure_ascii=False).encode() + b"\n" for p in phrases))
+                 for name, phrases in (("constraints", constraints), ("avoid", avoid))]
+        lines_path = write("constrained-lines.txt", b"\n".join(lines) + b"\n")
+        for name in ["words", "subwords"]:
+            with self.subTest(model=name):
+                stdout, _ = run("translate", *self.model_args(name), "-i", lines_path, "--constraints", paths[0],
+                                "--avoid", paths[1])
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", rnnsearch.InputWarning)
+                    results = self.translator(name).translate(lines, constraints=constraints, avoid=avoid)
+                self.assertEqual([r.text.encode("utf-8") for r in results], stdout.split(b"\n")[:-1])
+                for r, include, exclude in zip(results, constraints, avoid):
+                    text = " " + " ".join(r.tokens) + " "
+                    for phrase in include:
+                        self.assertIn(" " + phrase + " ", text)
+                    for phrase in exclude:
+                        self.assertNotIn(" " + phrase + " ", text)
+        with self.assertRaises(rnnsearch.Error):
+            self.translator("words").translate(["a dog", "a cat"], constraints=[["hund"]])
+
     def test_replace_unk(self):
         results = self.check_text(["words"], ["--replace-unk"], replace_unk=True)
         self.assertFalse(any("<unk>" in r.tokens for r in results))

@@ -9,6 +9,7 @@
 #include "support/temp_dir.h"
 
 #include <arpa/inet.h>
+#include <functional>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
@@ -185,6 +186,22 @@ class Serve : public ::testing::Test {
   // /translate of every sentence with these fields.
   static void expect_the_cli_records(const Server& server, const std::string& cli_args, const json& fields,
                                      const std::string& model_dir);
+  // A /translate reply of all sentences: each one's best target is that of the CLI's JSON record
+  // (records: one per sentence), and `also` holds for each translated sentence.
+  static void expect_the_cli_best(const Reply& reply, const std::vector<std::string>& records,
+                                  const std::function<void(size_t k, const json& hypotheses)>& also = {}) {
+    ASSERT_EQ(reply.status, 200) << reply.text;
+    for (size_t k = 0; k < sentences_.size(); ++k) {
+      const json& hypotheses = reply.body["translations"][k]["hypotheses"];
+      const json cli_record = json::parse(records.at(k));
+      if (hypotheses.empty()) {
+        EXPECT_TRUE(cli_record["target"].empty()) << sentences_[k];
+        continue;
+      }
+      EXPECT_EQ(hypotheses[0]["target"], cli_record["target"]) << sentences_[k];
+      if (also) also(k, hypotheses);
+    }
+  }
   static void expect_controls_give_the_cli_translations(const Server& server, const std::string& model_dir) {
     expect_the_cli_records(server,
                            "--beam-size 4 --n-best 3 --max-length-factor 0.8 --word-penalty 0.3 "
@@ -482,6 +499,42 @@ TEST_F(Serve, DeepLayerNormalizedModelGivesTheCliTranslations) {
   EXPECT_NE(expected, cli("--precision fp32")) << "the deep model is another model";
 }
 
+// "constraints" and "avoid" (one list of phrases per sentence, as the lines of --constraints and
+// --avoid) give what the CLI gives; a one-sentence request takes one list; other shapes are a 400.
+TEST_F(Serve, ConstraintsAndPhrasesToAvoidGiveTheCliTranslations) {
+  Server server(*dir_, "-m " + model() + " --precision fp32");
+  json constraints = json::array(), avoid = json::array();
+  std::string constraints_file, avoid_file;
+  for (size_t k = 0; k < sentences_.size(); ++k) {
+    constraints.push_back(k % 3 == 0 ? json{"u v"} : k % 3 == 1 ? json::array() : json{"w", "q"});
+    avoid.push_back(k % 2 == 0 ? json{"x"} : json::array());
+    constraints_file += constraints.back().dump() + "\n";
+    avoid_file += avoid.back().dump() + "\n";
+  }
+  const std::vector<std::string> records =
+      cli("--beam-size 3 --format json --precision fp32 --constraints " + dir_->write("constraints.txt", constraints_file) +
+          " --avoid " + dir_->write("avoid.txt", avoid_file));
+  ASSERT_EQ(records.size(), sentences_.size());
+  const Reply reply = post(server, "/translate",
+                           json({{"q", sentences_}, {"beam_size", 3}, {"constraints", constraints}, {"avoid", avoid}}).dump());
+  expect_the_cli_best(reply, records);
+  const Reply one = post(server, "/translate", R"({"q": "a b c", "constraints": ["q w"], "avoid": ["u"]})");
+  ASSERT_EQ(one.status, 200) << one.text;
+  const auto target = one.body["translations"][0]["hypotheses"][0]["target"].get<std::vector<std::string>>();
+  const std::vector<std::string> phrase = {"q", "w"};
+  EXPECT_NE(std::search(target.begin(), target.end(), phrase.begin(), phrase.end()), target.end()) << one.text;
+  EXPECT_EQ(std::find(target.begin(), target.end(), "u"), target.end()) << one.text;
+  for (const char* bad : {R"({"q": "a b", "constraints": "u"})", R"({"q": "a b", "constraints": [["u"]]})",
+                          R"({"q": ["a b"], "avoid": ["u"]})", R"({"q": ["a", "b"], "constraints": [["u"]]})",
+                          R"({"q": "a", "avoid": [3]})"}) {
+    const Reply refused = post(server, "/translate", bad);
+    EXPECT_EQ(refused.status, 400) << bad;
+    EXPECT_TRUE(refused.text.find("constraints") != std::string::npos || refused.text.find("avoid") != std::string::npos)
+        << refused.text;
+  }
+  EXPECT_EQ(get(server, "/health").status, 200);
+}
+
 // "target_prefix" (one per sentence, as --target-prefix's lines) gives what the CLI gives;
 // its shape must be q's.
 TEST_F(Serve, TargetPrefixesGiveTheCliTranslations) {
@@ -498,20 +551,12 @@ TEST_F(Serve, TargetPrefixesGiveTheCliTranslations) {
   ASSERT_EQ(records.size(), sentences_.size());
   const Reply reply =
       post(server, "/translate", json({{"q", sentences_}, {"beam_size", 3}, {"target_prefix", prefixes}}).dump());
-  ASSERT_EQ(reply.status, 200) << reply.text;
-  for (size_t k = 0; k < sentences_.size(); ++k) {
-    const json& hypotheses = reply.body["translations"][k]["hypotheses"];
-    const json cli_record = json::parse(records[k]);
-    if (hypotheses.empty()) {
-      EXPECT_TRUE(cli_record["target"].empty()) << sentences_[k];
-      continue;
-    }
-    EXPECT_EQ(hypotheses[0]["target"], cli_record["target"]) << sentences_[k];
+  expect_the_cli_best(reply, records, [&](size_t k, const json& hypotheses) {
     const std::vector<std::string> prefix = test::words(prefixes[k]);
     const auto target = hypotheses[0]["target"].get<std::vector<std::string>>();
     ASSERT_GE(target.size(), prefix.size());
     EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), target.begin())) << reply.body["translations"][k].dump();
-  }
+  });
   const Reply one = post(server, "/translate", R"({"q": "a b c", "target_prefix": "z z"})");
   ASSERT_EQ(one.status, 200) << one.text;
   EXPECT_EQ(one.body["translations"][0]["hypotheses"][0]["target"][0], "z");

@@ -3,11 +3,14 @@
 // the input is still being read.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "rnnsearch/decode/translator.h"
@@ -22,31 +25,68 @@ namespace po = boost::program_options;
 namespace rnnsearch::cli {
 namespace {
 
-// Rank 0 reads the next chunk (input is null on the other ranks), and the same lines of the
-// --target-prefix file if there is one; in an MPI job every rank receives them and translates
-// its share of the chunk's batches.
-bool read_chunk(LineReader* input, LineReader* prefix_file, bool with_prefixes, size_t count,
-                std::vector<std::string>& lines, std::vector<std::string>& prefixes) {
+// A file whose line k steers input line k: --target-prefix (the words), --constraints and
+// --avoid (a JSON list of phrases, or an empty line). Rank 0 reads it.
+struct SteeringFile {
+  const char* option;
+  std::string path;
+  std::unique_ptr<LineReader> reader;  // rank 0's
+  std::vector<std::string> lines;      // of the chunk
+};
+
+// Rank 0 reads the next chunk (input is null on the other ranks), and the same lines of each
+// steering file; in an MPI job every rank receives them and translates its share of the
+// chunk's batches.
+bool read_chunk(LineReader* input, std::vector<SteeringFile>& files, size_t count, std::vector<std::string>& lines) {
   lines.clear();
-  prefixes.clear();
+  for (SteeringFile& file : files) file.lines.clear();
   std::string line;
-  const auto mismatch = [&](const std::string& detail) {
-    return Error(input->path() + " and " + prefix_file->path() + " (--target-prefix) differ in length: " +
-                 prefix_file->path() + " has " + detail);
+  const auto mismatch = [&](const SteeringFile& file, const std::string& detail) {
+    return Error(input->path() + " and " + file.path + " (--" + file.option + ") differ in length: " + file.path +
+                 " has " + detail);
   };
   if (input) {
     while (lines.size() < count && input->next(line)) {
       lines.push_back(line);
-      if (!prefix_file) continue;
-      if (!prefix_file->next(line)) throw mismatch("fewer lines (" + std::to_string(prefix_file->line_number()) + ")");
-      prefixes.push_back(line);
+      for (SteeringFile& file : files) {
+        if (!file.reader->next(line))
+          throw mismatch(file, "fewer lines (" + std::to_string(file.reader->line_number()) + ")");
+        file.lines.push_back(line);
+      }
     }
-    if (prefix_file && lines.size() < count && prefix_file->next(line))
-      throw mismatch("more lines (line " + std::to_string(prefix_file->line_number()) + ")");
+    for (SteeringFile& file : files)
+      if (lines.size() < count && file.reader->next(line))
+        throw mismatch(file, "more lines (line " + std::to_string(file.reader->line_number()) + ")");
   }
   mpi::broadcast(lines);
-  if (with_prefixes) mpi::broadcast(prefixes);
+  for (SteeringFile& file : files) mpi::broadcast(file.lines);
   return !lines.empty();
+}
+
+// A line of --constraints or --avoid: a JSON list of strings, or an empty line (none).
+std::vector<std::string> phrases_of(const SteeringFile& file, size_t line_number, const std::string& text) {
+  if (text.find_first_not_of(" \t\r") == std::string::npos) return {};
+  const nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+  const bool list = value.is_array() && std::all_of(value.begin(), value.end(), [](const auto& v) { return v.is_string(); });
+  if (!list)
+    throw Error(located(file.path, line_number,
+                        std::string("--") + file.option + " wants a JSON list of strings per line, e.g. [\"ein Hund\", \"rot\"], not: " + text));
+  return value.get<std::vector<std::string>>();
+}
+
+// The chunk's steering, line by line, from the files' lines (first: the chunk's first line, 0-based).
+std::vector<LineSteering> steering_of(const std::vector<SteeringFile>& files, size_t first, size_t count) {
+  std::vector<LineSteering> steering(files.empty() ? 0 : count);
+  for (const SteeringFile& file : files)
+    for (size_t k = 0; k < count; ++k) {
+      const std::string option = file.option;
+      if (option == "target-prefix")
+        steering[k].prefix = file.lines[k];
+      else
+        (option == "constraints" ? steering[k].constraints : steering[k].avoid) =
+            phrases_of(file, first + k + 1, file.lines[k]);
+    }
+  return steering;
 }
 
 // --shortlist FILE FIRST BEST: the two sizes (0, 0 without the option).
@@ -71,7 +111,7 @@ std::pair<int, int> parse_shortlist_sizes(const std::vector<std::string>& values
 
 int translate_command(const Args& args) {
   DecodeArgs decode;
-  std::string input, output, target_prefix;
+  std::string input, output, target_prefix, constraints, avoid;
   TranslatorOptions topts;
   int maxi_batch = 10;
   bool detokenize = false;
@@ -86,6 +126,12 @@ int translate_command(const Args& args) {
       ("target-prefix", po::value(&target_prefix),
        "FILE with one line per input line: the words each translation must start with, forced before the "
        "search goes on (an empty line: none)")
+      ("constraints", po::value(&constraints),
+       "FILE with one line per input line: a JSON list of words or phrases its translation must contain, each as "
+       "given, e.g. [\"ein Hund\", \"rot\"] (an empty line: none); beam search only")
+      ("avoid", po::value(&avoid),
+       "FILE with one line per input line: a JSON list of words or phrases its translation must not contain "
+       "(an empty line: none)")
       ("maxi-batch", po::value(&maxi_batch)->default_value(10)->notifier(at_least("maxi-batch", 1)),
        "batches read, length-sorted and translated before output is written and flushed")
       ("max-length", po::value(&topts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
@@ -130,7 +176,13 @@ int translate_command(const Args& args) {
     throw Error("--precision " + precision + " and --shortlist do not combine (a shortlist's projection is fp32): give one");
   const Precision requested = precision_option(precision, PrecisionUse::decoding);
   topts.precision = shortlist.empty() ? requested : Precision::fp32;
-  if (target_prefix == "-" && input == "-") throw Error("--target-prefix and --input cannot both be stdin");
+  std::vector<SteeringFile> steering_files;
+  for (const auto& [option, path] : {std::pair{"target-prefix", &target_prefix}, std::pair{"constraints", &constraints},
+                                     std::pair{"avoid", &avoid}})
+    if (!path->empty()) {
+      if (*path == "-" && input == "-") throw Error(std::string("--") + option + " and --input cannot both be stdin");
+      steering_files.push_back({option, *path, nullptr, {}});
+    }
   const std::pair<int, int> shortlist_sizes = parse_shortlist_sizes(shortlist);
 
   const std::vector<Model> models = load_ensemble(decode.model_dirs);
@@ -144,12 +196,16 @@ int translate_command(const Args& args) {
   const OutputPrinter printer(oopts);
   // Rank 0 alone reads the input and writes the output (and the heatmaps).
   const bool root = mpi::is_root();
-  std::optional<LineReader> reader, prefix_reader;
+  std::optional<LineReader> reader;
   std::optional<OutputFile> out;
   if (root) {
     reader.emplace(input);
-    if (!target_prefix.empty()) prefix_reader.emplace(target_prefix);
-    out.emplace(output, std::vector<std::string>{input, target_prefix});
+    std::vector<std::string> read{input};
+    for (SteeringFile& file : steering_files) {
+      file.reader = std::make_unique<LineReader>(file.path);
+      read.push_back(file.path);
+    }
+    out.emplace(output, read);
   }
   const std::string input_name = input == "-" ? "stdin" : input;
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
@@ -159,12 +215,14 @@ int translate_command(const Args& args) {
   const bool stdout_shares_the_terminal = output == "-" && ::isatty(STDOUT_FILENO) == 1;
 
   const auto start = std::chrono::steady_clock::now();
-  size_t lines_done = 0;
+  size_t lines_done = 0, lines_read = 0;
   translate_chunks(
       translator, static_cast<size_t>(topts.batch_size) * maxi_batch,
-      [&](size_t count, std::vector<std::string>& lines, std::vector<std::string>& prefixes) {
-        return read_chunk(reader ? &*reader : nullptr, prefix_reader ? &*prefix_reader : nullptr,
-                          !target_prefix.empty(), count, lines, prefixes);
+      [&](size_t count, std::vector<std::string>& lines, std::vector<LineSteering>& steering) {
+        const bool more = read_chunk(reader ? &*reader : nullptr, steering_files, count, lines);
+        steering = steering_of(steering_files, lines_read, lines.size());
+        lines_read += lines.size();
+        return more;
       },
       [&](std::vector<LineTranslation>& translations) {
         lines_done += translations.size();

@@ -76,11 +76,11 @@ template <class T>
 std::vector<std::vector<Hypothesis>> BeamSearch<T>::search(const std::vector<std::vector<int>>& sources,
                                                            const BeamOptions& options,
                                                            const std::vector<int>* shortlist,
-                                                           const Prefixes* prefixes,
+                                                           const Steerings* steering,
                                                            const std::vector<uint64_t>* keys) {
   start(options, shortlist);
   std::vector<std::vector<Hypothesis>> results(sources.size());
-  add(sources, prefixes, keys);
+  add(sources, steering, keys);
   while (sentences() > 0)
     for (Finished& f : step()) results[f.id] = std::move(f.hypotheses);
   return results;
@@ -139,17 +139,29 @@ void BeamSearch<T>::reserve_memory(Index slots, Index stride) {
 // Each source gets a free slot and one hypothesis, <s> with log-probability 0, from its s_0:
 // a row of the next step, after the rows of the sentences already in the search.
 template <class T>
-size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const Prefixes* prefixes,
+size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const Steerings* steering,
                           const std::vector<uint64_t>* keys) {
   const size_t first_id = next_id_;
   if (sources.empty()) return first_id;
   if (keys && keys->size() != sources.size()) throw std::logic_error("beam search: one key per source");
-  if (prefixes) {
-    if (prefixes->size() != sources.size()) throw std::logic_error("beam search: one target prefix per source");
-    for (const std::vector<int>& prefix : *prefixes)
-      for (int w : prefix)
+  if (steering) {
+    if (steering->size() != sources.size()) throw std::logic_error("beam search: one steering per source");
+    const auto check = [](const std::vector<int>& tokens, const char* what) {
+      for (int w : tokens)
         if (w == Vocab::kEos || w == Vocab::kBos || w == Vocab::kPad)
-          throw Error("beam search: a target prefix holds </s>, <s> or <pad>");
+          throw Error(std::string("beam search: ") + what + " holds </s>, <s> or <pad>");
+    };
+    for (const Steering& one : *steering) {
+      check(one.prefix, "a target prefix");
+      for (const auto& phrase : one.constraints.include) check(phrase, "a constraint");
+      for (const auto& phrase : one.constraints.avoid) check(phrase, "a phrase to avoid");
+      if (one.constraints.include.size() > 64) throw Error("beam search: more than 64 constraints for one sentence");
+      for (const auto* phrases : {&one.constraints.include, &one.constraints.avoid})
+        for (const auto& phrase : *phrases)
+          if (phrase.empty()) throw Error("beam search: an empty constraint");
+      if (!one.constraints.include.empty() && (options_.samples() || options_.alternatives > 0))
+        throw Error("constraints need beam search: not with sampling or --alternatives");
+    }
   }
   encode(sources);
   const Index B = static_cast<Index>(sources.size()), S = members_.front().encoder.max_len;
@@ -185,16 +197,19 @@ size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const Pr
     s.source_length = slot_lengths_[b] = lengths_[i];
     s.max_steps = options_.max_output_length > 0 ? options_.max_output_length
                                                  : max_output_length(lengths_[i], options_.max_length_factor);
-    if (prefixes)
-      s.prefix = (*prefixes)[i];
-    else
+    if (steering) {
+      s.prefix = (*steering)[i].prefix;
+      s.constraints = (*steering)[i].constraints;
+    } else {
       s.prefix.clear();
-    s.max_steps = std::max(s.max_steps, static_cast<int>(s.prefix.size()) + 1);
+      s.constraints = PhraseConstraints();
+    }
+    s.max_steps = std::max(s.max_steps, static_cast<int>(s.prefix.size()) + s.constraints.tokens() + 1);
     s.steps = 0;
     s.closing = false;
     s.nodes.clear();
     s.attention.clear();
-    s.live.assign(1, Live{-1, T(0), -1, -1});
+    s.live.assign(1, Live{-1, T(0), -1, -1, {}});
     s.finals.clear();
     s.alternative_log_probs.clear();
     order_.push_back(b);
@@ -271,20 +286,29 @@ void BeamSearch<T>::extend(int b, int first_row) {
   }
   const bool word_start =
       !s.prefix.empty() && static_cast<size_t>(s.steps) == s.prefix.size() && !continues_word_.empty();
+  block_tokens(s, first_row);
+  const size_t count = static_cast<size_t>(options_.beam_size) - s.finals.size();
   if (static_cast<size_t>(s.steps) < s.prefix.size())
     force_candidate(s, first_row, s.prefix[s.steps]);
   else if (options_.samples() || options_.alternatives > 0)
     lane_candidates(s, first_row, word_start);
+  else if (!s.constraints.include.empty())
+    constrained_candidates(s, first_row, count, word_start);
   else
-    select_candidates(s, first_row, static_cast<size_t>(options_.beam_size) - s.finals.size(), word_start);
+    select_candidates(s, first_row, count, word_start);
   ++s.steps;
   s.next.clear();
   for (const Candidate& c : heap_) {
-    const int node = add_node(s, s.live[c.row - first_row].node, c.word, c.row);
-    if (c.word == Vocab::kEos)
-      finish(s, node, c.log_prob, s.steps, true, c.lane);
-    else
-      s.next.push_back({node, c.log_prob, c.row, c.lane});
+    const Live& parent = s.live[c.row - first_row];
+    const int node = add_node(s, parent.node, c.word, c.row);
+    if (c.word == Vocab::kEos) {
+      finish(s, node, c.log_prob, s.steps, true, c.lane, all_complete(s.constraints, parent.constraint));
+    } else {
+      const ConstraintState state = s.constraints.include.empty()
+                                        ? parent.constraint
+                                        : advance_constraints(s.constraints, parent.constraint, c.word, continues_word_);
+      s.next.push_back({node, c.log_prob, c.row, c.lane, state});
+    }
   }
   std::swap(s.live, s.next);
   if (!s.live.empty() && s.steps == s.max_steps) {
@@ -293,7 +317,8 @@ void BeamSearch<T>::extend(int b, int first_row) {
     if (options_.alignment) {
       s.closing = true;
     } else {
-      for (const Live& h : s.live) finish(s, h.node, h.log_prob, s.steps, false, h.lane);
+      for (const Live& h : s.live)
+        finish(s, h.node, h.log_prob, s.steps, false, h.lane, all_complete(s.constraints, h.constraint));
       s.live.clear();
     }
   }
@@ -304,7 +329,7 @@ template <class T>
 void BeamSearch<T>::close(Sentence& s, int first_row) {
   for (size_t i = 0; i < s.live.size(); ++i) {
     const int node = add_node(s, s.live[i].node, -1, first_row + static_cast<int>(i));
-    finish(s, node, s.live[i].log_prob, s.steps, false, s.live[i].lane);
+    finish(s, node, s.live[i].log_prob, s.steps, false, s.live[i].lane, all_complete(s.constraints, s.live[i].constraint));
   }
   s.live.clear();
 }
@@ -339,7 +364,9 @@ void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t c
         const int w = words ? words[k] : k;
         const T candidate = base + log_p[k];
         // strict: on a tie the candidate found first stays
-        if (candidate <= threshold || w == Vocab::kPad || w == Vocab::kBos || (word_start && continues_word_[w])) continue;
+        if (candidate <= threshold || w == Vocab::kPad || w == Vocab::kBos || (word_start && continues_word_[w]) ||
+            blocked(row, w))
+          continue;
         if (heap_.size() == count) {  // the new candidate replaces the heap's minimum
           std::pop_heap(heap_.begin(), heap_.end(), worse);
           heap_.pop_back();
@@ -389,16 +416,18 @@ void BeamSearch<T>::lane_candidates(Sentence& s, int first_row, bool word_start)
   }
   const int columns = static_cast<int>(log_probs_->cols());
   const int* words = shortlist_ ? shortlist_->data() : nullptr;
+  int row = first_row;
   const auto excluded = [&](int k) {
     const int w = words ? words[k] : k;
-    return w == Vocab::kPad || w == Vocab::kBos || (word_start && continues_word_[w]);
+    return w == Vocab::kPad || w == Vocab::kBos || (word_start && continues_word_[w]) || blocked(row, w);
   };
   const bool greedy = options_.alternatives > 0;  // an alternative's lane: the best token (top-1)
   const int draws = parting ? outputs() : static_cast<int>(s.live.size());
   heap_.clear();
   for (int d = 0; d < draws; ++d) {
     const int i = parting ? 0 : d;
-    const int row = first_row + i, lane = parting ? d : s.live[i].lane;
+    const int lane = parting ? d : s.live[i].lane;
+    row = first_row + i;
     const T* log_p = log_probs_->row(row).data();
     const double u = greedy ? 0.0
                             : sampling_uniform(static_cast<uint64_t>(options_.sampling_seed), s.key,
@@ -408,6 +437,111 @@ void BeamSearch<T>::lane_candidates(Sentence& s, int first_row, bool word_start)
                                          options_.sampling_temperature, u, excluded);
     heap_.push_back({s.live[i].log_prob + log_p[k], row, words ? words[k] : k, lane});
   }
+}
+
+// Dynamic beam allocation (the header): the pool of candidates is the best `count` (as without
+// constraints), each row's best token and the tokens that take its constraints forward; the
+// pool's candidates, best first, take the places of their bank (met count) while it has any.
+template <class T>
+void BeamSearch<T>::constrained_candidates(const Sentence& s, int first_row, size_t count, bool word_start) {
+  select_candidates(s, first_row, count, word_start);
+  pool_.assign(heap_.begin(), heap_.end());
+  const int columns = static_cast<int>(log_probs_->cols());
+  const int* words = shortlist_ ? shortlist_->data() : nullptr;
+  const auto column_of = [&](int w) {  // −1: not in the shortlist
+    if (!words) return w;
+    const auto found = std::lower_bound(shortlist_->begin(), shortlist_->end(), w);
+    return found != shortlist_->end() && *found == w ? static_cast<int>(found - shortlist_->begin()) : -1;
+  };
+  const auto proposable = [&](int row, int w) {
+    return w != Vocab::kPad && w != Vocab::kBos && !(word_start && continues_word_[w]) && !blocked(row, w);
+  };
+  for (size_t i = 0; i < s.live.size(); ++i) {
+    const int row = first_row + static_cast<int>(i);
+    const T* log_p = log_probs_->row(row).data();
+    const T base = s.live[i].log_prob;
+    const int best = sampler_.draw(log_p, columns, 1, 0, 1.0, 0.0,
+                                   [&](int k) { return !proposable(row, words ? words[k] : k); });
+    pool_.push_back({base + log_p[best], row, words ? words[best] : best});
+    advancing_.clear();
+    advancing_tokens(s.constraints, s.live[i].constraint, advancing_);
+    for (int w : advancing_) {
+      const int k = column_of(w);
+      if (k >= 0 && proposable(row, w)) pool_.push_back({base + log_p[k], row, w});
+    }
+  }
+  // best first (ties: row, then word), each (row, word) once
+  std::sort(pool_.begin(), pool_.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
+    return a.row != b.row ? a.row < b.row : a.word < b.word;
+  });
+  pool_.erase(std::unique(pool_.begin(), pool_.end(),
+                          [](const Candidate& a, const Candidate& b) { return a.row == b.row && a.word == b.word; }),
+              pool_.end());
+  const int banks = s.constraints.tokens() + 1;
+  banks_.clear();
+  available_.assign(banks, 0);
+  for (const Candidate& c : pool_) {
+    const Live& h = s.live[c.row - first_row];
+    const int met = c.word == Vocab::kEos
+                        ? met_tokens(s.constraints, h.constraint)
+                        : met_tokens(s.constraints, advance_constraints(s.constraints, h.constraint, c.word, continues_word_));
+    banks_.push_back(met);
+    ++available_[met];
+  }
+  // the places: ⌊count / banks⌋ each, the remainder to the highest banks; those a bank cannot
+  // fill go to the others, the highest first
+  quota_.assign(banks, static_cast<int>(count) / banks);
+  for (int b = banks - static_cast<int>(count) % banks; b < banks; ++b) ++quota_[b];
+  int spare = 0;
+  for (int b = 0; b < banks; ++b)
+    if (quota_[b] > available_[b]) {
+      spare += quota_[b] - available_[b];
+      quota_[b] = available_[b];
+    }
+  for (bool given = true; spare > 0 && given;) {
+    given = false;
+    for (int b = banks - 1; b >= 0 && spare > 0; --b)
+      if (quota_[b] < available_[b]) {
+        ++quota_[b];
+        --spare;
+        given = true;
+      }
+  }
+  heap_.clear();
+  for (size_t k = 0; k < pool_.size(); ++k)
+    if (quota_[banks_[k]] > 0) {
+      --quota_[banks_[k]];
+      heap_.push_back(pool_[k]);
+    }
+}
+
+// The tokens this step must not propose: </s> after a hypothesis that lacks a constraint, and
+// the last token of a phrase to avoid after a hypothesis that ends with the rest of it.
+template <class T>
+void BeamSearch<T>::block_tokens(const Sentence& s, int first_row) {
+  blocked_.clear();
+  if (s.constraints.empty()) return;
+  for (size_t i = 0; i < s.live.size(); ++i) {
+    const int row = first_row + static_cast<int>(i);
+    if (!all_complete(s.constraints, s.live[i].constraint)) blocked_.push_back({row, Vocab::kEos});
+    for (const std::vector<int>& phrase : s.constraints.avoid) {
+      int node = s.live[i].node;
+      bool ends = true;
+      for (int k = static_cast<int>(phrase.size()) - 2; k >= 0 && ends; --k) {
+        ends = node >= 0 && s.nodes[node].token == phrase[k];
+        if (ends) node = s.nodes[node].parent;
+      }
+      if (ends) blocked_.push_back({row, phrase.back()});
+    }
+  }
+}
+
+template <class T>
+bool BeamSearch<T>::blocked(int row, int word) const {
+  for (const auto& [r, w] : blocked_)
+    if (r == row && w == word) return true;
+  return false;
 }
 
 // A node's attention row is that of the decoder row it was chosen from.
@@ -422,10 +556,10 @@ int BeamSearch<T>::add_node(Sentence& s, int parent, int token, int row) {
 }
 
 template <class T>
-void BeamSearch<T>::finish(Sentence& s, int node, T log_prob, int length, bool finished, int lane) {
+void BeamSearch<T>::finish(Sentence& s, int node, T log_prob, int length, bool finished, int lane, bool satisfied) {
   const double log_p = static_cast<double>(log_prob);
   const double cover = options_.coverage_penalty > 0 ? coverage(s, node) : 0;
-  s.finals.push_back({node, log_p, ranking_score(options_, log_p, length, cover), finished, lane});
+  s.finals.push_back({node, log_p, ranking_score(options_, log_p, length, cover), finished, lane, satisfied});
 }
 
 // coverage_term of the attention rows of the node's path's tokens (not the extra row of a
@@ -468,9 +602,13 @@ std::vector<Hypothesis> BeamSearch<T>::best_hypotheses(const Sentence& s) const 
   std::iota(order.begin(), order.end(), 0);
   if (options_.alternatives > 0)  // in the order of their first token
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return s.finals[a].lane < s.finals[b].lane; });
-  else
-    std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return s.finals[a].score > s.finals[b].score; });
+  else  // those that hold every constraint first
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      const Final &x = s.finals[a], &y = s.finals[b];
+      return x.satisfied != y.satisfied ? x.satisfied : x.score > y.score;
+    });
+  // with constraints: those that hold them all, when any does
+  while (order.size() > 1 && !s.finals[order.back()].satisfied && s.finals[order.front()].satisfied) order.pop_back();
   order.resize(std::min(order.size(), static_cast<size_t>(outputs())));
   std::vector<Hypothesis> best;
   for (size_t k : order) {

@@ -46,19 +46,28 @@ Translator::Translator(const ModelDefinition& model, const std::vector<const Par
 }
 
 // Tokens and ids (</s> appended; unknown words become <unk>) of one line, and the target ids
-// of its prefix (no </s>; the special tokens' names, typed as words, become <unk> too).
+// of its steering (no </s>; the special tokens' names, typed as words, become <unk> too).
 // Lines without tokens get no ids and are not decoded.
-LineTranslation Translator::prepare(const std::string& text, const std::string& prefix, size_t line,
-                                    std::vector<int>& ids, std::vector<int>& prefix_ids) const {
+LineTranslation Translator::prepare(const std::string& text, const LineSteering* steering, size_t line,
+                                    std::vector<int>& ids, BeamSearch<float>::Steering& steering_ids) const {
   LineTranslation result;
   result.line = line;
   if (!is_valid_utf8(text)) {
     result.warning = "invalid UTF-8; its output line is empty";
     return result;
   }
-  if (!is_valid_utf8(prefix)) {
-    result.warning = "its target prefix is invalid UTF-8; its output line is empty";
-    return result;
+  if (steering) {
+    const auto valid = [](const std::vector<std::string>& phrases) {
+      return std::all_of(phrases.begin(), phrases.end(), [](const std::string& p) { return is_valid_utf8(p); });
+    };
+    const char* invalid = !is_valid_utf8(steering->prefix) ? "target prefix is"
+                          : !valid(steering->constraints)  ? "constraints are"
+                          : !valid(steering->avoid)        ? "phrases to avoid are"
+                                                           : nullptr;
+    if (invalid) {
+      result.warning = std::string("its ") + invalid + " invalid UTF-8; its output line is empty";
+      return result;
+    }
   }
   result.source = tokenize(text, model_.tokenizer);
   const size_t max_length = static_cast<size_t>(options_.max_length);
@@ -71,14 +80,25 @@ LineTranslation Translator::prepare(const std::string& text, const std::string& 
   std::vector<std::string> pieces = model_.src_subwords.encode(result.source, &result.source_word_of_piece);
   ids = model_.src_vocab.encode(pieces);
   if (options_.piece_alignments) result.source_pieces = std::move(pieces);
-  prefix_ids.clear();
-  if (!prefix.empty()) {
-    prefix_ids = model_.tgt_vocab.encode(model_.tgt_subwords.encode(tokenize(prefix, model_.tokenizer)));
-    prefix_ids.pop_back();  // </s>
-    for (int& id : prefix_ids)
-      if (id == Vocab::kEos || id == Vocab::kBos || id == Vocab::kPad) id = Vocab::kUnk;
-  }
+  steering_ids = {};
+  if (!steering) return result;
+  steering_ids.prefix = target_ids(steering->prefix);
+  for (const std::string& phrase : steering->constraints)
+    if (std::vector<int> phrase_ids = target_ids(phrase); !phrase_ids.empty())
+      steering_ids.constraints.include.push_back(std::move(phrase_ids));
+  for (const std::string& phrase : steering->avoid)
+    if (std::vector<int> phrase_ids = target_ids(phrase); !phrase_ids.empty())
+      steering_ids.constraints.avoid.push_back(std::move(phrase_ids));
   return result;
+}
+
+std::vector<int> Translator::target_ids(const std::string& text) const {
+  if (text.empty()) return {};
+  std::vector<int> ids = model_.tgt_vocab.encode(model_.tgt_subwords.encode(tokenize(text, model_.tokenizer)));
+  ids.pop_back();  // </s>
+  for (int& id : ids)
+    if (id == Vocab::kEos || id == Vocab::kBos || id == Vocab::kPad) id = Vocab::kUnk;
+  return ids;
 }
 
 void Translator::to_words(const LineTranslation& translation, Hypothesis& h) const {
@@ -95,48 +115,66 @@ void Translator::to_words(const LineTranslation& translation, Hypothesis& h) con
                                translation.source_word_of_piece, static_cast<int>(translation.source.size()));
 }
 
-void Translator::finish(LineTranslation& result, std::vector<Hypothesis> hypotheses) const {
+void Translator::finish(LineTranslation& result, std::vector<Hypothesis> hypotheses,
+                        const std::vector<std::string>& constraints) const {
   result.hypotheses = std::move(hypotheses);
   for (Hypothesis& h : result.hypotheses) {
     to_words(result, h);
     if (options_.replace_unk) options_.unk_replacement.apply(result.source, h);
   }
+  if (result.hypotheses.empty()) return;
+  const std::vector<std::string>& words = result.hypotheses.front().words;
+  for (const std::string& constraint : constraints) {
+    const std::vector<std::string> phrase = tokenize(constraint, model_.tokenizer);
+    if (phrase.empty() || std::search(words.begin(), words.end(), phrase.begin(), phrase.end()) != words.end()) continue;
+    result.warning += std::string(result.warning.empty() ? "" : "; ") + "its translation lacks the constraint '" +
+                      constraint + "' (no hypothesis within the length limit holds every constraint)";
+  }
 }
 
 std::vector<LineTranslation> Translator::translate(const std::vector<std::string>& lines, size_t first_line,
-                                                   const std::vector<std::string>& prefixes) {
-  if (!prefixes.empty() && prefixes.size() != lines.size())
-    throw std::logic_error("Translator::translate: one target prefix per line");
-  const bool with_prefixes = !prefixes.empty();
+                                                   const std::vector<LineSteering>& steering) {
+  if (!steering.empty() && steering.size() != lines.size())
+    throw std::logic_error("Translator::translate: one steering per line");
+  const bool steered = !steering.empty();
   std::vector<LineTranslation> results;
-  std::vector<std::vector<int>> ids(lines.size()), prefix_ids(lines.size());
+  std::vector<std::vector<int>> ids(lines.size());
+  BeamSearch<float>::Steerings steering_ids(lines.size());
   std::vector<size_t> order;  // the lines to decode, longest first
   for (size_t k = 0; k < lines.size(); ++k) {
-    results.push_back(prepare(lines[k], with_prefixes ? prefixes[k] : std::string(), first_line + k, ids[k], prefix_ids[k]));
+    results.push_back(prepare(lines[k], steered ? &steering[k] : nullptr, first_line + k, ids[k], steering_ids[k]));
     if (!ids[k].empty()) order.push_back(k);
   }
+  static const std::vector<std::string> kNone;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ids[a].size() > ids[b].size(); });
   const size_t batch_size =
       balanced_batch_size(order.size(), static_cast<size_t>(options_.batch_size), static_cast<int>(searches_.size()));
   run_batches(order, batch_size, static_cast<int>(searches_.size()),
               [&](const std::vector<size_t>& members, int thread) {
-                std::vector<std::vector<int>> sources, batch_prefixes;
+                std::vector<std::vector<int>> sources;
+                BeamSearch<float>::Steerings batch_steering;
                 std::vector<uint64_t> keys;  // the line numbers: a line's samples do not depend on its batch
                 for (size_t k : members) {
                   sources.push_back(ids[k]);
-                  batch_prefixes.push_back(prefix_ids[k]);
+                  batch_steering.push_back(steering_ids[k]);
                   keys.push_back(first_line + k);
                 }
                 std::vector<int> words;
-                if (options_.shortlist) {  // with the prefixes' words, which the search must be able to force
+                if (options_.shortlist) {  // with the steering's words, which the search must be able to propose
                   words = options_.shortlist->words(sources);
-                  for (const std::vector<int>& prefix : batch_prefixes) words.insert(words.end(), prefix.begin(), prefix.end());
+                  for (const BeamSearch<float>::Steering& one : batch_steering) {
+                    words.insert(words.end(), one.prefix.begin(), one.prefix.end());
+                    for (const std::vector<int>& phrase : one.constraints.include)
+                      words.insert(words.end(), phrase.begin(), phrase.end());
+                  }
                   std::sort(words.begin(), words.end());
                   words.erase(std::unique(words.begin(), words.end()), words.end());
                 }
                 auto hypotheses = searches_[thread].search(sources, options_.beam, options_.shortlist ? &words : nullptr,
-                                                           with_prefixes ? &batch_prefixes : nullptr, &keys);
-                for (size_t i = 0; i < members.size(); ++i) finish(results[members[i]], std::move(hypotheses[i]));
+                                                           steered ? &batch_steering : nullptr, &keys);
+                for (size_t i = 0; i < members.size(); ++i)
+                  finish(results[members[i]], std::move(hypotheses[i]),
+                         steered ? steering[members[i]].constraints : kNone);
               });
   share_batch_results(
       order, batch_size,
@@ -146,10 +184,10 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
 }
 
 void Translator::add(int thread, const std::vector<std::string>& lines, const std::vector<size_t>& tags,
-                     std::vector<Finished>& done, const std::vector<std::string>& prefixes,
+                     std::vector<Finished>& done, const std::vector<LineSteering>& steering,
                      const std::vector<uint64_t>& keys) {
-  if (!prefixes.empty() && prefixes.size() != lines.size())
-    throw std::logic_error("Translator::add: one target prefix per line");
+  if (!steering.empty() && steering.size() != lines.size())
+    throw std::logic_error("Translator::add: one steering per line");
   if (!keys.empty() && keys.size() != lines.size()) throw std::logic_error("Translator::add: one key per line");
   if (options_.shortlist) throw std::logic_error("Translator::add: continuous translation has no shortlist");
   BeamSearch<float>& search = searches_[thread];
@@ -157,31 +195,34 @@ void Translator::add(int thread, const std::vector<std::string>& lines, const st
     search.start(options_.beam);
     decoding_[thread].clear();
   }
-  std::vector<std::vector<int>> sources, source_prefixes;
+  std::vector<std::vector<int>> sources;
+  BeamSearch<float>::Steerings source_steering;
   std::vector<uint64_t> source_keys;
-  std::vector<Finished> prepared;
+  std::vector<Decoding> prepared;
   for (size_t k = 0; k < lines.size(); ++k) {
-    Finished line{tags[k], {}};
-    std::vector<int> ids, prefix_ids;
-    line.translation = prepare(lines[k], prefixes.empty() ? std::string() : prefixes[k], 0, ids, prefix_ids);
+    Decoding line{{tags[k], {}}, {}};
+    std::vector<int> ids;
+    BeamSearch<float>::Steering steering_ids;
+    line.line.translation = prepare(lines[k], steering.empty() ? nullptr : &steering[k], 0, ids, steering_ids);
     if (ids.empty()) {
-      done.push_back(std::move(line));
+      done.push_back(std::move(line.line));
     } else {
       sources.push_back(std::move(ids));
-      source_prefixes.push_back(std::move(prefix_ids));
+      source_steering.push_back(std::move(steering_ids));
+      if (!steering.empty()) line.constraints = steering[k].constraints;
       if (!keys.empty()) source_keys.push_back(keys[k]);
       prepared.push_back(std::move(line));
     }
   }
-  size_t id = search.add(sources, prefixes.empty() ? nullptr : &source_prefixes, keys.empty() ? nullptr : &source_keys);
-  for (Finished& line : prepared) decoding_[thread].emplace(id++, std::move(line));
+  size_t id = search.add(sources, steering.empty() ? nullptr : &source_steering, keys.empty() ? nullptr : &source_keys);
+  for (Decoding& line : prepared) decoding_[thread].emplace(id++, std::move(line));
 }
 
 void Translator::step(int thread, std::vector<Finished>& done) {
   for (BeamSearch<float>::Finished& sentence : searches_[thread].step()) {
     auto found = decoding_[thread].find(sentence.id);
-    finish(found->second.translation, std::move(sentence.hypotheses));
-    done.push_back(std::move(found->second));
+    finish(found->second.line.translation, std::move(sentence.hypotheses), found->second.constraints);
+    done.push_back(std::move(found->second.line));
     decoding_[thread].erase(found);
   }
 }
@@ -190,7 +231,7 @@ size_t Translator::remove(int thread, const std::vector<size_t>& tags) {
   std::vector<size_t> ids;
   auto& decoding = decoding_[thread];
   for (auto it = decoding.begin(); it != decoding.end();) {
-    if (std::find(tags.begin(), tags.end(), it->second.tag) == tags.end()) {
+    if (std::find(tags.begin(), tags.end(), it->second.line.tag) == tags.end()) {
       ++it;
       continue;
     }
@@ -207,11 +248,12 @@ void Translator::clear(int thread) {
 
 void translate_chunks(Translator& translator, size_t chunk_lines,
                       const std::function<bool(size_t chunk_lines, std::vector<std::string>& lines,
-                                               std::vector<std::string>& prefixes)>& next,
+                                               std::vector<LineSteering>& steering)>& next,
                       const std::function<void(std::vector<LineTranslation>& translations)>& done) {
-  std::vector<std::string> lines, prefixes;
-  for (size_t first = 0; next(chunk_lines, lines, prefixes); first += lines.size()) {
-    std::vector<LineTranslation> translations = translator.translate(lines, first, prefixes);
+  std::vector<std::string> lines;
+  std::vector<LineSteering> steering;
+  for (size_t first = 0; next(chunk_lines, lines, steering); first += lines.size()) {
+    std::vector<LineTranslation> translations = translator.translate(lines, first, steering);
     done(translations);
   }
 }

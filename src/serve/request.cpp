@@ -130,19 +130,51 @@ auto name_field(const json& body, const std::string& field, Parse parse) {
 
 TranslateRequest parse_translate_request(const std::string& body, const RequestLimits& limits) {
   const json value = parse_object(
-      body, known_fields({"q", "alignment", "replace_unk", "detokenize", "heatmap", "target_prefix"}, DecodeUse::translate));
+      body, known_fields({"q", "alignment", "replace_unk", "detokenize", "heatmap", "target_prefix", "constraints", "avoid"},
+                         DecodeUse::translate));
   TranslateRequest request;
   request.sentences = sentences_of(value, "q", limits.max_sentences, request.list);
   for (size_t k = 0; k < request.sentences.size(); ++k)
     max_tokens_check(request.sentences[k], request.list ? "q[" + std::to_string(k) + "]" : "q", limits);
+  if (value.contains("target_prefix") || value.contains("constraints") || value.contains("avoid"))
+    request.steering.resize(request.sentences.size());
   if (value.contains("target_prefix")) {  // shaped as "q": a string, or a list of the same length
     bool list = false;
-    request.target_prefixes = sentences_of(value, "target_prefix", limits.max_sentences, list);
-    if (list != request.list || request.target_prefixes.size() != request.sentences.size())
+    const std::vector<std::string> prefixes = sentences_of(value, "target_prefix", limits.max_sentences, list);
+    if (list != request.list || prefixes.size() != request.sentences.size())
       throw RequestError(400, "'q' and 'target_prefix' must both be strings or lists of the same length");
-    for (size_t k = 0; k < request.target_prefixes.size(); ++k)
-      max_tokens_check(request.target_prefixes[k], list ? "target_prefix[" + std::to_string(k) + "]" : "target_prefix",
-                       limits);
+    for (size_t k = 0; k < prefixes.size(); ++k) {
+      max_tokens_check(prefixes[k], list ? "target_prefix[" + std::to_string(k) + "]" : "target_prefix", limits);
+      request.steering[k].prefix = prefixes[k];
+    }
+  }
+  // "constraints", "avoid": a sentence's phrases are a list of strings; for a list "q", a list
+  // of as many such lists
+  for (const char* field : {"constraints", "avoid"}) {
+    if (!value.contains(field)) continue;
+    const std::string name = field;
+    const json& phrases = value[field];
+    const auto shape = [&] {
+      return RequestError(400, "'" + name + "' must be a list of strings" +
+                                   (request.list ? ", one list per sentence of 'q'" : "") + " (as 'q' is a " +
+                                   (request.list ? "list)" : "string)"));
+    };
+    const auto strings = [&](const json& list, size_t k) {
+      if (!list.is_array()) throw shape();
+      std::vector<std::string> texts;
+      for (const json& item : list) {
+        if (!item.is_string()) throw shape();
+        texts.push_back(item.get<std::string>());
+        max_tokens_check(texts.back(), name + (request.list ? "[" + std::to_string(k) + "]" : ""), limits);
+      }
+      (name == "constraints" ? request.steering[k].constraints : request.steering[k].avoid) = std::move(texts);
+    };
+    if (!request.list) {
+      strings(phrases, 0);
+      continue;
+    }
+    if (!phrases.is_array() || phrases.size() != request.sentences.size()) throw shape();
+    for (size_t k = 0; k < phrases.size(); ++k) strings(phrases[k], k);
   }
   request.beam = decode_fields(value, DecodeUse::translate, limits.max_beam_size);
   request.alignment = alignment_field(value);

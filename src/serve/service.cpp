@@ -21,7 +21,7 @@ struct TranslationService::Job {
   TranslatorOptions options;
   std::vector<double> key;             // TranslatorPool::key(options)
   std::vector<std::string> sentences;  // a copy: a request that times out returns at once
-  std::vector<std::string> prefixes;   // their target prefixes: empty, or one per sentence
+  std::vector<LineSteering> steering;  // theirs: empty, or one per sentence
   std::vector<LineTranslation> results;
   Clock::time_point arrived = Clock::now();
   // Timed out or failed: set with its sentences taken out of the queue (cancel()); those in a
@@ -79,7 +79,8 @@ struct TranslationService::Search {
   size_t next_tag = 0;
   // a turn's workspace
   std::vector<Item> admitted, leaving;
-  std::vector<std::string> lines, prefixes;
+  std::vector<std::string> lines;
+  std::vector<LineSteering> steering;
   std::vector<size_t> tags;
   std::vector<uint64_t> keys;
   std::vector<Translator::Finished> done;
@@ -160,7 +161,7 @@ std::vector<LineTranslation> TranslationService::translate(const TranslateReques
   job->options = translator_options(request.beam, request.replace_unk);
   job->key = TranslatorPool::key(job->options);
   job->sentences = request.sentences;
-  job->prefixes = request.target_prefixes;
+  job->steering = request.steering;
   job->results.resize(request.sentences.size());
   job->remaining = request.sentences.size();
   std::future<void> done = job->done.get_future();
@@ -346,13 +347,13 @@ TranslationService::Start TranslationService::start_search(Search& search, std::
 // lock (the search is its caller's while search.running is set).
 void TranslationService::step_search(Search& search) {
   search.lines.clear();
-  search.prefixes.clear();
+  search.steering.clear();
   search.tags.clear();
   search.keys.clear();
   for (Item& item : search.admitted) {
     search.keys.push_back(item.index);  // sampling: a sentence's draws follow from its place in its request
     search.lines.push_back(item.job->sentences[item.index]);
-    search.prefixes.push_back(item.job->prefixes.empty() ? std::string() : item.job->prefixes[item.index]);
+    search.steering.push_back(item.job->steering.empty() ? LineSteering() : item.job->steering[item.index]);
     search.tags.push_back(search.next_tag);
     search.decoding.emplace(search.next_tag++, std::move(item));
   }
@@ -364,7 +365,7 @@ void TranslationService::step_search(Search& search) {
                                               search.requests.begin());
   std::vector<Translator::Finished>& done = search.done;
   try {
-    if (!search.lines.empty()) search.translator->add(search.index, search.lines, search.tags, done, search.prefixes, search.keys);
+    if (!search.lines.empty()) search.translator->add(search.index, search.lines, search.tags, done, search.steering, search.keys);
     search.translator->step(search.index, done);
     // Metrics and the count before the results: a client may ask /metrics next.
     metrics_.step(sentences, distinct, done.size());

@@ -74,8 +74,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       check(request.sentences.size() <= static_cast<size_t>(limits.max_sentences));
       check(request.list || request.sentences.size() == 1);
       for (const std::string& sentence : request.sentences) check_sentence(sentence, limits);
-      check(request.target_prefixes.empty() || request.target_prefixes.size() == request.sentences.size());
-      for (const std::string& prefix : request.target_prefixes) check_sentence(prefix, limits);
+      check(request.steering.empty() || request.steering.size() == request.sentences.size());
+      for (const LineSteering& steering : request.steering) {
+        check_sentence(steering.prefix, limits);
+        for (const auto* phrases : {&steering.constraints, &steering.avoid})
+          for (const std::string& phrase : *phrases) check_sentence(phrase, limits);
+      }
       check(request.beam.beam_size >= 1 && request.beam.beam_size <= limits.max_beam_size);
       check(request.beam.n_best >= 0 && request.beam.n_best <= request.beam.beam_size);
       check(std::isfinite(request.beam.normalize) && request.beam.normalize >= 0);

@@ -27,6 +27,19 @@
 //
 // Beam size 1 is greedy decoding: the argmax at every step.
 //
+// Lexical constraints (per sentence, optional; decode/constraints.h): phrases every hypothesis
+// must contain, by dynamic beam allocation (Post & Vilar 2018). The candidates of a step are
+// the k − f best as above, and for each live hypothesis its best token and every token that
+// takes its constraints forward; each candidate's bank is its met count (0 .. C tokens of the
+// phrases), and the k − f places are shared among the C + 1 banks (⌊(k − f) / (C + 1)⌋ each,
+// the remainder to the highest banks, a bank's places it cannot fill going to the others from
+// the highest down), the best candidates of each bank taking them. </s> only follows a
+// hypothesis that holds every phrase, and the limit is at least prefix + C + 1 tokens; the
+// hypotheses returned are those that hold them all, or, when none does (phrases that cannot
+// all be held: cut at the limit), the best of the others. Phrases to
+// avoid: a token that would complete one is never proposed (nor drawn, in sampling and
+// alternatives); prefix tokens are forced regardless.
+//
 // Sampling (BeamOptions::sampling_*, decode/sampling.h): instead of the best candidates, each
 // of the sentence's max(n_best, 1) samples draws its next token from its own row, all from
 // the one row after <s> (or the target prefix); a sample leaves at </s>.
@@ -57,6 +70,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "rnnsearch/decode/constraints.h"
 #include "rnnsearch/decode/hypothesis.h"
 #include "rnnsearch/decode/sampling.h"
 #include "rnnsearch/model/decoder_step.h"
@@ -103,6 +117,13 @@ double coverage_term(const std::vector<double>& sums);
 // max-length factor F > 0, ⌊F · S⌋ (at least 1).
 int max_output_length(int source_length, double max_length_factor = 0);
 
+// What steers one source's hypotheses (each part optional): a target prefix and lexical
+// constraints (target ids without </s>, <s> or <pad>).
+struct SentenceSteering {
+  std::vector<int> prefix;
+  PhraseConstraints constraints;
+};
+
 template <class T>
 class BeamSearch {
  public:
@@ -113,18 +134,18 @@ class BeamSearch {
   explicit BeamSearch(const std::vector<const Parameters<T>*>& models,
                       const std::vector<LowPrecisionProjection>& low_precision = {});
 
+  using Steering = SentenceSteering;
+  using Steerings = std::vector<SentenceSteering>;
   // sources: token ids, each ending in </s>. Returns for each source its best
   // min(max(n_best, 1), found) hypotheses, best first (ties: the one found first). shortlist: the
   // target ids the output layer is restricted to, increasing (nullptr: all of them); it must
-  // hold the prefixes' tokens. prefixes: nullptr, or one target prefix per source (target
-  // ids without </s>, <s> or <pad>; empty: none).
-  using Prefixes = std::vector<std::vector<int>>;
+  // hold the steering's tokens. steering: nullptr, or one per source.
   // keys: nullptr, or one number per source that, with the seed, makes its samples
   // (sampling_uniform; the input line, so that they do not depend on the batch); else its id.
   std::vector<std::vector<Hypothesis>> search(const std::vector<std::vector<int>>& sources,
                                               const BeamOptions& options,
                                               const std::vector<int>* shortlist = nullptr,
-                                              const Prefixes* prefixes = nullptr,
+                                              const Steerings* steering = nullptr,
                                               const std::vector<uint64_t>* keys = nullptr);
 
   // Subword models: continues[w] = 1 when target token w continues the word before it (a
@@ -134,7 +155,7 @@ class BeamSearch {
 
   // Continuous batching. start: an empty search with these options (and shortlist, which
   // must outlive it); any sentence still in the search is dropped. add: the sources (with
-  // their target prefixes, as search() takes them) join the search at its next step; returns
+  // their steering, as search() takes them) join the search at its next step; returns
   // the id of the first (the others follow; ids count from 0 after start). step: one decoder
   // step; returns the sentences that finished.
   // remove: the sentences of these ids leave the search before the next step, without a
@@ -145,7 +166,7 @@ class BeamSearch {
     std::vector<Hypothesis> hypotheses;  // as search() returns them
   };
   void start(const BeamOptions& options, const std::vector<int>* shortlist = nullptr);
-  size_t add(const std::vector<std::vector<int>>& sources, const Prefixes* prefixes = nullptr,
+  size_t add(const std::vector<std::vector<int>>& sources, const Steerings* steering = nullptr,
              const std::vector<uint64_t>* keys = nullptr);
   std::vector<Finished> step();
   size_t remove(const std::vector<size_t>& ids);
@@ -164,12 +185,14 @@ class BeamSearch {
     int parent_row;  // the decoder row whose state this hypothesis continues
     int lane;        // sampling and alternatives: which of the sentence's samples or
                      // alternatives (-1 before they part)
+    ConstraintState constraint;  // with lexical constraints
   };
   struct Final {
     int node;
     double log_prob, score;
     bool finished;
-    int lane;  // Live::lane
+    int lane;        // Live::lane
+    bool satisfied;  // holds every phrase of the constraints
   };
   struct Sentence {
     size_t id = 0;
@@ -177,6 +200,7 @@ class BeamSearch {
     int source_length = 0, max_steps = 0, steps = 0;
     bool closing = false;     // one more step, only for the attention row of cut hypotheses
     std::vector<int> prefix;  // target tokens forced first
+    PhraseConstraints constraints;
     std::vector<T> alternative_log_probs;  // alternatives: log p of each lane's first token
     std::vector<Node> nodes;
     std::vector<float> attention;  // one row of source_length weights per node (if collected)
@@ -196,8 +220,11 @@ class BeamSearch {
   void select_candidates(const Sentence& sentence, int first_row, size_t count, bool word_start);
   void force_candidate(const Sentence& sentence, int first_row, int word);
   void lane_candidates(Sentence& sentence, int first_row, bool word_start);
+  void constrained_candidates(const Sentence& sentence, int first_row, size_t count, bool word_start);
+  void block_tokens(const Sentence& sentence, int first_row);
+  bool blocked(int row, int word) const;
   int add_node(Sentence& sentence, int parent, int token, int row);
-  void finish(Sentence& sentence, int node, T log_prob, int length, bool finished, int lane);
+  void finish(Sentence& sentence, int node, T log_prob, int length, bool finished, int lane, bool satisfied);
   // Hypotheses returned per sentence: K alternatives, else max(n_best, 1).
   int outputs() const { return options_.alternatives > 0 ? options_.alternatives : std::max(options_.n_best, 1); }
   double coverage(const Sentence& sentence, int node) const;  // Σ_j log min(Σ_i a_ij, 1)
@@ -231,6 +258,9 @@ class BeamSearch {
   size_t next_id_ = 0;
   std::vector<int> row_sentence_, y_prev_, parent_rows_;  // per row of the next step
   std::vector<Candidate> heap_;
+  std::vector<std::pair<int, int>> blocked_;  // (row, word) that this step must not propose
+  std::vector<Candidate> pool_;               // constrained_candidates' workspaces
+  std::vector<int> banks_, quota_, available_, advancing_;
   TokenSampler sampler_;
   std::vector<char> continues_word_;  // by target id (set_word_pieces)
   mutable std::vector<double> coverage_sums_;  // coverage()'s workspace

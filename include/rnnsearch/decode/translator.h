@@ -2,7 +2,8 @@
 // Translation of a stream of lines, chunk by chunk (what `rnnsearch translate` runs):
 //
 //   each line: UTF-8 check, tokenize, cut at max_length tokens, map to ids (+ </s>); its
-//   target prefix, if any, tokenized and mapped to target ids the same way (no </s>)
+//   steering, if any (target prefix, constraints, phrases to avoid), tokenized and mapped to
+//   target ids the same way (no </s>)
 //   the chunk's sentences sorted by length and cut into batches of batch_size (smaller, if
 //   that leaves a thread without a batch), so a batch holds sentences of similar length
 //   (little padding, beams that end together)
@@ -42,6 +43,14 @@ struct TranslatorOptions {
   Precision precision = Precision::fp32;
 };
 
+// What steers one line's translation (each part optional), as text in the target language,
+// tokenized as its translation is: the words it starts with (--target-prefix), phrases it must
+// contain (--constraints) and phrases it must not (--avoid) (BeamSearch::Steering).
+struct LineSteering {
+  std::string prefix;
+  std::vector<std::string> constraints, avoid;
+};
+
 // The result for one input line. Empty lines and lines that are not UTF-8 have no source
 // tokens and no hypotheses.
 struct LineTranslation {
@@ -61,10 +70,10 @@ class Translator {
              const TranslatorOptions& options);
 
   // lines[k] is input line first_line + k; returns one result per line, in order.
-  // prefixes: empty, or lines.size() target prefixes ("" = none), forced at the start of
-  // each line's hypotheses (whole words; BeamSearch's target prefix).
+  // steering: empty, or one per line. A line whose best hypothesis lacks one of its
+  // constraints (the search could not fit them) gets a warning.
   std::vector<LineTranslation> translate(const std::vector<std::string>& lines, size_t first_line,
-                                         const std::vector<std::string>& prefixes = {});
+                                         const std::vector<LineSteering>& steering = {});
 
   // Continuous translation on search `thread` (0 .. threads-1; one caller per thread; not
   // with a shortlist). add: the lines join the search at its next step, tagged by the
@@ -78,7 +87,7 @@ class Translator {
     LineTranslation translation;  // .line = 0
   };
   void add(int thread, const std::vector<std::string>& lines, const std::vector<size_t>& tags,
-           std::vector<Finished>& done, const std::vector<std::string>& prefixes = {},
+           std::vector<Finished>& done, const std::vector<LineSteering>& steering = {},
            const std::vector<uint64_t>& keys = {});
   void step(int thread, std::vector<Finished>& done);
   size_t remove(int thread, const std::vector<size_t>& tags);
@@ -86,11 +95,13 @@ class Translator {
   size_t decoding(int thread) const { return searches_[thread].sentences(); }
 
  private:
-  // The line's source ids and its prefix's target ids (none when the line has no tokens).
-  LineTranslation prepare(const std::string& text, const std::string& prefix, size_t line, std::vector<int>& ids,
-                          std::vector<int>& prefix_ids) const;
-  // The line's hypotheses as words, with --replace-unk applied.
-  void finish(LineTranslation& result, std::vector<Hypothesis> hypotheses) const;
+  // The line's source ids and its steering's target ids (none when the line has no tokens).
+  LineTranslation prepare(const std::string& text, const LineSteering* steering, size_t line, std::vector<int>& ids,
+                          BeamSearch<float>::Steering& steering_ids) const;
+  std::vector<int> target_ids(const std::string& text) const;
+  // The line's hypotheses as words, with --replace-unk applied; a warning for each constraint
+  // the best one lacks.
+  void finish(LineTranslation& result, std::vector<Hypothesis> hypotheses, const std::vector<std::string>& constraints) const;
   // Fills h.words from h.tokens and turns a subword model's alignment into word alignment.
   void to_words(const LineTranslation& translation, Hypothesis& h) const;
 
@@ -101,19 +112,23 @@ class Translator {
   std::vector<std::unique_ptr<Int8Projection>> int8_;
   std::vector<BeamSearch<float>> searches_;  // one per thread
   // Per thread, the lines in its continuous search: search id → (tag, prepared line).
-  std::vector<std::unordered_map<size_t, Finished>> decoding_;
+  struct Decoding {
+    Finished line;
+    std::vector<std::string> constraints;  // for finish()'s warnings
+  };
+  std::vector<std::unordered_map<size_t, Decoding>> decoding_;
 };
 
 // Translates lines as `rnnsearch translate` reads its input: chunk_lines at a time
 // (--batch-size × --maxi-batch), each chunk's sentences sorted by length and batched within
 // it, so that whatever translates this way gives translate's output byte for byte (the Python
-// module's contract). next(count, lines, prefixes) fills the next chunk with up to count lines
-// (and their target prefixes, or leaves prefixes empty) and returns false when there are none;
+// module's contract). next(count, lines, steering) fills the next chunk with up to count lines
+// (and their steering, or leaves steering empty) and returns false when there are none;
 // done receives each chunk's translations, in input order, their
 // .line counted from the first line of the first chunk.
 void translate_chunks(Translator& translator, size_t chunk_lines,
                       const std::function<bool(size_t chunk_lines, std::vector<std::string>& lines,
-                                               std::vector<std::string>& prefixes)>& next,
+                                               std::vector<LineSteering>& steering)>& next,
                       const std::function<void(std::vector<LineTranslation>& translations)>& done);
 
 }  // namespace rnnsearch

@@ -24,7 +24,8 @@ struct RequestError : std::runtime_error {
 struct TranslateRequest {
   std::vector<std::string> sentences;
   bool list = false;        // "q" was a list (else one string)
-  std::vector<std::string> target_prefixes;  // "target_prefix": empty, or one per sentence ("" = none)
+  // "target_prefix", "constraints", "avoid": empty (none given), or one per sentence
+  std::vector<LineSteering> steering;
   BeamOptions beam;         // the decoding options' fields (decode_options.h), alignment (= attention kept)
   AlignmentFormat alignment = AlignmentFormat::none;
   bool replace_unk = false;
