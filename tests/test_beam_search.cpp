@@ -16,6 +16,7 @@
 #include "rnnsearch/decode/parallel_batches.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/model/rnnsearch.h"
+#include "rnnsearch/text/subwords.h"
 #include "rnnsearch/text/vocab.h"
 #include "support/fixtures.h"
 
@@ -768,9 +769,9 @@ TEST(BeamSearch, TargetPrefixIsFollowedByAWordStart) {
   options.max_output_length = 6;
   const auto prefix = prefixes_of<double>({{4}});
   BeamSearch<double> plain(params), pieces(params);
-  std::vector<char> continues(6, 0);
-  continues[5] = 1;  // token 5 is a piece that continues a word
-  pieces.set_word_pieces(continues);
+  std::vector<char> continues(6, kStartsWord);
+  continues[5] = kLetter;  // token 5 is a piece that continues a word
+  pieces.set_word_pieces(continues, {"<pad>", "<unk>", "<s>", "</s>", "\u2581a", "b"});
   int before = 0, later = 0;
   for (const auto& source : kSources) {
     const auto free = plain.search({source}, options, nullptr, &prefix);

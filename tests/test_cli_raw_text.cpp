@@ -177,6 +177,41 @@ TEST_F(RawModel, TargetPrefixGoesThroughTheSubwords) {
   }
 }
 
+// Constraints in raw text go through the subword model too: each appears as a whole word
+// (punctuation may follow it, a letter may not), with no warning, and an avoided word never.
+TEST_F(RawModel, ConstraintsGoThroughTheSubwordsAsWholeWords) {
+  const std::string input = dir_->write("constrained.en", "A man sleeps on a sofa.\nTwo dogs play.\n");
+  const std::string constraints = dir_->write("constraints.de", "[\"Hund\", \"rote Ball\"]\n[\"Sofa\"]\n");
+  const std::string avoid = dir_->write("avoid.de", "[\"Mann\"]\n[\"Männer\", \"ein\"]\n");
+  const test::BinaryRun json = run_binary("translate -m " + model() + " -i " + input + " --constraints " + constraints +
+                                              " --avoid " + avoid + " --beam-size 5 --n-best 2 --format json",
+                                          *dir_);
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_EQ(json.err.find("warning"), std::string::npos) << json.err;
+  const std::vector<std::vector<Words>> include = {{{"Hund"}, {"rote", "Ball"}}, {{"Sofa"}}};
+  const std::vector<Words> excluded = {{"Mann"}, {"Männer", "ein"}};
+  const auto bare = [](std::string word) {  // without the punctuation after it
+    while (!word.empty() && std::string(".,;:!?").find(word.back()) != std::string::npos) word.pop_back();
+    return word;
+  };
+  const std::vector<std::string> records = lines_of(json.out);  // 1 or 2 per line: those that hold them all
+  std::vector<int> per_line(2, 0);
+  for (const std::string& text : records) {
+    const auto record = nlohmann::json::parse(text);
+    Words target = record["target"].get<Words>();
+    for (std::string& word : target) word = bare(word);
+    const size_t line = record["line"].get<size_t>();
+    ASSERT_LT(line, 2u) << text;
+    ++per_line[line];
+    for (const Words& phrase : include[line])
+      EXPECT_NE(std::search(target.begin(), target.end(), phrase.begin(), phrase.end()), target.end()) << text;
+    for (const std::string& word : excluded[line])
+      EXPECT_EQ(std::find(target.begin(), target.end(), word), target.end()) << text;
+    EXPECT_EQ(record["alignment"].size(), record["target"].size() + 1) << text;
+  }
+  for (int n : per_line) EXPECT_TRUE(n == 1 || n == 2) << json.out;
+}
+
 // An <unk> the model writes is a word of its own, and --replace-unk puts a source word, as
 // the input has it (cased, punctuation attached), in its place.
 TEST_F(RawModel, ReplaceUnkPutsInTheSourcesWords) {

@@ -629,6 +629,12 @@ TEST_F(Cli, ConstraintsAndPhrasesToAvoidSteerEachLine) {
   ASSERT_EQ(conflict.status, 0) << conflict.err_text;
   EXPECT_NE(conflict.err_text.find(input + ":1: warning: its translation lacks the constraint 'z'"), std::string::npos)
       << conflict.err_text;
+  const Result unknown = run(command + "--constraints " + write("c2.txt", "\n[\"qqq\"]\n\n"));
+  ASSERT_EQ(unknown.status, 0) << unknown.err_text;
+  EXPECT_NE(unknown.err_text.find(input + ":2: warning: its constraint 'qqq' has words or characters the model cannot "
+                                  "write: the translation holds <unk> in their place"),
+            std::string::npos)
+      << unknown.err_text;
   const std::string bad = write("bad.txt", "[\"z\"]\n{\"z\": 1}\n\n");
   const Result refused = run(command + "--constraints " + bad);
   EXPECT_NE(refused.status, 0);

@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
 
 #include "rnnsearch/decode/beam_search.h"
 #include "rnnsearch/decode/constraints.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/model/rnnsearch.h"
+#include "rnnsearch/text/subwords.h"
 #include "rnnsearch/text/vocab.h"
 #include "support/fixtures.h"
 
@@ -55,16 +57,26 @@ TEST(Constraints, APhraseRestartsWithinItself) {
 }
 
 // With subword pieces a phrase must stand as whole words: a piece that continues its last word
-// undoes it.
+// with a letter or digit undoes it, also after punctuation; punctuation alone does not (word_join).
 TEST(Constraints, APieceContinuingThePhrasesLastWordUndoesIt) {
   PhraseConstraints c;
   c.include = {{4}};
-  std::vector<char> continues(10, 0);
-  continues[5] = 1;
-  EXPECT_FALSE(all_complete(c, after(c, {4, 5}, continues)));
-  EXPECT_TRUE(all_complete(c, after(c, {4, 6}, continues)));
-  EXPECT_TRUE(all_complete(c, after(c, {4, 5, 4}, continues)));
+  const std::vector<std::string> pieces = {"<pad>", "<s>", "</s>", "<unk>", "\u2581Hund", "e", "\u2581rennt", ".", "3",
+                                           "\u00e4", "-"};
+  std::vector<char> joins;
+  for (const std::string& piece : pieces) joins.push_back(word_join(piece, false));
+  EXPECT_EQ(joins, (std::vector<char>{kStartsWord, kStartsWord, kStartsWord, kStartsWord, kStartsWord, kLetter,
+                                      kStartsWord, kOther, kLetter, kLetter, kOther}));
+  EXPECT_FALSE(all_complete(c, after(c, {4, 5}, joins))) << "Hunde";
+  EXPECT_FALSE(all_complete(c, after(c, {4, 9}, joins))) << "Hundä";
+  EXPECT_FALSE(all_complete(c, after(c, {4, 10, 5}, joins))) << "Hund-e";
+  EXPECT_FALSE(all_complete(c, after(c, {4, 7, 10, 8}, joins))) << "Hund.-3";
+  EXPECT_TRUE(all_complete(c, after(c, {4, 7}, joins))) << "Hund.";
+  EXPECT_TRUE(all_complete(c, after(c, {4, 10, 7, 6}, joins))) << "Hund-. rennt";
+  EXPECT_TRUE(all_complete(c, after(c, {4, 6}, joins))) << "Hund rennt";
+  EXPECT_TRUE(all_complete(c, after(c, {4, 5, 4}, joins))) << "Hunde Hund";
   EXPECT_TRUE(all_complete(c, after(c, {4, 5}))) << "a word-level model: no pieces";
+  EXPECT_EQ(word_join("e", true), kStartsWord) << "a word-level model's tokens are words";
 }
 
 bool contains(const std::vector<int>& tokens, const std::vector<int>& phrase) {
@@ -147,6 +159,73 @@ TEST(ConstrainedSearch, EveryOutputHoldsItsPhrasesAndNoneToAvoid) {
   }
   EXPECT_GT(changed, 60) << "the constraints were the model's own choices: the test shows nothing";
   EXPECT_GT(avoided, 0) << "no free output held a phrase to avoid: the test shows nothing";
+}
+
+// With subword pieces a phrase to avoid is avoided as whole words of text, however the model
+// pieces it ("ab" as "▁ab" or "▁a" + "b", also before "."), while the word may go on ("abc").
+TEST(ConstrainedSearch, WithSubwordPiecesAPhraseToAvoidIsAvoidedHoweverPieced) {
+  const std::vector<std::string> pieces = {"<pad>", "<unk>", "<s>", "</s>", "\u2581ab", "\u2581a", "b", "c", ".",
+                                           "\u2581d", "\u2581e", "f"};
+  ASSERT_EQ(pieces.size(), static_cast<size_t>(kWords));
+  std::vector<char> joins;
+  for (const std::string& piece : pieces) joins.push_back(word_join(piece, false));
+  const auto words_of = [&](const std::vector<int>& tokens) {  // the text's words
+    std::vector<std::string> words;
+    for (int w : tokens) {
+      if (joins[w] == kStartsWord || words.empty()) words.emplace_back();
+      words.back() += joins[w] == kStartsWord ? pieces[w].substr(3) : pieces[w];
+    }
+    return words;
+  };
+  const auto holds = [](const std::vector<std::string>& words, const std::vector<std::string>& phrase) {
+    for (size_t i = 0; i + phrase.size() <= words.size(); ++i) {  // "." may follow its last word
+      std::string last = words[i + phrase.size() - 1];
+      while (!last.empty() && last.back() == '.') last.pop_back();
+      if (std::equal(phrase.begin(), phrase.end() - 1, words.begin() + static_cast<long>(i)) && last == phrase.back())
+        return true;
+    }
+    return false;
+  };
+  const std::vector<std::vector<std::string>> avoided = {{"ab"}, {"d", "e"}};
+  BeamSearch<float>::Steerings steering(1);
+  steering[0].constraints.avoid = {{4}, {9, 10}};
+  const auto params = model<float>(17);
+  BeamSearch<float> search(params);
+  search.set_word_pieces(joins, pieces);
+  int held_free = 0, respelled_free = 0;
+  for (int seed = 0; seed < 40; ++seed) {
+    std::mt19937 random(static_cast<unsigned>(seed));
+    std::vector<int> source;
+    for (int i = 1 + seed % 6; i > 0; --i) source.push_back(4 + static_cast<int>(random() % 5));
+    source.push_back(Vocab::kEos);
+    const BeamSearch<float>::Steerings all(1, steering[0]);
+    for (const bool sampling : {false, true}) {
+      BeamOptions options;
+      options.beam_size = 5;
+      options.n_best = 5;
+      if (sampling) options.sampling_topp = 1;
+      options.sampling_seed = static_cast<uint64_t>(seed);
+      const auto free = search.search({source}, options).at(0);
+      const auto found = search.search({source}, options, nullptr, &all).at(0);
+      ASSERT_FALSE(found.empty());
+      for (const Hypothesis& h : free) {
+        const auto words = words_of(h.tokens);
+        for (const auto& phrase : avoided) held_free += holds(words, phrase);
+        for (size_t i = 0; i + 1 < h.tokens.size(); ++i)
+          respelled_free += h.tokens[i] == 5 && h.tokens[i + 1] == 6 &&
+                            (i + 2 == h.tokens.size() || joins[h.tokens[i + 2]] != kLetter);
+      }
+      for (const Hypothesis& h : found) {
+        const auto words = words_of(h.tokens);
+        for (const auto& phrase : avoided)
+          EXPECT_FALSE(holds(words, phrase))
+              << "seed " << seed << (sampling ? ", sampling" : ", beam") << (h.finished ? "" : ", cut") << " "
+              << ::testing::PrintToString(h.tokens);
+      }
+    }
+  }
+  EXPECT_GT(held_free, 0) << "no free output held a phrase to avoid: the test shows nothing";
+  EXPECT_GT(respelled_free, 0) << "no free output spelt \"ab\" as \"a\" + \"b\": the test shows nothing";
 }
 
 // A sentence's constrained hypotheses do not depend on what shares its batch.

@@ -8,6 +8,7 @@
 
 #include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/error.h"
+#include "rnnsearch/text/subwords.h"
 #include "rnnsearch/text/vocab.h"
 
 namespace rnnsearch {
@@ -205,6 +206,20 @@ size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const St
       s.constraints = PhraseConstraints();
     }
     s.max_steps = std::max(s.max_steps, static_cast<int>(s.prefix.size()) + s.constraints.tokens() + 1);
+    s.avoid_text.clear();
+    s.avoid_ends.clear();
+    if (!word_join_.empty())
+      for (const std::vector<int>& phrase : s.constraints.avoid) {
+        std::string text;
+        for (int w : phrase) text += piece_text_[w];
+        for (int w = Vocab::kEos + 1; w < static_cast<int>(piece_text_.size()); ++w) {
+          const std::string& piece = piece_text_[w];
+          if (!piece.empty() && piece.size() <= text.size() &&
+              text.compare(text.size() - piece.size(), piece.size(), piece) == 0)
+            s.avoid_ends.push_back({static_cast<int>(s.avoid_text.size()), w});
+        }
+        s.avoid_text.push_back(std::move(text));
+      }
     s.steps = 0;
     s.closing = false;
     s.nodes.clear();
@@ -285,7 +300,7 @@ void BeamSearch<T>::extend(int b, int first_row) {
     return;
   }
   const bool word_start =
-      !s.prefix.empty() && static_cast<size_t>(s.steps) == s.prefix.size() && !continues_word_.empty();
+      !s.prefix.empty() && static_cast<size_t>(s.steps) == s.prefix.size() && !word_join_.empty();
   block_tokens(s, first_row);
   const size_t count = static_cast<size_t>(options_.beam_size) - s.finals.size();
   if (static_cast<size_t>(s.steps) < s.prefix.size())
@@ -302,11 +317,11 @@ void BeamSearch<T>::extend(int b, int first_row) {
     const Live& parent = s.live[c.row - first_row];
     const int node = add_node(s, parent.node, c.word, c.row);
     if (c.word == Vocab::kEos) {
-      finish(s, node, c.log_prob, s.steps, true, c.lane, all_complete(s.constraints, parent.constraint));
+      finish(s, node, c.log_prob, s.steps, true, c.lane, parent.constraint);
     } else {
       const ConstraintState state = s.constraints.include.empty()
                                         ? parent.constraint
-                                        : advance_constraints(s.constraints, parent.constraint, c.word, continues_word_);
+                                        : advance_constraints(s.constraints, parent.constraint, c.word, word_join_);
       s.next.push_back({node, c.log_prob, c.row, c.lane, state});
     }
   }
@@ -318,7 +333,7 @@ void BeamSearch<T>::extend(int b, int first_row) {
       s.closing = true;
     } else {
       for (const Live& h : s.live)
-        finish(s, h.node, h.log_prob, s.steps, false, h.lane, all_complete(s.constraints, h.constraint));
+        finish(s, h.node, h.log_prob, s.steps, false, h.lane, h.constraint);
       s.live.clear();
     }
   }
@@ -329,7 +344,7 @@ template <class T>
 void BeamSearch<T>::close(Sentence& s, int first_row) {
   for (size_t i = 0; i < s.live.size(); ++i) {
     const int node = add_node(s, s.live[i].node, -1, first_row + static_cast<int>(i));
-    finish(s, node, s.live[i].log_prob, s.steps, false, s.live[i].lane, all_complete(s.constraints, s.live[i].constraint));
+    finish(s, node, s.live[i].log_prob, s.steps, false, s.live[i].lane, s.live[i].constraint);
   }
   s.live.clear();
 }
@@ -364,7 +379,7 @@ void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t c
         const int w = words ? words[k] : k;
         const T candidate = base + log_p[k];
         // strict: on a tie the candidate found first stays
-        if (candidate <= threshold || w == Vocab::kPad || w == Vocab::kBos || (word_start && continues_word_[w]) ||
+        if (candidate <= threshold || w == Vocab::kPad || w == Vocab::kBos || (word_start && word_join_[w]) ||
             blocked(row, w))
           continue;
         if (heap_.size() == count) {  // the new candidate replaces the heap's minimum
@@ -419,7 +434,7 @@ void BeamSearch<T>::lane_candidates(Sentence& s, int first_row, bool word_start)
   int row = first_row;
   const auto excluded = [&](int k) {
     const int w = words ? words[k] : k;
-    return w == Vocab::kPad || w == Vocab::kBos || (word_start && continues_word_[w]) || blocked(row, w);
+    return w == Vocab::kPad || w == Vocab::kBos || (word_start && word_join_[w]) || blocked(row, w);
   };
   const bool greedy = options_.alternatives > 0;  // an alternative's lane: the best token (top-1)
   const int draws = parting ? outputs() : static_cast<int>(s.live.size());
@@ -454,7 +469,7 @@ void BeamSearch<T>::constrained_candidates(const Sentence& s, int first_row, siz
     return found != shortlist_->end() && *found == w ? static_cast<int>(found - shortlist_->begin()) : -1;
   };
   const auto proposable = [&](int row, int w) {
-    return w != Vocab::kPad && w != Vocab::kBos && !(word_start && continues_word_[w]) && !blocked(row, w);
+    return w != Vocab::kPad && w != Vocab::kBos && !(word_start && word_join_[w]) && !blocked(row, w);
   };
   for (size_t i = 0; i < s.live.size(); ++i) {
     const int row = first_row + static_cast<int>(i);
@@ -485,7 +500,7 @@ void BeamSearch<T>::constrained_candidates(const Sentence& s, int first_row, siz
     const Live& h = s.live[c.row - first_row];
     const int met = c.word == Vocab::kEos
                         ? met_tokens(s.constraints, h.constraint)
-                        : met_tokens(s.constraints, advance_constraints(s.constraints, h.constraint, c.word, continues_word_));
+                        : met_tokens(s.constraints, advance_constraints(s.constraints, h.constraint, c.word, word_join_));
     banks_.push_back(met);
     ++available_[met];
   }
@@ -517,7 +532,13 @@ void BeamSearch<T>::constrained_candidates(const Sentence& s, int first_row, siz
 }
 
 // The tokens this step must not propose: </s> after a hypothesis that lacks a constraint, and
-// the last token of a phrase to avoid after a hypothesis that ends with the rest of it.
+// what would make a phrase to avoid whole words. A word-level model: the last token of the
+// phrase after a hypothesis that ends with the rest of it. A subword model: after a hypothesis
+// whose text ends with the phrase's (its first piece with "▁", so from a word's start; its last
+// token chosen, not a prefix's), every token but those that go on with its last word by a
+// letter or digit ("Hund" may become "Hunde", not "Hund" or "Hund."), however it was pieced;
+// and at the last step before the length limit cuts the text, each token that would end it
+// with the phrase.
 template <class T>
 void BeamSearch<T>::block_tokens(const Sentence& s, int first_row) {
   blocked_.clear();
@@ -525,6 +546,19 @@ void BeamSearch<T>::block_tokens(const Sentence& s, int first_row) {
   for (size_t i = 0; i < s.live.size(); ++i) {
     const int row = first_row + static_cast<int>(i);
     if (!all_complete(s.constraints, s.live[i].constraint)) blocked_.push_back({row, Vocab::kEos});
+    if (!word_join_.empty()) {
+      const int node = s.live[i].node;
+      if (static_cast<size_t>(s.steps) > s.prefix.size() &&
+          std::any_of(s.avoid_text.begin(), s.avoid_text.end(),
+                      [&](const std::string& text) { return ends_with_text(s, node, text, text.size()); }))
+        blocked_.push_back({row, kWordEnd});
+      if (s.steps + 1 == s.max_steps && static_cast<size_t>(s.steps) >= s.prefix.size())
+        for (const auto& [phrase, w] : s.avoid_ends) {
+          const std::string& text = s.avoid_text[phrase];
+          if (ends_with_text(s, node, text, text.size() - piece_text_[w].size())) blocked_.push_back({row, w});
+        }
+      continue;
+    }
     for (const std::vector<int>& phrase : s.constraints.avoid) {
       int node = s.live[i].node;
       bool ends = true;
@@ -540,8 +574,20 @@ void BeamSearch<T>::block_tokens(const Sentence& s, int first_row) {
 template <class T>
 bool BeamSearch<T>::blocked(int row, int word) const {
   for (const auto& [r, w] : blocked_)
-    if (r == row && w == word) return true;
+    if (r == row && (w == word || (w == kWordEnd && word_join_[word] != kLetter))) return true;
   return false;
+}
+
+// Does the text of the path to `node` end with text[0 .. end)? (Pieces never hold a "▁" but at
+// their start, so a text that starts with one starts at a piece.)
+template <class T>
+bool BeamSearch<T>::ends_with_text(const Sentence& s, int node, const std::string& text, size_t end) const {
+  for (; end > 0 && node >= 0 && s.nodes[node].token >= 0; node = s.nodes[node].parent) {
+    const std::string& piece = piece_text_[s.nodes[node].token];
+    if (piece.size() > end || text.compare(end - piece.size(), piece.size(), piece) != 0) return false;
+    end -= piece.size();
+  }
+  return end == 0;
 }
 
 // A node's attention row is that of the decoder row it was chosen from.
@@ -556,10 +602,12 @@ int BeamSearch<T>::add_node(Sentence& s, int parent, int token, int row) {
 }
 
 template <class T>
-void BeamSearch<T>::finish(Sentence& s, int node, T log_prob, int length, bool finished, int lane, bool satisfied) {
+void BeamSearch<T>::finish(Sentence& s, int node, T log_prob, int length, bool finished, int lane,
+                           const ConstraintState& constraint) {
   const double log_p = static_cast<double>(log_prob);
   const double cover = options_.coverage_penalty > 0 ? coverage(s, node) : 0;
-  s.finals.push_back({node, log_p, ranking_score(options_, log_p, length, cover), finished, lane, satisfied});
+  s.finals.push_back({node, log_p, ranking_score(options_, log_p, length, cover), finished, lane, constraint.complete,
+                      all_complete(s.constraints, constraint)});
 }
 
 // coverage_term of the attention rows of the node's path's tokens (not the extra row of a
@@ -620,6 +668,7 @@ std::vector<Hypothesis> BeamSearch<T>::best_hypotheses(const Sentence& s) const 
     h.finished = f.finished;
     h.log_prob = f.log_prob;
     h.score = f.score;
+    h.constraints_met = f.met;
     if (options_.alternatives > 0) {
       h.alternative = static_cast<int>(s.prefix.size());
       h.alternative_log_prob = static_cast<double>(s.alternative_log_probs[f.lane]);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rnnsearch/text/subwords.h"
+
 namespace rnnsearch {
 
 int PhraseConstraints::tokens() const {
@@ -26,11 +28,15 @@ int restart(const std::vector<int>& p, int m, int w) {
 }  // namespace
 
 ConstraintState advance_constraints(const PhraseConstraints& c, const ConstraintState& state, int token,
-                                    const std::vector<char>& continues) {
+                                    const std::vector<char>& joins) {
   ConstraintState next = state;
   next.completed = -1;
-  if (state.completed >= 0 && !continues.empty() && continues[token])  // "Hund" + "e": not the phrase
-    next.complete &= ~(uint64_t{1} << state.completed);
+  if (state.completed >= 0 && !joins.empty()) {
+    if (joins[token] == kLetter)  // "Hund" + "e": not the phrase
+      next.complete &= ~(uint64_t{1} << state.completed);
+    else if (joins[token] == kOther)  // "Hund" + "-": whole unless a letter follows
+      next.completed = state.completed;
+  }
   if (next.phrase >= 0) {
     const std::vector<int>& p = c.include[next.phrase];
     next.matched = next.matched < static_cast<int>(p.size()) && p[next.matched] == token

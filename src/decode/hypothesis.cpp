@@ -15,7 +15,7 @@ void alignment_fields(Message& message, A& alignment) {
 
 template <typename Message, typename H>
 void hypothesis_fields(Message& message, H& h) {
-  message(h.tokens)(h.words)(h.target_pieces)(h.finished)(h.log_prob)(h.score)(h.alternative)(h.alternative_log_prob);
+  message(h.tokens)(h.words)(h.target_pieces)(h.finished)(h.log_prob)(h.score)(h.alternative)(h.alternative_log_prob)(h.constraints_met);
   alignment_fields(message, h.alignment);
 }
 

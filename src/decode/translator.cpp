@@ -34,13 +34,16 @@ Translator::Translator(const ModelDefinition& model, const std::vector<const Par
   }
   const int threads = std::max(1, options.threads);
   searches_.reserve(threads);
-  std::vector<char> continues;  // which target tokens continue a word: none of a word-level model's
+  std::vector<char> joins;  // how each target token joins the word before it: none of a word-level model's
+  std::vector<std::string> pieces;
   if (model.uses_subwords())
-    for (size_t w = 0; w < model.tgt_vocab.size(); ++w)
-      continues.push_back(continues_word(model.tgt_vocab.token(static_cast<int>(w)), model.tgt_subwords.identity()));
+    for (size_t w = 0; w < model.tgt_vocab.size(); ++w) {
+      pieces.push_back(model.tgt_vocab.token(static_cast<int>(w)));
+      joins.push_back(word_join(pieces.back(), model.tgt_subwords.identity()));
+    }
   for (int t = 0; t < threads; ++t) {
     searches_.emplace_back(models, low_precision);
-    searches_.back().set_word_pieces(continues);
+    searches_.back().set_word_pieces(joins, pieces);
   }
   decoding_.resize(static_cast<size_t>(threads));
 }
@@ -84,8 +87,12 @@ LineTranslation Translator::prepare(const std::string& text, const LineSteering*
   if (!steering) return result;
   steering_ids.prefix = target_ids(steering->prefix);
   for (const std::string& phrase : steering->constraints)
-    if (std::vector<int> phrase_ids = target_ids(phrase); !phrase_ids.empty())
+    if (std::vector<int> phrase_ids = target_ids(phrase); !phrase_ids.empty()) {
+      if (std::find(phrase_ids.begin(), phrase_ids.end(), Vocab::kUnk) != phrase_ids.end())
+        result.warning += std::string(result.warning.empty() ? "" : "; ") + "its constraint '" + phrase +
+                          "' has words or characters the model cannot write: the translation holds <unk> in their place";
       steering_ids.constraints.include.push_back(std::move(phrase_ids));
+    }
   for (const std::string& phrase : steering->avoid)
     if (std::vector<int> phrase_ids = target_ids(phrase); !phrase_ids.empty())
       steering_ids.constraints.avoid.push_back(std::move(phrase_ids));
@@ -123,10 +130,12 @@ void Translator::finish(LineTranslation& result, std::vector<Hypothesis> hypothe
     if (options_.replace_unk) options_.unk_replacement.apply(result.source, h);
   }
   if (result.hypotheses.empty()) return;
-  const std::vector<std::string>& words = result.hypotheses.front().words;
+  // The search's own account of the phrases the best holds: bit i for the i-th that has tokens
+  // (prepare() drops the others).
+  const uint64_t met = result.hypotheses.front().constraints_met;
+  int i = 0;
   for (const std::string& constraint : constraints) {
-    const std::vector<std::string> phrase = tokenize(constraint, model_.tokenizer);
-    if (phrase.empty() || std::search(words.begin(), words.end(), phrase.begin(), phrase.end()) != words.end()) continue;
+    if (target_ids(constraint).empty() || (met >> i++ & 1)) continue;
     result.warning += std::string(result.warning.empty() ? "" : "; ") + "its translation lacks the constraint '" +
                       constraint + "' (no hypothesis within the length limit holds every constraint)";
   }

@@ -101,6 +101,8 @@ ModelDefinition load_model_definition(const std::string& dir) {
     if (std::filesystem::exists(model_file(dir, name))) *subwords = Subwords::load(model_file(dir, name));
   model.src_vocab = Vocab::load(model_file(dir, model_files::kSrcVocab));
   model.tgt_vocab = Vocab::load(model_file(dir, model_files::kTgtVocab));
+  model.src_subwords.restrict_to(model.src_vocab.tokens());  // text is cut into pieces with ids
+  model.tgt_subwords.restrict_to(model.tgt_vocab.tokens());
   const ModelConfig& config = model.config;
   if (static_cast<int>(model.src_vocab.size()) != config.src_vocab ||
       static_cast<int>(model.tgt_vocab.size()) != config.tgt_vocab)

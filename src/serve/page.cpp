@@ -4,10 +4,12 @@ namespace rnnsearch::serve {
 
 namespace {
 
-// Element ids the browser test reads: #source, #prefix, #status, #translations, #nbest,
-// #heatmap, #tooltip, #words, #alternatives, and one field per decoding option named as on
-// the command line (#beam-size, ...). Each line of the text area is one sentence (one entry of
-// "q"); #prefix is the target prefix of the chosen sentence (its entry of "target_prefix").
+// Element ids the browser test reads: #source, #prefix, #constraints, #avoid, #status,
+// #translations, #nbest, #heatmap, #tooltip, #words, #alternatives, and one field per decoding
+// option named as on the command line (#beam-size, ...). Each line of the text area is one
+// sentence (one entry of "q"); #prefix is the target prefix of the chosen sentence (its entry of
+// "target_prefix"), #constraints and #avoid its phrases that must and must not appear, separated
+// by ";" (its entries of "constraints" and "avoid").
 // #words holds the chosen hypothesis' words: a click on word i asks for the alternatives after
 // its first i words ("alternatives" with that "target_prefix"); choosing one makes the prefix
 // those words and the alternative's, and the page translates again.
@@ -27,6 +29,9 @@ textarea { width: 100%; box-sizing: border-box; min-height: 6em; font: inherit; 
 label { margin-right: 1.2em; color: #555; white-space: nowrap; display: inline-block; }
 input[type=number] { width: 4em; }
 #prefix { width: 100%; box-sizing: border-box; font: inherit; padding: .4em .5em; margin: .6em 0; }
+#steering { display: flex; gap: 1em; }
+#steering label { flex: 1; display: flex; align-items: center; gap: .5em; margin: 0; }
+#steering input { flex: 1; font: inherit; padding: .3em .5em; }
 details { margin-top: .4em; color: #555; }
 #status { color: #666; font-size: .9em; margin-left: .5em; }
 #status.error { color: #b00020; }
@@ -52,6 +57,12 @@ li.selected { background: #e8eefc; }
 <textarea id="source" placeholder="Type or paste text: one sentence per line" autofocus></textarea>
 <div id="options"><span id="status"></span></div>
 <input id="prefix" type="text" placeholder="Start of the chosen sentence's translation (target prefix): the model completes it">
+<div id="steering">
+<label title="Phrases the chosen sentence's translation must contain, separated by ; (lexical constraints)">must contain
+<input id="constraints" type="text" placeholder="phrase; phrase"></label>
+<label title="Phrases the chosen sentence's translation must not contain, separated by ;">must not contain
+<input id="avoid" type="text" placeholder="phrase; phrase"></label>
+</div>
 </section>
 <section><h2>Translation</h2><ol id="translations"></ol></section>
 <section><h2>n-best of the chosen sentence</h2><ol id="nbest"></ol></section>
@@ -115,6 +126,24 @@ function optionFields() {
   return fields;
 }
 
+// The phrases typed into #constraints or #avoid: separated by ";", blanks dropped.
+function phrases(id) {
+  return $(id).value.split(";").map((p) => p.trim()).filter((p) => p !== "");
+}
+
+// The chosen sentence's steering as request fields, every other sentence unsteered.
+function steeringFields(requested) {
+  const fields = {}, prefix = $("prefix").value.trim();
+  const steering = { target_prefix: prefix === "" ? null : prefix, constraints: phrases("constraints"),
+                     avoid: phrases("avoid") };
+  for (const [name, mine] of Object.entries(steering))
+    if (mine !== null && mine.length > 0)
+      fields[name] = requested.map((_, k) => (k === chosenLine ? mine : (name === "target_prefix" ? "" : [])));
+  return fields;
+}
+
+const steered = () => $("prefix").value.trim() !== "" || phrases("constraints").length > 0 || phrases("avoid").length > 0;
+
 async function post(body) {
   const response = await fetch("translate", { method: "POST", headers: { "Content-Type": "application/json" },
                                               body: JSON.stringify(body) });
@@ -137,8 +166,7 @@ async function translate() {
   if (beam && body.n_best > (body.beam_size || beam.defaults.translate))  // a smaller beam: its whole list
     body.n_best = body.beam_size || beam.defaults.translate;
   if (chosenLine >= requested.length) chosenLine = 0;
-  const prefix = $("prefix").value.trim();
-  if (prefix !== "") body.target_prefix = requested.map((_, k) => (k === chosenLine ? prefix : ""));
+  Object.assign(body, steeringFields(requested));
   $("status").className = "";
   $("status").textContent = "translating…";
   try {
@@ -158,13 +186,15 @@ async function translate() {
 }
 
 // The alternatives after the first `position` words of the chosen hypothesis, decoded with the
-// options' fields (but the n-best list and sampling, which alternatives replace).
+// options' fields (but the n-best list and sampling, which alternatives replace) and the phrases
+// to avoid (the constraints need a beam search of their own, which alternatives are not).
 async function askAlternatives(position) {
   const hypothesis = result[chosenLine].hypotheses[chosenHypothesis];
   const prefix = hypothesis.target.slice(0, position).join(" ");
   const body = optionFields();
   for (const name of Object.keys(body)) if (name === "n_best" || name.startsWith("sampling_")) delete body[name];
   Object.assign(body, { q: [lines[chosenLine]], target_prefix: [prefix], alternatives: kAlternatives });
+  if (phrases("avoid").length > 0) body.avoid = [phrases("avoid")];
   const mine = ++alternativesSequence;
   try {
     const reply = await post(body);
@@ -212,7 +242,7 @@ function render() {
         chosenHypothesis = 0;
         alternatives = null;
         render();
-        if (moved && $("prefix").value.trim() !== "") schedule();  // the prefix now belongs to this sentence
+        if (moved && steered()) schedule();  // the prefix and phrases now belong to this sentence
       })));
   const entry = result[chosenLine];
   if (!entry) return;
@@ -293,7 +323,7 @@ function wire(svg, hypothesis) {
 }
 
 $("source").addEventListener("input", schedule);
-$("prefix").addEventListener("input", schedule);
+for (const id of ["prefix", "constraints", "avoid"]) $(id).addEventListener("input", schedule);
 const controls = buildControls().catch((error) => {
   $("status").className = "error";
   $("status").textContent = String(error.message || error);

@@ -14,6 +14,9 @@ class SentencePieceProcessor {};  // never made: Subwords::load says the build h
 #include <numeric>
 #include <unordered_map>
 
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
+
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/line_reader.h"
 
@@ -143,7 +146,16 @@ Subwords Subwords::load(const std::string& path) {
   return subwords;
 }
 
+void Subwords::restrict_to(const std::vector<std::string>& pieces) {
+  if (identity()) return;
+  const std::vector<std::string_view> views(pieces.begin(), pieces.end());
+  const auto status = processor_->SetVocabulary(views);
+  if (!status.ok()) throw Error("restricting the subword model to the vocabulary: " + status.ToString());
+}
+
 #else
+
+void Subwords::restrict_to(const std::vector<std::string>&) {}
 
 std::string Subwords::train(const std::vector<std::string>&, const TokenizerOptions&, int, SubwordType, size_t) {
   no_sentencepiece();
@@ -199,8 +211,14 @@ std::vector<std::string> PieceCache::encode(const std::vector<std::string>& word
   return pieces;
 }
 
-bool continues_word(const std::string& token, bool identity) {
-  return !identity && !starts_word(token) && token != "<unk>" && token != "<s>" && token != "</s>" && token != "<pad>";
+WordJoin word_join(const std::string& token, bool identity) {
+  if (identity || token.empty() || starts_word(token) || token == "<unk>" || token == "<s>" || token == "</s>" ||
+      token == "<pad>")
+    return kStartsWord;
+  int32_t i = 0;
+  UChar32 c;
+  U8_NEXT(token.data(), i, static_cast<int32_t>(token.size()), c);
+  return c >= 0 && u_isalnum(c) ? kLetter : kOther;
 }
 
 std::vector<std::string> join_pieces(const std::vector<std::string>& pieces, bool identity,

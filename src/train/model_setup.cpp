@@ -85,6 +85,9 @@ void learn_subwords(const TrainOptions& o, const std::string& dir, ModelDefiniti
   progress.start("counting the vocabularies");
   model.src_vocab = streamed_vocab(o.train_src, o.tokenizer, model.src_subwords, 1, o.threads);
   model.tgt_vocab = streamed_vocab(o.train_tgt, o.tokenizer, model.tgt_subwords, 1, o.threads);
+  // From now on (training text, validation) cut into pieces with ids, as load_model_definition does.
+  model.src_subwords.restrict_to(model.src_vocab.tokens());
+  model.tgt_subwords.restrict_to(model.tgt_vocab.tokens());
 }
 
 // A training file as the corpus cache's key records it.

@@ -148,10 +148,15 @@ class BeamSearch {
                                               const Steerings* steering = nullptr,
                                               const std::vector<uint64_t>* keys = nullptr);
 
-  // Subword models: continues[w] = 1 when target token w continues the word before it (a
-  // piece without "▁"); such tokens are not proposed right after a target prefix. Empty
-  // (the default): every token may follow a prefix.
-  void set_word_pieces(std::vector<char> continues) { continues_word_ = std::move(continues); }
+  // Subword models: joins[w] = how target token w joins the word before it (text/subwords.h
+  // WordJoin; nonzero: a piece without "▁"), pieces[w] its text. Such tokens are not proposed
+  // right after a target prefix, a letter or digit after a constraint's phrase undoes it
+  // (constraints.h), and phrases to avoid are avoided as text, however pieced. Empty (the
+  // default): every token may follow a prefix, and phrases are whole as tokens.
+  void set_word_pieces(std::vector<char> joins, std::vector<std::string> pieces) {
+    word_join_ = std::move(joins);
+    piece_text_ = std::move(pieces);
+  }
 
   // Continuous batching. start: an empty search with these options (and shortlist, which
   // must outlive it); any sentence still in the search is dropped. add: the sources (with
@@ -192,6 +197,7 @@ class BeamSearch {
     double log_prob, score;
     bool finished;
     int lane;        // Live::lane
+    uint64_t met;    // the constraints' phrases it holds (ConstraintState::complete)
     bool satisfied;  // holds every phrase of the constraints
   };
   struct Sentence {
@@ -201,6 +207,8 @@ class BeamSearch {
     bool closing = false;     // one more step, only for the attention row of cut hypotheses
     std::vector<int> prefix;  // target tokens forced first
     PhraseConstraints constraints;
+    std::vector<std::string> avoid_text;  // subword models: each phrase to avoid as the text of its pieces
+    std::vector<std::pair<int, int>> avoid_ends;  // (phrase, token): the tokens whose text ends that phrase's
     std::vector<T> alternative_log_probs;  // alternatives: log p of each lane's first token
     std::vector<Node> nodes;
     std::vector<float> attention;  // one row of source_length weights per node (if collected)
@@ -223,8 +231,10 @@ class BeamSearch {
   void constrained_candidates(const Sentence& sentence, int first_row, size_t count, bool word_start);
   void block_tokens(const Sentence& sentence, int first_row);
   bool blocked(int row, int word) const;
+  bool ends_with_text(const Sentence& s, int node, const std::string& text, size_t end) const;
   int add_node(Sentence& sentence, int parent, int token, int row);
-  void finish(Sentence& sentence, int node, T log_prob, int length, bool finished, int lane, bool satisfied);
+  void finish(Sentence& sentence, int node, T log_prob, int length, bool finished, int lane,
+              const ConstraintState& constraint);
   // Hypotheses returned per sentence: K alternatives, else max(n_best, 1).
   int outputs() const { return options_.alternatives > 0 ? options_.alternatives : std::max(options_.n_best, 1); }
   double coverage(const Sentence& sentence, int node) const;  // Σ_j log min(Σ_i a_ij, 1)
@@ -258,11 +268,15 @@ class BeamSearch {
   size_t next_id_ = 0;
   std::vector<int> row_sentence_, y_prev_, parent_rows_;  // per row of the next step
   std::vector<Candidate> heap_;
-  std::vector<std::pair<int, int>> blocked_;  // (row, word) that this step must not propose
+  // (row, word) that this step must not propose; word kWordEnd: every token that does not go on
+  // with the row's word by a letter or digit
+  std::vector<std::pair<int, int>> blocked_;
+  static constexpr int kWordEnd = -1;
   std::vector<Candidate> pool_;               // constrained_candidates' workspaces
   std::vector<int> banks_, quota_, available_, advancing_;
   TokenSampler sampler_;
-  std::vector<char> continues_word_;  // by target id (set_word_pieces)
+  std::vector<char> word_join_;           // by target id (set_word_pieces)
+  std::vector<std::string> piece_text_;  // by target id (set_word_pieces)
   mutable std::vector<double> coverage_sums_;  // coverage()'s workspace
 };
 

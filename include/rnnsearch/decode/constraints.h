@@ -11,8 +11,9 @@
 //       else the longest start of p that the hypothesis now ends with (p[0..k) = the last k
 //       tokens, k ≤ m), or, with none, as below
 //   in no phrase:  w = p_i[0] for the first incomplete p_i → in p_i, 1 matched (complete if |p_i| = 1)
-//   with subword pieces, a piece that continues the word of a phrase just completed undoes it
-//       (the phrase must stand as whole words: "Hund" is not met by "Hunde")
+//   with subword pieces, a phrase must stand as whole words: a piece that continues the word of
+//       a phrase just completed with a letter or digit undoes it, also after pieces of
+//       punctuation ("Hund" is not met by "Hunde" or "Hund-Welpe", but is by "Hund." and "Hund ...")
 //
 // A hypothesis may end (</s>) only when every phrase is complete. Negative phrases: a token that
 // would complete one (the hypothesis ends with its first |p| − 1 tokens) is never proposed.
@@ -35,10 +36,10 @@ struct ConstraintState {
   int completed = -1;     // the phrase the last token completed, −1: none
 };
 
-// The state after appending `token`. continues: by target id, 1 for a piece that continues the
-// word before it (empty: a word-level model).
+// The state after appending `token`. joins: by target id, how it joins the word before it
+// (text/subwords.h WordJoin; empty: a word-level model).
 ConstraintState advance_constraints(const PhraseConstraints& constraints, const ConstraintState& state, int token,
-                                    const std::vector<char>& continues);
+                                    const std::vector<char>& joins);
 int met_tokens(const PhraseConstraints& constraints, const ConstraintState& state);
 bool all_complete(const PhraseConstraints& constraints, const ConstraintState& state);
 // The tokens that would take the state forward: the next token of the phrase being matched,

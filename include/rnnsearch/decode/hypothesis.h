@@ -3,6 +3,7 @@
 // that produced it. Plain data, shared by the decoders (beam search, forced decoding) and
 // the output printer (output/output.h).
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct Hypothesis {
   // when it is </s>), and that token's log p(w | prefix, x). −1 and 0 otherwise.
   int alternative = -1;
   double alternative_log_prob = 0;
+  // With lexical constraints (--constraints): bit i set when it holds phrase i.
+  uint64_t constraints_met = 0;
   // (tokens + 1) × (source length with </s>): row i is the attention of output step i. The
   // last row is that of </s>; for a hypothesis cut at the length limit, the attention of
   // the step that would have come next.

@@ -42,6 +42,11 @@ class Subwords {
   // Reads a model file written from train(); throws rnnsearch::Error naming the file.
   static Subwords load(const std::string& path);
 
+  // Encodes into the pieces of `pieces` alone (SentencePiece's SetVocabulary, as subword-nmt's
+  // --vocabulary): a piece the model knows but the vocabulary lacks (a BPE merge that only
+  // leads to longer pieces, or one too rare) is cut into smaller pieces the vocabulary has,
+  // instead of becoming <unk>. Nothing for the identity.
+  void restrict_to(const std::vector<std::string>& pieces);
   bool identity() const { return !processor_; }
   // Does a word get the same pieces wherever it stands? True for BPE, whose merges compare
   // the scores of single pieces; unigram's Viterbi adds scores up along the sentence, so an
@@ -78,8 +83,10 @@ class PieceCache {
 std::vector<std::string> join_pieces(const std::vector<std::string>& pieces, bool identity,
                                      std::vector<int>* word_of_piece = nullptr);
 
-// Does join_pieces add this vocabulary token to the word before it? (A piece without "▁";
-// never a word-level model's token, nor <unk>, <s>, </s>, <pad>.)
-bool continues_word(const std::string& token, bool identity);
+// How join_pieces adds this vocabulary token to the text before it: kStartsWord (a piece with
+// "▁", a word-level model's token, <unk>, <s>, </s>, <pad>), or it continues the word before it
+// with a letter or digit (kLetter: "e" after "▁Hund") or with anything else (kOther: "." or "-").
+enum WordJoin : char { kStartsWord = 0, kOther = 1, kLetter = 2 };
+WordJoin word_join(const std::string& token, bool identity);
 
 }  // namespace rnnsearch

@@ -33,6 +33,7 @@ class Vocab {
   bool operator==(const Vocab& other) const { return tokens_ == other.tokens_; }  // the same tokens, in order
   int id(const std::string& token) const;  // kUnk when absent
   const std::string& token(int id) const { return tokens_.at(static_cast<size_t>(id)); }
+  const std::vector<std::string>& tokens() const { return tokens_; }  // by id
 
   std::vector<int> encode(const std::vector<std::string>& tokens) const;  // appends kEos
   // Stops at the first kEos; skips kPad and kBos.
