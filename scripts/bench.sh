@@ -6,7 +6,8 @@
 #              of batch construction + forward + backward + clipping + optimizer step;
 #              small also with 1 thread (scaling) and its peak memory
 #   decoding:  test_2016_flickr (1000 sentences), beam 5, greedy, top-10 sampling and 5
-#              alternatives (each completed greedily) with batches of 64, and their peak memory;
+#              alternatives (each completed greedily) with batches of 64, beam 5 with one and two
+#              oracle constraints per line (batches of 32, as beam 5), and their peak memory;
 #              beam 5 with the lexical shortlist, and its BLEU change
 #   precision: training small and base, and decoding, in fp32 against the default precision
 #              (auto: bf16 training, int8 decoding where the CPU runs them natively), and
@@ -104,11 +105,17 @@ if [ -n "$mpi" ]; then
 fi
 
 zcat $data/test_2016_flickr.en.gz > "$work/test.en"
+"$bin" tokenize -i $data/test_2016_flickr.de.gz -o "$work/test.ref.de"
+for n in 1 2; do  # oracle constraints: n phrases of 1-3 words of each line's reference (docs/quality.md)
+  /usr/bin/python3 scripts/oracle_constraints.py pick "$work/test.ref.de" --phrases $n --seed 1 > "$work/constraints$n"
+done
 # beam: one sentence at a time, as the reference decodes; beam_batched: our default batch 32;
 # sampling: top-10 sampling (docs/translating.md), batched as greedy decoding is; alternatives:
-# the 5 most probable first words, each completed greedily (5 outputs per line)
+# the 5 most probable first words, each completed greedily (5 outputs per line); constrained1/2:
+# beam 5 with one / two oracle constraints per line (dynamic beam allocation)
 for mode in "beam 5 1" "beam_batched 5 32" "greedy 1 64" "sampling 1 64 --sampling-topk 10" \
-    "alternatives 1 64 --alternatives 5"; do
+    "alternatives 1 64 --alternatives 5" "constrained1 5 32 --constraints $work/constraints1" \
+    "constrained2 5 32 --constraints $work/constraints2"; do
   set -- $mode
   speeds=() rss=()
   for ((k = 0; k < REPEAT; ++k)); do
@@ -122,13 +129,18 @@ for mode in "beam 5 1" "beam_batched 5 32" "greedy 1 64" "sampling 1 64 --sampli
   r[rss_decode_$1]=$(median "${rss[@]}")
 done
 
-"$bin" tokenize -i $data/test_2016_flickr.de.gz -o "$work/test.ref.de"
 # The tokenized, lowercased BLEU (multi-bleu.perl's) of docs/design.md §5, the score alone.
 bleu() { "$bin" bleu --tokenize multi30k --score-only --ref "$work/test.ref.de" --hyp "$1"; }
 echo "rnnsearch translate --sampling-topk 10, batch 64: ${r[decode_sampling]} lines/s," \
   "$(ratio "${r[decode_sampling]}" "${r[decode_greedy]}") of greedy decoding's; BLEU $(bleu "$work/hyp.sampling")"
 echo "rnnsearch translate --alternatives 5, batch 64: ${r[decode_alternatives]} lines/s (5 translations each)," \
   "$(ratio "${r[decode_alternatives]}" "${r[decode_greedy]}") of greedy decoding's"
+for n in 1 2; do
+  echo "rnnsearch translate --constraints ($n per line), beam 5, batch 32: ${r[decode_constrained$n]} lines/s," \
+    "$(ratio "${r[decode_constrained$n]}" "${r[decode_beam_batched]}") of beam 5's; BLEU $(bleu "$work/hyp.constrained$n")" \
+    "($(bleu "$work/hyp.beam_batched") without); $(/usr/bin/python3 scripts/oracle_constraints.py count \
+    "$work/constraints$n" "$work/hyp.constrained$n")"
+done
 
 # The default precision (auto, docs/design.md §5: bf16 training, int8 or bf16 decoding where
 # the CPU runs them natively) against fp32: speed and the BLEU change of decoding.

@@ -69,8 +69,8 @@ class Page(unittest.TestCase):
         cls.addClassCleanup(shutil.rmtree, cls.work, ignore_errors=True)
         cls.driver = start_chromium()
         cls.addClassCleanup(cls.driver.quit)
-        model = os.environ.get("RNNSEARCH_PAGE_MODEL") or train_tiny(os.path.join(cls.work, "tiny"))
-        cls.server, cls.url = start_server(model, os.path.join(cls.work, "serve.log"), WAIT_SECONDS)
+        cls.model = os.environ.get("RNNSEARCH_PAGE_MODEL") or train_tiny(os.path.join(cls.work, "tiny"))
+        cls.server, cls.url = start_server(cls.model, os.path.join(cls.work, "serve.log"), WAIT_SECONDS)
         cls.addClassCleanup(cls.server.wait, 60)
         cls.addClassCleanup(cls.server.terminate)
         request = urllib.request.Request(cls.url + "translate", json.dumps(dict(OPTIONS, q=[SENTENCE])).encode(),
@@ -252,6 +252,31 @@ class Page(unittest.TestCase):
         self.assert_listed("#nbest > li", [(h["translation"], h["score"]) for h in completed["hypotheses"]])
         self.assertEqual(self.texts(TARGET_LABELS), completed["hypotheses"][0]["target"] + ["</s>"])
         self.assertEqual(self.texts("#alternatives > li"), [])
+
+    def test_typing_constraints_and_phrases_to_avoid_steers_the_translation(self):
+        """A word the best translation lacks (from a lower n-best entry, else the vocabulary) typed as a
+        constraint and the best translation's first word as a phrase to avoid: the page shows the API's
+        translation, n-best list and heatmap for both, which holds the one and not the other; cleared,
+        the plain translation again."""
+        best_words = self.best["translation"].split()
+        avoid = best_words[0]
+        with open(os.path.join(self.model, "vocab.tgt"), encoding="utf-8") as f:
+            vocabulary = f.read().split()
+        constraint = next(w for w in [w for h in self.expected["hypotheses"][1:] for w in h["translation"].split()]
+                          + vocabulary if w.isalpha() and w not in best_words)
+        steered = self.api(dict(OPTIONS, q=[SENTENCE], constraints=[[constraint]], avoid=[[avoid]]))
+        words = steered["translation"].split()
+        self.assertIn(constraint, words)
+        self.assertNotIn(avoid, words)
+        self.addCleanup(self.wait_for_translation, self.expected["translation"])
+        self.addCleanup(lambda: self.driver.execute_script(
+            "for (const id of ['constraints', 'avoid']) {"
+            " const f = document.getElementById(id); f.value = ''; f.dispatchEvent(new Event('input')) }"))
+        self.driver.find_element(By.ID, "constraints").send_keys(constraint)
+        self.driver.find_element(By.ID, "avoid").send_keys(avoid)
+        self.wait_for_translation(steered["translation"])
+        self.assert_listed("#nbest > li", [(h["translation"], h["score"]) for h in steered["hypotheses"]])
+        self.assertEqual(self.texts(TARGET_LABELS), steered["hypotheses"][0]["target"] + ["</s>"])
 
     def api(self, body):
         """POST /translate of one sentence: its entry of "translations"."""
