@@ -29,6 +29,7 @@ namespace {
 // --avoid (a JSON list of phrases, or an empty line). Rank 0 reads it.
 struct SteeringFile {
   const char* option;
+  std::vector<std::string> LineSteering::*phrases;  // where its lines go; null: the prefix
   std::string path;
   std::unique_ptr<LineReader> reader;  // rank 0's
   std::vector<std::string> lines;      // of the chunk
@@ -78,14 +79,11 @@ std::vector<std::string> phrases_of(const SteeringFile& file, size_t line_number
 std::vector<LineSteering> steering_of(const std::vector<SteeringFile>& files, size_t first, size_t count) {
   std::vector<LineSteering> steering(files.empty() ? 0 : count);
   for (const SteeringFile& file : files)
-    for (size_t k = 0; k < count; ++k) {
-      const std::string option = file.option;
-      if (option == "target-prefix")
-        steering[k].prefix = file.lines[k];
+    for (size_t k = 0; k < count; ++k)
+      if (file.phrases)
+        steering[k].*file.phrases = phrases_of(file, first + k + 1, file.lines[k]);
       else
-        (option == "constraints" ? steering[k].constraints : steering[k].avoid) =
-            phrases_of(file, first + k + 1, file.lines[k]);
-    }
+        steering[k].prefix = file.lines[k];
   return steering;
 }
 
@@ -177,12 +175,15 @@ int translate_command(const Args& args) {
   const Precision requested = precision_option(precision, PrecisionUse::decoding);
   topts.precision = shortlist.empty() ? requested : Precision::fp32;
   std::vector<SteeringFile> steering_files;
-  for (const auto& [option, path] : {std::pair{"target-prefix", &target_prefix}, std::pair{"constraints", &constraints},
-                                     std::pair{"avoid", &avoid}})
-    if (!path->empty()) {
-      if (*path == "-" && input == "-") throw Error(std::string("--") + option + " and --input cannot both be stdin");
-      steering_files.push_back({option, *path, nullptr, {}});
-    }
+  const auto steering_file = [&](const char* option, std::vector<std::string> LineSteering::*phrases,
+                                 const std::string& path) {
+    if (path.empty()) return;
+    if (path == "-" && input == "-") throw Error(std::string("--") + option + " and --input cannot both be stdin");
+    steering_files.push_back({option, phrases, path, nullptr, {}});
+  };
+  steering_file("target-prefix", nullptr, target_prefix);
+  steering_file("constraints", &LineSteering::constraints, constraints);
+  steering_file("avoid", &LineSteering::avoid, avoid);
   const std::pair<int, int> shortlist_sizes = parse_shortlist_sizes(shortlist);
 
   const std::vector<Model> models = load_ensemble(decode.model_dirs);
