@@ -803,5 +803,57 @@ TEST(Train, GuidedAttentionIsCloserToItsLinksThanUnguided) {
   EXPECT_GT(bf16_share, unguided_share + 0.3) << "unguided " << unguided_share << ", guided bf16 " << bf16_share;
 }
 
+// The alignment output (--alignment-output) does what it is for, and every command shows it: a
+// tiny model trained on links that no translation model's attention would follow (every target
+// word to the first source word) reads those links back through its alignment output far more
+// often than through its attention (--raw-attention), in `align`, in `translate --alignment
+// hard` and in `score --alignment hard`.
+TEST(Train, AlignmentOutputFollowsItsLinksWhereTheAttentionDoesNot) {
+  if (!build_info().sentencepiece) GTEST_SKIP() << "this build has no SentencePiece (raw text needs --subwords)";
+  test::TempDir dir;
+  std::ifstream src_in(kTiny + "train.en"), tgt_in(kTiny + "train.de");
+  std::ofstream links_out(dir.path("first.links"));
+  const auto words = [](const std::string& line) {
+    std::istringstream in(line);
+    int n = 0;
+    for (std::string w; in >> w;) ++n;
+    return n;
+  };
+  for (std::string s, t; std::getline(src_in, s) && std::getline(tgt_in, t);) {
+    for (int j = 0; j < words(t); ++j) links_out << (j ? " " : "") << "0-" << j;
+    links_out << "\n";
+  }
+  links_out.close();
+  const std::string bin = std::string(RNNSEARCH_BINARY);
+  // the share of a command's links (pairs 'i-j' after the last '|||', or whole lines) with i = 0
+  const auto first = [&](const std::string& command, bool after_bars) {
+    const test::BinaryRun r = test::run_shell(command + " --quiet", dir);
+    EXPECT_EQ(r.status, 0) << command << "\n" << r.err;
+    std::istringstream out(r.out);
+    size_t hits = 0, total = 0;
+    for (std::string line; std::getline(out, line);) {
+      if (after_bars) line = line.substr(line.rfind("|||") + 3);
+      for (const align::Link& l : align::parse_pharaoh(line, "out", 1)) {
+        ++total;
+        hits += l.source == 0;
+      }
+    }
+    return total ? static_cast<double>(hits) / static_cast<double>(total) : 0.0;
+  };
+  const std::string raw = "--tokenizer raw --subwords 200 --max-updates 250 --precision fp32 --guided-alignment " +
+                          dir.path("first.links") + " ";
+  const auto [status, err] = run(train_command(dir.path("aln"), raw + "--alignment-output 16"), dir);
+  ASSERT_EQ(status, 0) << err;
+  const std::string model = " -m " + dir.path("aln");
+  const std::string pairs = " --src " + kTiny + "train.en --tgt " + kTiny + "train.de";
+  const std::string align = bin + " align" + model + pairs, score = bin + " score" + model + pairs + " --alignment hard";
+  const std::string translate = bin + " translate" + model + " -i " + kTiny + "train.en --alignment hard";
+  for (const auto& [command, after_bars] : {std::pair{align, false}, {score, true}, {translate, true}}) {
+    const double output = first(command, after_bars), attention = first(command + " --raw-attention", after_bars);
+    EXPECT_GT(output, attention + 0.3) << command << ": alignment output " << output << ", attention " << attention;
+    EXPECT_GT(output, 0.6) << command;
+  }
+}
+
 }  // namespace
 }  // namespace rnnsearch

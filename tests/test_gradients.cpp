@@ -75,7 +75,19 @@ struct Case {
   double rnn_dropout = 0;
   double guided_alignment = 0;  // weight of the guided-alignment cost (the batch then has links)
   GuidedAlignmentCost guided_alignment_cost = GuidedAlignmentCost::ce;
+  int alignment_output = 0;         // units of the alignment output (guided alignment trains it)
+  bool alignment_output_backprop = false;
 };
+
+// c with an alignment output of `units` trained by guided alignment's cost; backprop: that cost
+// reaches the decoder and the encoder too.
+Case with_alignment_output(Case c, int units, double weight, GuidedAlignmentCost cost, bool backprop) {
+  c.guided_alignment = weight;
+  c.guided_alignment_cost = cost;
+  c.alignment_output = units;
+  c.alignment_output_backprop = backprop;
+  return c;
+}
 
 // c with guided alignment's cost as well (the batch gets links: with_links).
 Case with_guided_alignment(Case c, double weight, GuidedAlignmentCost cost) {
@@ -126,6 +138,8 @@ std::string describe(const Case& c) {
   if (c.rnn_dropout > 0) name += "_rnn" + tenths(c.rnn_dropout);
   if (c.guided_alignment > 0)
     name += std::string("_guided") + guided_alignment_cost_name(c.guided_alignment_cost) + tenths(c.guided_alignment);
+  if (c.alignment_output > 0)
+    name += "_alignmentOutput" + std::to_string(c.alignment_output) + (c.alignment_output_backprop ? "backprop" : "");
   if (c.label_smoothing > 0) name += "_smoothing" + tenths(c.label_smoothing);
   if (c.tied_embeddings) name += "_tied";
   if (c.layer_norm) name += "_ln";
@@ -158,6 +172,7 @@ ModelConfig config_of(const Case& c) {
   config.dec_depth = c.dec_depth;
   config.dec_cell_high_depth = c.dec_cell_high_depth;
   config.enc_type = c.enc_type;
+  config.alignment_output = c.alignment_output;
   return config;
 }
 
@@ -191,11 +206,19 @@ TEST_P(ModelGradient, MatchesCentralDifferences) {
   // a fixed seed gives the same masks every call
   const Regularization regularization{c.embedding_dropout,   c.output_dropout, c.source_word_dropout,
                                       c.target_word_dropout, c.rnn_dropout,    c.label_smoothing,
-                                      99,                    c.guided_alignment, c.guided_alignment_cost};
+                                      99,                    c.guided_alignment, c.guided_alignment_cost,
+                                      c.alignment_output_backprop};
   const double tokens = static_cast<double>(batch.target_tokens());
   ModelWorkspace<double> ws;
 
   auto cost = [&] { return rnnsearch_forward<double>(params, batch, regularization, ws) / tokens; };
+  // Without --alignment-output-backprop the alignment output's cost trains aln_* alone: the rest
+  // of the model gets the gradient of the translation cost, the whole cost less that part.
+  auto translation_cost = [&] {
+    const double whole = rnnsearch_forward<double>(params, batch, regularization, ws);
+    return (whole - ws.guided_cost) / tokens;
+  };
+  const bool detached = c.alignment_output > 0 && !c.alignment_output_backprop;
   Parameters<double> grads(params.config());
   grads.set_zero();
   const double fused_cost = rnnsearch_forward_backward<double>(params, batch, regularization, 1.0 / tokens, ws, grads);
@@ -207,13 +230,15 @@ TEST_P(ModelGradient, MatchesCentralDifferences) {
   for (int p = 0; p < params.tensor_count(); ++p) {
     const ParamSpec& spec = params.spec(static_cast<Param>(p));
     if (!spec.present) continue;
+    const bool aln = spec.name.rfind("aln_", 0) == 0;
     double worst = 0, largest = 0;
     const size_t stride = test::kAddressSanitizer && spec.size() > 32 ? kSanitizedEntryStride : 1;
     std::vector<size_t> entries;  // every entry, or every stride-th and the last
     for (size_t k = spec.offset; k < spec.offset + spec.size(); k += stride) entries.push_back(k);
     if (entries.back() != spec.offset + spec.size() - 1) entries.push_back(spec.offset + spec.size() - 1);
     for (const size_t k : entries) {
-      const double numeric = numeric_derivative(&params.values()[k], cost);
+      const double numeric = detached && !aln ? numeric_derivative(&params.values()[k], translation_cost)
+                                              : numeric_derivative(&params.values()[k], cost);
       worst = std::max(worst, relative_error(grads.values()[k], numeric));
       largest = std::max(largest, std::abs(numeric));
     }
@@ -302,7 +327,19 @@ INSTANTIATE_TEST_SUITE_P(AllOutputKinds, ModelGradient,
                                            with_guided_alignment(with_rnn_dropout(Case{OutputKind::maxout, true, 0.3, 0.2,
                                                                                        0.1, true, true, 2, 2, 2, true, 2, 2},
                                                                                   0.3),
-                                                                 1.0, GuidedAlignmentCost::mse)));
+                                                                 1.0, GuidedAlignmentCost::mse),
+                                           // --alignment-output: guided alignment's cost on it instead, alone or
+                                           // reaching the model; the conditional GRU with layers, and dropouts
+                                           with_alignment_output(Case{OutputKind::maxout, true, 0, 0, 0}, 3, 0.5,
+                                                                 GuidedAlignmentCost::ce, false),
+                                           with_alignment_output(Case{OutputKind::maxout, true, 0, 0, 0}, 3, 0.5,
+                                                                 GuidedAlignmentCost::ce, true),
+                                           with_alignment_output(Case{OutputKind::linear, true, 0.3, 0.2, 0.1, false,
+                                                                      true, 1, 2, 1, true, 2},
+                                                                 4, 1.0, GuidedAlignmentCost::mse, true),
+                                           with_alignment_output(Case{OutputKind::maxout, true, 0.3, 0.2, 0.1, false,
+                                                                      false, 1, 2},
+                                                                 2, 0.3, GuidedAlignmentCost::ce, false)));
 
 // Word dropout zeroes whole rows of the mask, each with the probability given, and scales
 // the others by 1/(1-p) on top of the units' mask.

@@ -122,6 +122,31 @@ TEST(GuidedAlignmentCost, IsWhatTheEquationsSay) {
   EXPECT_EQ(guided_alignment_cost<double>(alpha, batch, GuidedAlignmentCost::ce, w, 1, nullptr), ce);
 }
 
+// The alignment output's variant: a row without links, in a pair with some, is linked to </s>
+// (the last source position) alone; a pair without any link adds nothing.
+TEST(GuidedAlignmentCost, UnlinkedRowsGoToTheEndOfTheSource) {
+  Batch batch = pad_batch({{4, 5, 3}}, {{6, 3}}, {0});
+  batch.links = {0, 0, 2, 0};
+  batch.link_starts = {0, 2};
+  Mat<double> alpha(2, 3);
+  alpha << 0.5, 0.25, 0.25, 0.1, 0.2, 0.7;
+  const double w = 0.3, scale = 0.5, eps = 1e-6;
+  Mat<double> dalpha;
+  const double ce =
+      guided_alignment_cost<double>(alpha, batch, GuidedAlignmentCost::ce, w, scale, &dalpha, true);
+  EXPECT_NEAR(ce, w * -(0.5 * std::log(0.5 + eps) + 0.5 * std::log(0.25 + eps) + std::log(0.7 + eps)), 1e-12);
+  EXPECT_NEAR(dalpha(1, 2), -scale * w / (0.7 + eps), 1e-12);
+  EXPECT_EQ(dalpha(1, 0), 0.0);
+  const double mse =
+      guided_alignment_cost<double>(alpha, batch, GuidedAlignmentCost::mse, w, scale, &dalpha, true);
+  // row 1 against (0, 0, 1): ½ (0.1² + 0.2² + 0.3²)
+  EXPECT_NEAR(mse, w * 0.5 * (0.0625 + 0.0625 + 0.01 + 0.04 + 0.09), 1e-12);
+  EXPECT_NEAR(dalpha(1, 2), scale * w * (0.7 - 1.0), 1e-12);
+  batch.links.clear();
+  batch.link_starts = {0, 0};
+  EXPECT_EQ(guided_alignment_cost<double>(alpha, batch, GuidedAlignmentCost::ce, w, scale, &dalpha, true), 0.0);
+}
+
 TEST(GuidedAlignmentCost, NamesParseBack) {
   for (GuidedAlignmentCost cost : {GuidedAlignmentCost::ce, GuidedAlignmentCost::mse})
     EXPECT_EQ(parse_guided_alignment_cost(guided_alignment_cost_name(cost)), cost);

@@ -28,6 +28,7 @@ ScorerOptions scorer_options(const AlignerOptions& options) {
   sopts.max_length = options.max_length;
   sopts.threads = options.threads;
   sopts.alignment = true;  // of words: pieces are merged into the words they make
+  sopts.ranking.raw_attention = options.raw_attention ? 1 : 0;
   return sopts;
 }
 

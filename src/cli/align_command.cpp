@@ -39,6 +39,8 @@ int align_command(const Args& args) {
       ("symmetrize", po::value(&symmetrize),
        "with --reverse-model: intersect, union, grow-diag, grow-diag-final or grow-diag-final-and (the default, "
        "unless --method average...)")
+      ("raw-attention", po::bool_switch(&aopts.raw_attention),
+       "read the links off the models' attention even when they have an alignment output (which is read by default)")
       ("max-length", po::value(&aopts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
        "pairs with a side longer than this many words are skipped with a warning");
   po::options_description hmm_options("without a model: a statistical aligner trained on the pairs themselves");

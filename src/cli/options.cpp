@@ -133,6 +133,7 @@ po::options_description decode_option_group(DecodeUse use) {
       text << spec.default_value(use);
       value->default_value(spec.default_value(use), text.str());
     }
+    if (spec.integer && spec.minimum == 0 && spec.maximum == 1) value->implicit_value(1, "1");  // a switch
     group.add_options()(name.c_str(), value, spec.help);
   }
   return group;

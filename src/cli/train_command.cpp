@@ -119,6 +119,13 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
        "weight of the guided-alignment cost beside the translation cost")
       ("guided-alignment-cost", po::value(&guided_alignment_cost)->default_value("ce"),
        "ce (cross-entropy of the attention against the links) or mse")
+      ("alignment-output", po::value(&o.model.alignment_output)->default_value(0)->notifier(at_least("alignment-output", 0)),
+       "N > 0: give the model an alignment output of N units, an attention that sees the word it aligns, trained "
+       "on the --guided-alignment links instead of the attention; translations, scores and heatmaps then show it "
+       "(0 = none: they show the attention)")
+      ("alignment-output-backprop", po::bool_switch(&o.regularization.alignment_output_backprop),
+       "let the alignment output's cost train the encoder and decoder too (by default only its own weights learn, "
+       "and the translation model is as without it)")
       ("accumulate", po::value(&o.accumulate)->default_value(1)->notifier(at_least("accumulate", 1)),
        "batches per update: their gradients are averaged over all their target tokens (a larger effective batch "
        "in the memory of one, e.g. for many MPI ranks)")
@@ -201,6 +208,10 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       if (!vm[option].defaulted()) throw Error(std::string("--") + option + " needs --guided-alignment FILE");
     o.regularization.guided_alignment = 0;
   }
+  if (o.model.alignment_output > 0 && o.guided_alignment.empty())
+    throw Error("--alignment-output needs --guided-alignment FILE: the word links it learns from");
+  if (o.regularization.alignment_output_backprop && o.model.alignment_output == 0)
+    throw Error("--alignment-output-backprop needs --alignment-output N");
   o.subword_type = parse_subword_type(subword_type);
   o.valid_metrics = parse_valid_metrics(valid_metrics);
   o.subwords_joint = !subwords_separate;

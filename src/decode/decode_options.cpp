@@ -70,6 +70,10 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
       {"sampling-seed", 0, true, 0, kIntMax, false, kTranslate,
        "with sampling: the seed; the same seed gives the same samples at any thread count and batch size",
        &BeamOptions::sampling_seed},
+      {"raw-attention", 0, true, 0, 1, false, kBoth,
+       "1: alignments and heatmaps show the decoder's attention (where it looked before choosing each word) even "
+       "when the model has an alignment output, which they show by default",
+       &BeamOptions::raw_attention},
       {"alternatives", 0, true, 0, kIntMax, false, kTranslate,
        "the K most probable next words after the target prefix (or first words, without one), best first, "
        "each with its probability and the translation completed greedily from it; translate prints them as "

@@ -19,6 +19,12 @@ Scorer::Scorer(const ModelDefinition& model, const std::vector<const Parameters<
   check_beam_options(options.ranking);
 }
 
+size_t alignment_outputs(const std::vector<const Parameters<float>*>& models) {
+  return static_cast<size_t>(std::count_if(models.begin(), models.end(), [](const Parameters<float>* params) {
+    return params->config().alignment_output > 0;
+  }));
+}
+
 double ranking_score(const BeamOptions& ranking, const ScoredPair& pair) {
   if (!pair.scored()) return std::numeric_limits<double>::quiet_NaN();
   return ranking_score(ranking, pair.log_prob, static_cast<int>(pair.tgt_ids.size()), pair.coverage);
@@ -80,21 +86,29 @@ void Scorer::score_batch(const std::vector<size_t>& members, std::vector<ScoredP
   }
   // An ensemble's log-probability and attention are the means of its models'.
   const double weight = 1.0 / static_cast<double>(models_.size());
+  // The alignment shown is the mean of the alignment outputs of the models that have one, or
+  // (none has, or raw_attention) of their attention.
+  const size_t with_output = options_.ranking.raw_attention ? 0 : alignment_outputs(models_);
+  const double alignment_weight = 1.0 / static_cast<double>(with_output > 0 ? with_output : models_.size());
   for (const Parameters<float>* params : models_) {
     rnnsearch_forward<float>(*params, batch, Regularization{}, ws);
     std::vector<double> log_probs(B, 0.0);
     for (size_t k = 0; k < ws.out_rows.size(); ++k) log_probs[ws.out_rows[k] % B] -= ws.token_nll[k];
+    const bool output = with_output > 0 && params->config().alignment_output > 0;
+    const MatCRef<float> shown = output ? rnnsearch_alignment_output<float>(*params, batch, ws, false)
+                                        : MatCRef<float>(ws.alpha.topRows(ws.tgt_len * B));
+    const bool shows = options_.alignment && (with_output == 0 || output);
     for (int b = 0; b < B; ++b) {
       ScoredPair& pair = pairs[members[b]];
       pair.log_prob += weight * log_probs[b];
       for (int i = 0; i < batch.tgt_lengths[b]; ++i)
         for (int j = 0; j < batch.src_lengths[b]; ++j)
           attention_sums[b][j] += weight * ws.alpha(static_cast<Index>(i) * B + b, j);
-      if (!options_.alignment) continue;
+      if (!shows) continue;
       for (int i = 0; i < pair.alignment.rows; ++i)
         for (int j = 0; j < pair.alignment.cols; ++j)
           pair.alignment.weights[static_cast<size_t>(i) * pair.alignment.cols + j] +=
-              static_cast<float>(weight) * ws.alpha(static_cast<Index>(i) * B + b, j);
+              static_cast<float>(alignment_weight) * shown(static_cast<Index>(i) * B + b, j);
     }
   }
   for (int b = 0; b < B; ++b) {

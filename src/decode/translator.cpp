@@ -46,6 +46,42 @@ Translator::Translator(const ModelDefinition& model, const std::vector<const Par
     searches_.back().set_word_pieces(joins, pieces);
   }
   decoding_.resize(static_cast<size_t>(threads));
+  if (options.beam.alignment && !options.beam.raw_attention)
+    for (const Parameters<float>* params : models)
+      if (params->config().alignment_output > 0) alignment_models_.push_back(params);
+  if (!alignment_models_.empty()) alignment_workspaces_.resize(static_cast<size_t>(threads));
+}
+
+void Translator::align_hypotheses(int thread, const std::vector<const std::vector<int>*>& sources,
+                                  const std::vector<std::vector<Hypothesis>*>& hypotheses) {
+  if (alignment_models_.empty()) return;
+  // one pair (source, tokens + </s>) per hypothesis; its alignment has a row for each
+  std::vector<std::vector<int>> src, tgt;
+  std::vector<Hypothesis*> pairs;
+  for (size_t k = 0; k < sources.size(); ++k)
+    for (Hypothesis& h : *hypotheses[k]) {
+      src.push_back(*sources[k]);
+      tgt.push_back(h.tokens);
+      tgt.back().push_back(Vocab::kEos);
+      pairs.push_back(&h);
+    }
+  if (pairs.empty()) return;
+  std::vector<uint32_t> ids(pairs.size());
+  for (size_t p = 0; p < ids.size(); ++p) ids[p] = static_cast<uint32_t>(p);
+  const Batch batch = pad_batch(src, tgt, ids);
+  const Index B = batch.size;
+  for (Hypothesis* h : pairs) std::fill(h->alignment.weights.begin(), h->alignment.weights.end(), 0.0f);
+  const float weight = 1.0f / static_cast<float>(alignment_models_.size());
+  ModelWorkspace<float>& ws = alignment_workspaces_[static_cast<size_t>(thread)];
+  for (const Parameters<float>* params : alignment_models_) {
+    const MatCRef<float> beta = rnnsearch_alignment_output<float>(*params, batch, ws);
+    for (Index b = 0; b < B; ++b) {
+      Alignment& a = pairs[static_cast<size_t>(b)]->alignment;
+      for (int i = 0; i < a.rows; ++i)
+        for (int j = 0; j < a.cols; ++j)
+          a.weights[static_cast<size_t>(i) * a.cols + j] += weight * beta(static_cast<Index>(i) * B + b, j);
+    }
+  }
 }
 
 // Tokens and ids (</s> appended; unknown words become <unk>) of one line, and the target ids
@@ -181,6 +217,15 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
                 }
                 auto hypotheses = searches_[thread].search(sources, options_.beam, options_.shortlist ? &words : nullptr,
                                                            steered ? &batch_steering : nullptr, &keys);
+                if (!alignment_models_.empty()) {
+                  std::vector<const std::vector<int>*> source_of;
+                  std::vector<std::vector<Hypothesis>*> hypotheses_of;
+                  for (size_t i = 0; i < members.size(); ++i) {
+                    source_of.push_back(&sources[i]);
+                    hypotheses_of.push_back(&hypotheses[i]);
+                  }
+                  align_hypotheses(thread, source_of, hypotheses_of);
+                }
                 for (size_t i = 0; i < members.size(); ++i)
                   finish(results[members[i]], std::move(hypotheses[i]),
                          steered ? steering[members[i]].constraints : kNone);
@@ -219,6 +264,7 @@ void Translator::add(int thread, const std::vector<std::string>& lines, const st
       sources.push_back(std::move(ids));
       source_steering.push_back(std::move(steering_ids));
       if (!steering.empty()) line.constraints = steering[k].constraints;
+      if (!alignment_models_.empty()) line.source_ids = sources.back();
       if (!keys.empty()) source_keys.push_back(keys[k]);
       prepared.push_back(std::move(line));
     }
@@ -228,7 +274,17 @@ void Translator::add(int thread, const std::vector<std::string>& lines, const st
 }
 
 void Translator::step(int thread, std::vector<Finished>& done) {
-  for (BeamSearch<float>::Finished& sentence : searches_[thread].step()) {
+  std::vector<BeamSearch<float>::Finished> finished = searches_[thread].step();
+  if (!alignment_models_.empty()) {
+    std::vector<const std::vector<int>*> source_of;
+    std::vector<std::vector<Hypothesis>*> hypotheses_of;
+    for (BeamSearch<float>::Finished& sentence : finished) {
+      source_of.push_back(&decoding_[thread].find(sentence.id)->second.source_ids);
+      hypotheses_of.push_back(&sentence.hypotheses);
+    }
+    align_hypotheses(thread, source_of, hypotheses_of);
+  }
+  for (BeamSearch<float>::Finished& sentence : finished) {
     auto found = decoding_[thread].find(sentence.id);
     finish(found->second.line.translation, std::move(sentence.hypotheses), found->second.constraints);
     done.push_back(std::move(found->second.line));

@@ -42,6 +42,7 @@ void to_json(nlohmann::json& j, const ModelConfig& c) {
   if (c.dec_depth > 1) j["dec_depth"] = c.dec_depth;
   if (c.dec_cell_high_depth > 1) j["dec_cell_high_depth"] = c.dec_cell_high_depth;
   if (c.skip) j["skip"] = true;
+  if (c.alignment_output > 0) j["alignment_output"] = c.alignment_output;
 }
 
 void check_tied_embeddings(const ModelConfig& c) {
@@ -102,6 +103,7 @@ void from_json(const nlohmann::json& j, ModelConfig& c) {
     c.dec_cell_high_depth =
         whole_number(j.value("dec_cell_high_depth", nlohmann::json(1)), "dec_cell_high_depth", 1, kMaxCellDepth);
     c.skip = j.value("skip", false);
+    c.alignment_output = whole_number(j.value("alignment_output", nlohmann::json(0)), "alignment_output", 0, kMaxSize);
   } catch (const nlohmann::json::exception& e) {
     throw Error(std::string("model config: ") + e.what());
   }
@@ -168,6 +170,15 @@ std::vector<ParamSpec> parameter_layout(const ModelConfig& c) {
     for (int l = 2; l <= c.enc_depth; ++l)
       add_layer(std::string(direction) + "_l" + std::to_string(l), c.enc_cell_depth);
   for (int l = 2; l <= c.dec_depth; ++l) add_layer("dec_l" + std::to_string(l), c.dec_cell_high_depth);
+  // --alignment-output N: its query weights over [s, E, c, E_y], key weights and bias over the
+  // annotations, and the energy vector (alignment_output_params)
+  if (c.alignment_output > 0) {
+    const long na = c.alignment_output;
+    specs.push_back({"aln_W", c.alignment_input(), na, false, true, 0});
+    specs.push_back({"aln_U", 2 * n, na, false, true, 0});
+    specs.push_back({"aln_b", 1, na, true, true, 0});
+    specs.push_back({"aln_v", 1, na, true, true, 0});
+  }
   size_t offset = 0;
   for (ParamSpec& s : specs) {
     s.offset = offset;
@@ -234,6 +245,13 @@ Transition dec_cell(const ModelConfig& c, int k) {
   if (k < 2 || k > c.dec_cell_base_depth) throw std::logic_error("dec_cell: no cell " + std::to_string(k));
   const int first = kNumParams + 4 * (2 * (c.enc_cell_depth - 1) + k - 2);
   return {static_cast<Param>(first), static_cast<Param>(first + 1)};
+}
+
+AlignmentOutputParams alignment_output_params(const ModelConfig& c) {
+  if (c.alignment_output <= 0) throw std::logic_error("alignment_output_params: the model has no alignment output");
+  const int first = dec_layer_block(c, c.dec_depth + 1);  // where a next decoder layer would start
+  return {static_cast<Param>(first), static_cast<Param>(first + 1), static_cast<Param>(first + 2),
+          static_cast<Param>(first + 3)};
 }
 
 size_t parameter_count(const ModelConfig& config) {

@@ -18,7 +18,7 @@ const char* guided_alignment_cost_name(GuidedAlignmentCost cost) {
 
 template <class T>
 T guided_alignment_cost(const MatCRef<T>& alpha, const Batch& batch, GuidedAlignmentCost kind, T weight, T scale,
-                        Mat<T>* dalpha) {
+                        Mat<T>* dalpha, bool unlinked_to_end) {
   constexpr T kEpsilon = T(1e-6);
   const Index B = batch.size;
   if (dalpha) dalpha->setZero(alpha.rows(), alpha.cols());
@@ -30,21 +30,15 @@ T guided_alignment_cost(const MatCRef<T>& alpha, const Batch& batch, GuidedAlign
     const Index S_b = batch.src_lengths[b];
     count.assign(static_cast<size_t>(batch.tgt_lengths[b]), 0);
     for (int l = 0; l < links_of_b; ++l) ++count[static_cast<size_t>(links[2 * l + 1])];
-    // A_ij = 1 / count_i for each link (j, i) of row i, 0 elsewhere
-    for (Index i = 0; i < batch.tgt_lengths[b]; ++i) {
-      const int linked = count[static_cast<size_t>(i)];
-      if (linked == 0) continue;
-      const Index row = i * B + b;
-      const T a = T(1) / static_cast<T>(linked);
+    // the cost of row `row` against A_row, which holds a at each of the given source positions
+    const auto add_row = [&](Index row, T a, auto&& for_each_linked) {
       if (kind == GuidedAlignmentCost::mse) {
         // ½ Σ_j α_j² over the row, corrected below at the linked j: ½ (α_j − a)² = ½ α_j² − a α_j + ½ a²
         const auto alpha_row = alpha.row(row).head(S_b);
         cost += weight * T(0.5) * alpha_row.squaredNorm();
         if (dalpha) dalpha->row(row).head(S_b) = (scale * weight) * alpha_row;
       }
-      for (int l = 0; l < links_of_b; ++l) {
-        if (links[2 * l + 1] != i) continue;
-        const Index j = links[2 * l];
+      for_each_linked([&](Index j) {
         const T alpha_ij = alpha(row, j);
         if (kind == GuidedAlignmentCost::ce) {
           cost -= weight * a * std::log(alpha_ij + kEpsilon);
@@ -53,6 +47,20 @@ T guided_alignment_cost(const MatCRef<T>& alpha, const Batch& batch, GuidedAlign
           cost += weight * (T(0.5) * a * a - a * alpha_ij);
           if (dalpha) (*dalpha)(row, j) -= scale * weight * a;
         }
+      });
+    };
+    // A_ij = 1 / count_i for each link (j, i) of row i, 0 elsewhere; with unlinked_to_end, a
+    // row without links of a pair with some is linked to </s> alone (S_b − 1)
+    for (Index i = 0; i < batch.tgt_lengths[b]; ++i) {
+      const int linked = count[static_cast<size_t>(i)];
+      const Index row = i * B + b;
+      if (linked > 0) {
+        add_row(row, T(1) / static_cast<T>(linked), [&](auto&& link) {
+          for (int l = 0; l < links_of_b; ++l)
+            if (links[2 * l + 1] == i) link(links[2 * l]);
+        });
+      } else if (unlinked_to_end && links_of_b > 0) {
+        add_row(row, T(1), [&](auto&& link) { link(S_b - 1); });
       }
     }
   }
@@ -60,8 +68,8 @@ T guided_alignment_cost(const MatCRef<T>& alpha, const Batch& batch, GuidedAlign
 }
 
 template float guided_alignment_cost<float>(const MatCRef<float>&, const Batch&, GuidedAlignmentCost, float, float,
-                                            Mat<float>*);
+                                            Mat<float>*, bool);
 template double guided_alignment_cost<double>(const MatCRef<double>&, const Batch&, GuidedAlignmentCost, double,
-                                              double, Mat<double>*);
+                                              double, Mat<double>*, bool);
 
 }  // namespace rnnsearch

@@ -1,6 +1,7 @@
 #include "rnnsearch/model/rnnsearch.h"
 
 #include <optional>
+#include <stdexcept>
 
 #include "rnnsearch/model/decoder_step.h"
 #include "rnnsearch/text/vocab.h"
@@ -24,6 +25,19 @@ MatCRef<T> decoder_layer_output(const Parameters<T>& params, const ModelWorkspac
   const Index B = ws.batch, Tn = ws.tgt_len;
   if (l == 1) return ws.states.middleRows(B, Tn * B);
   return gru_layer_output(dec_layer(params.config(), l), ws.layers[l - 2], Tn, B);
+}
+
+// Row r = i*B + b of a time-major T*B block attends to sentence b.
+const int* time_major_rows(Index Tn, Index B) {
+  thread_local std::vector<int> rows;
+  rows.resize(static_cast<size_t>(Tn * B));
+  for (Index r = 0; r < Tn * B; ++r) rows[r] = static_cast<int>(r % B);
+  return rows.data();
+}
+
+template <class T>
+AlignmentSource<T> alignment_source(const ModelWorkspace<T>& ws) {
+  return {&ws.encoder.annotations, ws.batch, ws.encoder.max_len, ws.encoder.lengths.data()};
 }
 
 // Where decoder step i writes (rows i*B … of the workspace); grads: where the layer norms'
@@ -154,29 +168,63 @@ void forward_to_output_input(const Parameters<T>& params, const Batch& batch, co
   ws.token_nll.resize(N);
 }
 
+// The alignment output β of every target row (alignment_output.h): its query's input u_i =
+// [x_i, E_{y_i}, E_{y_{i+1}}], x_i the output layer's input before dropout.
+template <class T>
+void alignment_output_of_decoder(const Parameters<T>& params, const Batch& batch, ModelWorkspace<T>& ws) {
+  const ModelConfig& cfg = params.config();
+  const Index B = ws.batch, Tn = ws.tgt_len, R = Tn * B, n = cfg.hidden, e = cfg.emb;
+  AlignmentOutputWorkspace<T>& aln = ws.aln;
+  aln.rows = R;
+  aln.words.assign(batch.tgt.begin(), batch.tgt.begin() + R);
+  aln.next_words.resize(static_cast<size_t>(R));
+  for (Index r = 0; r < R; ++r)  // y_{i+1}: <pad> after </s>
+    aln.next_words[r] = r / B + 1 < batch.tgt_lengths[r % B] ? batch.tgt[r + B] : Vocab::kPad;
+  auto input = rows_of(aln.input, R, cfg.alignment_input());
+  const auto embeddings = params.mat(tgt_emb);
+  const MatCRef<T> top = decoder_layer_output(params, ws, cfg.dec_depth);
+  for (Index r = 0; r < R; ++r) {
+    if (cfg.output_reads_previous_state())
+      input.row(r).head(n) = ws.states.row(r);  // s_{i-1}
+    else
+      input.row(r).head(n) = top.row(r);
+    input.row(r).segment(n, e) = embeddings.row(ws.inputs[r]);
+    input.row(r).segment(n + e, 2 * n) = ws.contexts.row(r);
+    input.row(r).segment(n + e + 2 * n, e) = embeddings.row(aln.words[r]);
+    input.row(r).tail(e) = embeddings.row(aln.next_words[r]);
+  }
+  alignment_output_forward<T>(params, alignment_source(ws), time_major_rows(Tn, B), aln);
+}
+
 // Does the batch take guided alignment's cost: it has links, and the cost a weight?
 bool guided(const Batch& batch, const Regularization& regularization) {
   return regularization.guided_alignment > 0 && !batch.link_starts.empty();
 }
 
-// The guided-alignment cost of the batch's attention when guided (and, with scale, scale ×
-// its gradient in ws.dalpha); 0 otherwise.
+// The guided-alignment cost of the batch's attention when guided, or of its alignment output
+// when the model has one (and, with scale, scale × its gradient in ws.dalpha or ws.aln.dalpha);
+// 0 otherwise.
 template <class T>
-T guided_cost(const Batch& batch, const Regularization& regularization, ModelWorkspace<T>& ws, const T* scale) {
+T guided_cost(const Parameters<T>& params, const Batch& batch, const Regularization& regularization,
+              ModelWorkspace<T>& ws, const T* scale) {
   ws.guided_cost = 0;
-  if (guided(batch, regularization))
-    ws.guided_cost = guided_alignment_cost<T>(ws.alpha.topRows(ws.tgt_len * ws.batch), batch,
-                                              regularization.guided_alignment_cost,
-                                              static_cast<T>(regularization.guided_alignment), scale ? *scale : T(0),
-                                              scale ? &ws.dalpha : nullptr);
+  if (!guided(batch, regularization)) return 0;
+  const bool output = params.config().alignment_output > 0;
+  if (output) alignment_output_of_decoder(params, batch, ws);
+  const Index R = ws.tgt_len * ws.batch;
+  ws.guided_cost = guided_alignment_cost<T>(output ? ws.aln.alpha.topRows(R) : ws.alpha.topRows(R), batch,
+                                            regularization.guided_alignment_cost,
+                                            static_cast<T>(regularization.guided_alignment), scale ? *scale : T(0),
+                                            scale ? (output ? &ws.aln.dalpha : &ws.dalpha) : nullptr, output);
   return ws.guided_cost;
 }
 
 // Backward from dX (the gradient of the output layer's input, in ws.X) through the decoder
-// loop and the encoder; guided: ws.dalpha holds the guided-alignment cost's dα.
+// loop and the encoder; guided: ws.dalpha holds the guided-alignment cost's dα; alignment_inputs:
+// ws.aln holds the alignment output's du and dA (--alignment-output-backprop).
 template <class T>
 void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& ws, Parameters<T>& grads,
-                                bool guided) {
+                                bool guided, bool alignment_inputs) {
   const ModelConfig& cfg = params.config();
   const Index B = ws.batch, Tn = ws.tgt_len, S = ws.encoder.max_len;
   const Index n = cfg.hidden, e = cfg.emb;
@@ -203,6 +251,22 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
     demb.row(ws.inputs[ws.out_rows[k]]) += dX.row(k).segment(n, e);
     dcontexts.row(ws.out_rows[k]) = dX.row(k).tail(2 * n);
   }
+  // the alignment output's u_i = [x_i, E_{y_i}, E_{y_{i+1}}], as X but with the word aligned and
+  // the next one too
+  if (alignment_inputs) {
+    const auto du = ws.aln.dinput.topRows(Tn * B);
+    for (Index r = 0; r < Tn * B; ++r) {
+      if (ws.moving[r] == T(0)) continue;
+      if (cfg.output_reads_previous_state())
+        dstates.row(r) += du.row(r).head(n);
+      else
+        dtop.row(r) += du.row(r).head(n);
+      demb.row(ws.inputs[r]) += du.row(r).segment(n, e);
+      dcontexts.row(r) += du.row(r).segment(n + e, 2 * n);
+      demb.row(ws.aln.words[r]) += du.row(r).segment(n + e + 2 * n, e);
+      demb.row(ws.aln.next_words[r]) += du.row(r).tail(e);
+    }
+  }
 
   // --dec-depth: layers D..2, each handing its input's gradient to the layer below (layer
   // 1's states s_1..s_T) and its start state's to s_0
@@ -221,6 +285,7 @@ void backward_from_output_input(const Parameters<T>& params, ModelWorkspace<T>& 
   auto dg = ws.gates.topRows(Tn * B);  // each step's gates, until the step's backward replaces them by dg
   auto dqueries = rows_of(ws.dqueries, Tn * B, n);
   rows_of(ws.dannotations, B * S, 2 * n).setZero();
+  if (alignment_inputs) ws.dannotations.topRows(B * S) += ws.aln.dannotations.topRows(B * S);
   rows_of(ws.dkeys, B * S, n).setZero();
   const AttentionMemory<T> memory = attention_memory(ws.encoder);
   for (Index i = Tn - 1; i >= 0; --i) {
@@ -271,7 +336,7 @@ T rnnsearch_forward(const Parameters<T>& params, const Batch& batch, const Regul
   profile::ScopedPhase phase(profile::Phase::output_forward);
   return output_layer_cost<T>(params, ws.X.topRows(ws.targets.size()), ws.targets.data(), ws.label_smoothing,
                               ws.output, ws.token_nll.data()) +
-         guided_cost<T>(batch, regularization, ws, nullptr);
+         guided_cost<T>(params, batch, regularization, ws, nullptr);
 }
 
 template <class T>
@@ -290,11 +355,30 @@ T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, co
     if (ws.output_dropout) ws.X.topRows(N).array() *= ws.X_mask.topRows(N).array();
   }
   if (output_done) output_done();
-  cost += guided_cost<T>(batch, regularization, ws, &scale);
-  backward_from_output_input(params, ws, grads, guided(batch, regularization));
+  cost += guided_cost<T>(params, batch, regularization, ws, &scale);
+  const bool guided_batch = guided(batch, regularization), output = params.config().alignment_output > 0;
+  const bool backprop = guided_batch && output && regularization.alignment_output_backprop;
+  if (guided_batch && output)
+    alignment_output_backward<T>(params, alignment_source(ws), time_major_rows(ws.tgt_len, ws.batch), backprop,
+                                 ws.aln, grads);
+  backward_from_output_input(params, ws, grads, guided_batch && !output, backprop);
   return cost;
 }
 
+template <class T>
+MatCRef<T> rnnsearch_alignment_output(const Parameters<T>& params, const Batch& batch, ModelWorkspace<T>& ws,
+                                      bool run_model) {
+  if (params.config().alignment_output <= 0)
+    throw std::logic_error("rnnsearch_alignment_output: the model has no alignment output");
+  if (run_model) forward_to_output_input(params, batch, Regularization{}, ws);
+  alignment_output_of_decoder(params, batch, ws);
+  return ws.aln.alpha.topRows(ws.tgt_len * ws.batch);
+}
+
+template MatCRef<float> rnnsearch_alignment_output<float>(const Parameters<float>&, const Batch&,
+                                                          ModelWorkspace<float>&, bool);
+template MatCRef<double> rnnsearch_alignment_output<double>(const Parameters<double>&, const Batch&,
+                                                            ModelWorkspace<double>&, bool);
 template float rnnsearch_forward<float>(const Parameters<float>&, const Batch&, const Regularization&,
                                         ModelWorkspace<float>&);
 template double rnnsearch_forward<double>(const Parameters<double>&, const Batch&, const Regularization&,

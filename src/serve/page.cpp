@@ -70,8 +70,9 @@ li.selected { background: #e8eefc; }
 <p style="color:#666;font-size:.9em">Click a word of the translation for the model's most probable words in its place, each
 with its probability and the translation it leads to; choose one to have the rest translated again after it.</p>
 </section>
-<section><h2>Attention</h2><div id="heatmap"></div>
-<p style="color:#666;font-size:.9em">Hover a cell for its weight; click a target word to mark the source words it attends to.</p>
+<section><h2 id="heatmap-title">Attention</h2><div id="heatmap"></div>
+<p style="color:#666;font-size:.9em"><span id="heatmap-source">The decoder's attention: where it looked before choosing each word.</span>
+Hover a cell for its weight; click a target word to mark the source words it is aligned to.</p>
 </section>
 <div id="tooltip"></div>
 <script>
@@ -86,13 +87,25 @@ const kAlternatives = 5;
 // "options" (the table every shell reads); their starting values the defaults, but for the
 // page's own: an n-best list of 5.
 const pageValues = { n_best: 5 };
-let options = [];
+let options = [], alignmentOutput = false;
+
+// The heatmap's title says what it shows: the model's alignment output, or (a model without
+// one, or raw attention asked for) the decoder's attention.
+function titleHeatmap() {
+  const raw = $("raw-attention"), shown = alignmentOutput && !(raw && Number(raw.value) === 1);
+  $("heatmap-title").textContent = shown ? "Alignment" : "Attention";
+  $("heatmap-source").textContent = shown
+    ? "The model's alignment output: where each word comes from, computed once the word is known."
+    : "The decoder's attention: where it looked before choosing each word.";
+}
 
 async function buildControls() {
   const response = await fetch("info");
   if (!response.ok) throw new Error("GET info: " + response.statusText);
+  const info = await response.json();
+  alignmentOutput = info.alignment_output === true;
   // (alternatives: asked for when a word is clicked, not a field)
-  options = (await response.json()).options.filter((o) => "translate" in o.defaults && o.name !== "alternatives");
+  options = info.options.filter((o) => "translate" in o.defaults && o.name !== "alternatives");
   for (const o of options) {
     const label = document.createElement("label"), input = document.createElement("input");
     label.title = o.help;
@@ -251,6 +264,7 @@ function render() {
   const hypothesis = entry.hypotheses[chosenHypothesis];
   renderAlternatives(hypothesis);
   if (hypothesis && hypothesis.heatmap_svg) {
+    titleHeatmap();
     heatmap.innerHTML = hypothesis.heatmap_svg;  // drawn by the server, tokens XML-escaped
     wire(heatmap.querySelector("svg"), hypothesis);
   }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "rnnsearch/decode/decode_options.h"
+#include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/output/heatmap.h"
 #include "rnnsearch/output/output.h"
@@ -159,6 +160,8 @@ ordered_json info_json(const std::vector<Model>& models, const std::vector<Model
           {"source_vocabulary", model.src_vocab.size()},
           {"target_vocabulary", model.tgt_vocab.size()},
           {"subwords", model.uses_subwords()},
+          // alignments and heatmaps come from the models' alignment output (unless raw_attention)
+          {"alignment_output", alignment_outputs(ensemble_weights(models)) > 0},
           {"lowercase", model.tokenizer.lowercase},
           {"precision", precision_name(options.precision)},
           {"cpu", describe(cpu_features())},

@@ -41,6 +41,7 @@ nlohmann::json training_json(const TrainOptions& o) {
           {"guided_alignment", o.guided_alignment},
           {"guided_alignment_weight", o.regularization.guided_alignment},
           {"guided_alignment_cost", guided_alignment_cost_name(o.regularization.guided_alignment_cost)},
+          {"alignment_output_backprop", o.regularization.alignment_output_backprop},
           {"seed", o.seed},
           {"shuffle", o.shuffle},
           {"min_count", o.min_count},
@@ -219,6 +220,7 @@ const std::pair<const char*, ModelOptionValue> kModelOptions[] = {
     {"dec-depth", [](const ModelConfig& c) { return std::to_string(c.dec_depth); }},
     {"dec-cell-high-depth", [](const ModelConfig& c) { return std::to_string(c.dec_cell_high_depth); }},
     {"skip", [](const ModelConfig& c) { return on_off(c.skip); }},
+    {"alignment-output", [](const ModelConfig& c) { return std::to_string(c.alignment_output); }},
 };
 
 ModelOptionValue model_option(const std::string& name) {

@@ -54,6 +54,7 @@ std::string model_line(const ModelConfig& config, size_t parameters, int batch_s
          (config.dec_depth > 1 ? " dec-depth=" + std::to_string(config.dec_depth) : "") +
          (config.dec_cell_high_depth > 1 ? " dec-cell-high-depth=" + std::to_string(config.dec_cell_high_depth) : "") +
          (config.skip ? " skip" : "") +
+         (config.alignment_output > 0 ? " alignment-output=" + std::to_string(config.alignment_output) : "") +
          ", " +
          std::to_string(parameters) + " parameters; batch " + std::to_string(batch_size) + ", " +
          (mpi::size() > 1 ? std::to_string(mpi::size()) + " MPI ranks (" + exchange + ") × " : "") +

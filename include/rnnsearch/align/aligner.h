@@ -72,6 +72,9 @@ struct AlignerOptions {
   // Two models, argmax or threshold: how the directions' links are combined (default
   // grow-diag-final-and, as fast_align's and eflomal's users run atools). Refused otherwise.
   std::optional<Symmetrization> symmetrize;
+  // Models with an alignment output (model/alignment_output.h) are read through it, unless this
+  // is set: then their attention is read (--raw-attention).
+  bool raw_attention = false;
 };
 
 struct AlignedPair {

@@ -85,6 +85,9 @@ struct BeamOptions {
   int n_best = 0;             // hypotheses returned per sentence (0 = 1, the 1-best alone), ≤ beam_size
   double normalize = 1.0;     // length normalisation exponent; 0 ranks by log-probability
   bool alignment = false;     // return each hypothesis' attention matrix
+  // With a model that has an alignment output (model/alignment_output.h), alignments come from
+  // it (Translator, Scorer) unless this is 1: then they are the decoder's attention.
+  int raw_attention = 0;
   int max_output_length = 0;  // tokens including </s>; 0 = max_output_length(source length)
   // Decoding controls (above; all off by default):
   double max_length_factor = 0;      // F > 0: at most ⌊F · source length⌋ tokens (when max_output_length is 0)

@@ -4,7 +4,9 @@
 //
 //   log p(y | x) = Σ_i log p(y_i | y_<i, x)   over the target tokens and </s>
 //
-// and, on request, the attention matrix of every target step; and the score translate's beam
+// and, on request, the alignment matrix of every target step: the model's alignment output
+// when it has one (model/alignment_output.h; the mean over an ensemble's models that have one),
+// else, or with ranking.raw_attention, its attention; and the score translate's beam
 // search would rank the target by (decode/beam_search.h: ranking_score, with the options of
 // ScorerOptions::ranking; log p itself unless they say otherwise), for reranking. Pairs are
 // batched by length and batches run in parallel as in Translator.
@@ -19,6 +21,9 @@
 #include "rnnsearch/model/rnnsearch.h"
 
 namespace rnnsearch {
+
+// How many of the models have an alignment output.
+size_t alignment_outputs(const std::vector<const Parameters<float>*>& models);
 
 // Beam options that rank by log-probability alone (normalize 0, no penalty).
 inline BeamOptions log_prob_ranking() {

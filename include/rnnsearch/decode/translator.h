@@ -25,6 +25,7 @@
 #include "rnnsearch/decode/shortlist.h"
 #include "rnnsearch/decode/unk_replacement.h"
 #include "rnnsearch/model/model_io.h"
+#include "rnnsearch/model/rnnsearch.h"
 
 namespace rnnsearch {
 
@@ -102,6 +103,12 @@ class Translator {
   // The line's hypotheses as words, with --replace-unk applied; a warning for each constraint
   // the best one lacks.
   void finish(LineTranslation& result, std::vector<Hypothesis> hypotheses, const std::vector<std::string>& constraints) const;
+  // With beam.alignment and models with an alignment output (not raw_attention): replaces each
+  // hypothesis' attention by the alignment output of its tokens (the mean of the models' that
+  // have one), computed by teacher forcing once the search is over: it sees every word it
+  // aligns. sources[k] holds the ids of hypotheses[k]'s sentence.
+  void align_hypotheses(int thread, const std::vector<const std::vector<int>*>& sources,
+                        const std::vector<std::vector<Hypothesis>*>& hypotheses);
   // Fills h.words from h.tokens and turns a subword model's alignment into word alignment.
   void to_words(const LineTranslation& translation, Hypothesis& h) const;
 
@@ -111,10 +118,13 @@ class Translator {
   std::vector<std::unique_ptr<Bf16Projection>> bf16_;
   std::vector<std::unique_ptr<Int8Projection>> int8_;
   std::vector<BeamSearch<float>> searches_;  // one per thread
+  std::vector<const Parameters<float>*> alignment_models_;  // those with an alignment output, if shown
+  std::vector<ModelWorkspace<float>> alignment_workspaces_;  // one per thread, for align_hypotheses
   // Per thread, the lines in its continuous search: search id → (tag, prepared line).
   struct Decoding {
     Finished line;
     std::vector<std::string> constraints;  // for finish()'s warnings
+    std::vector<int> source_ids;           // for align_hypotheses
   };
   std::vector<std::unordered_map<size_t, Decoding>> decoding_;
 };

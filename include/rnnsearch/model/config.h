@@ -54,6 +54,10 @@ struct ModelConfig {
   int dec_depth = 1;            // 1 .. kMaxDepth
   int dec_cell_high_depth = 1;  // 1 .. kMaxCellDepth
   bool skip = false;
+  // The alignment output (--alignment-output N, docs/design.md §1.8): an attention of N units
+  // over the annotations whose query sees the target word it aligns, trained on word links;
+  // 0 = none (the alignment is the decoder's attention).
+  int alignment_output = 0;
 
   bool conditional_decoder() const { return dec_cell_base_depth > 1; }
   // The output layer's state: s_{i-1} for the paper's maxout output, s_i otherwise.
@@ -63,6 +67,9 @@ struct ModelConfig {
 
   // Width of the output layer's input [s, E, c]: n + e + 2n.
   int output_input() const { return hidden + emb + 2 * hidden; }
+  // Width of the alignment output's query input [s, E, c, E_y, E_next]: the output layer's, the
+  // embedding of the word aligned and that of the word after it.
+  int alignment_input() const { return output_input() + 2 * emb; }
   // Columns of out_W: 2l pre-maxout units, or the vocabulary for the linear output.
   int output_width() const { return output == OutputKind::maxout ? 2 * maxout : tgt_vocab; }
 };
@@ -125,6 +132,12 @@ GruLayerParams enc_layer(const ModelConfig& config, bool backward, int layer);
 // Decoder layers l = 2 .. D (--dec-depth D) come last, each as an encoder layer's block with
 // dec_cell_high_depth transitions.
 GruLayerParams dec_layer(const ModelConfig& config, int layer);
+// The alignment output's tensors (aln_W, aln_U, aln_b, aln_v), the last of the layout; the
+// model must have one (config.alignment_output > 0).
+struct AlignmentOutputParams {
+  Param W, U, b, v;
+};
+AlignmentOutputParams alignment_output_params(const ModelConfig& config);
 
 // The gain and bias that normalise the product of a matrix with --layer-normalization.
 struct NormParams {

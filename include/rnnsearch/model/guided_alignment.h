@@ -9,7 +9,10 @@
 //   mse:  cost = w Σ_{b, i linked} Σ_j ½ (α_ij − A_ij)²         ∂cost/∂α_ij = w (α_ij − A_ij)
 //
 // (j over the sentence's source positions, </s> included; ε = 1e-6 as Marian, so that the
-// log stays finite where a float softmax underflows). Training adds it to the translation
+// log stays finite where a float softmax underflows). With unlinked_to_end (the alignment
+// output, alignment_output.h), a target position without links in a pair that has some is
+// linked to the source's </s> alone (A_i = onehot(</s>)): </s> is the empty word, and the
+// output learns to leave unaligned what the links leave unaligned (argmax on </s>: no link). Training adds it to the translation
 // cost, so that it is divided by the update's target tokens like the rest.
 #include <string>
 
@@ -28,6 +31,6 @@ const char* guided_alignment_cost_name(GuidedAlignmentCost cost);
 // nothing is linked).
 template <class T>
 T guided_alignment_cost(const MatCRef<T>& alpha, const Batch& batch, GuidedAlignmentCost kind, T weight, T scale,
-                        Mat<T>* dalpha);
+                        Mat<T>* dalpha, bool unlinked_to_end = false);
 
 }  // namespace rnnsearch

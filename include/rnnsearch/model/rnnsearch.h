@@ -9,7 +9,8 @@
 //   cost = Σ (1−ε)·(−log p(y_i)) + ε·mean_k(−log p(k))
 //
 // plus, with guided alignment (a batch with links and a weight), the cost of the attention's
-// distance from the links (guided_alignment.h).
+// distance from the links (guided_alignment.h) — of the alignment output's β instead when the
+// model has one (alignment_output.h; the attention is then left unguided).
 //
 // rnnsearch_forward returns that sum (validation, scoring); rnnsearch_forward_backward also
 // accumulates scale × its gradient into grads (training: scale = 1 / target tokens of the
@@ -27,6 +28,7 @@
 #include <functional>
 #include <vector>
 
+#include "rnnsearch/model/alignment_output.h"
 #include "rnnsearch/model/dropout.h"
 #include "rnnsearch/model/encoder.h"
 #include "rnnsearch/model/guided_alignment.h"
@@ -47,6 +49,9 @@ struct Regularization {
   uint64_t seed = 0;               // the masks are drawn from it: same seed, same masks
   double guided_alignment = 0;     // weight w of the guided-alignment cost, for batches with links
   GuidedAlignmentCost guided_alignment_cost = GuidedAlignmentCost::ce;
+  // With an alignment output: its cost's gradient also reaches the decoder and the encoder
+  // (--alignment-output-backprop); by default only the aln_* tensors learn from it.
+  bool alignment_output_backprop = false;
 };
 
 template <class T>
@@ -65,6 +70,7 @@ struct ModelWorkspace {
   Mat<T> alpha;                     // T*B × S
   T guided_cost = 0;                // the guided-alignment part of the cost (0 without)
   Mat<T> dalpha;                    // T*B × S  its gradient (backward)
+  AlignmentOutputWorkspace<T> aln;  // the alignment output, T*B rows (models with one)
   Mat<T> contexts;                  // T*B × 2n
   Mat<T> r_h;                       // T*B × n  r ∘ s_prev (r ∘ s̄_prev with recurrent dropout)
   RecurrentDropoutBuffers<T> dropout;  // recurrent dropout of dec_U's products: s̄_prev = s_prev ∘ m
@@ -99,5 +105,13 @@ template <class T>
 T rnnsearch_forward_backward(const Parameters<T>& params, const Batch& batch, const Regularization& regularization,
                              T scale, ModelWorkspace<T>& ws, Parameters<T>& grads,
                              const std::function<void()>& output_done = nullptr);
+
+// The alignment output β of the batch's pairs (a model with one: config.alignment_output > 0),
+// T*B × S, row i*B + b the alignment of target token i of pair b. run_model: run the encoder
+// and the decoder with teacher forcing first, without dropout and without the output layer;
+// false: ws holds this batch's rnnsearch_forward already (what `score` runs).
+template <class T>
+MatCRef<T> rnnsearch_alignment_output(const Parameters<T>& params, const Batch& batch, ModelWorkspace<T>& ws,
+                                      bool run_model = true);
 
 }  // namespace rnnsearch
