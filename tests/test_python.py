@@ -81,6 +81,10 @@ def setUpModule():
     train("other", "--seed", 2)
     train("subwords", "--subwords", 200)
     train("deep", *DEEP_S2S)
+    # an alignment output trained on links no attention follows: every target word to source word 0
+    with open(os.path.join(TINY, "train.de"), "rb") as f:
+        links = [" ".join("0-%d" % j for j in range(len(line.split()))) for line in f.read().split(b"\n")[:-1]]
+    train("aligned", "--alignment-output", 8, "--guided-alignment", write("first.links", ("\n".join(links) + "\n").encode()))
     with open(os.path.join(TINY, "val.en"), "rb") as f:
         sources = f.read().split(b"\n")[:-1]
     write("input.txt", b"\n".join(sources + EXTRA_LINES) + b"\n")
@@ -96,6 +100,53 @@ def input_path():
 
 def input_lines():
     return read_lines(input_path())
+
+
+class AlignmentOutput(unittest.TestCase):
+    """A model with an alignment output (--alignment-output): Python and the server show it where the
+    command line does (translate, score), and the attention with raw_attention=1 as with --raw-attention."""
+
+    def test_every_shell_shows_the_alignment_output(self):
+        model = MODELS["aligned"]
+        with open(os.path.join(TINY, "val.en"), encoding="utf-8") as f:
+            lines = f.read().splitlines()[:20]
+        source = write("aligned-src.txt", ("\n".join(lines) + "\n").encode())
+        translator = rnnsearch.Translator(model)
+        server, url = start_server(model, os.path.join(WORK, "serve-aligned.log"))
+        self.addCleanup(server.wait)
+        self.addCleanup(server.terminate)
+
+        def post(path, body):
+            request = urllib.request.Request(url + path, json.dumps(body).encode(), {"Content-Type": "application/json"})
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return json.load(response)
+
+        with urllib.request.urlopen(url + "info", timeout=60) as response:
+            self.assertIs(json.load(response)["alignment_output"], True)
+        shown = {}
+        for raw in (0, 1):
+            extra = ["--raw-attention"] if raw else []
+            stdout, _ = run("translate", "-m", model, "-i", source, "--format", "json", "--alignment", "soft", *extra)
+            records = [json.loads(line) for line in out_lines(stdout)]
+            results = translator.translate(lines, return_attention=True, raw_attention=raw)
+            served = post("translate", {"q": lines, "alignment": "soft", "raw_attention": raw})["translations"]
+            # (to the JSON's 4 significant digits: the output is computed in batches of other
+            # compositions in Python and the server, and its last bits depend on them)
+            for record, result, entry in zip(records, results, served, strict=True):
+                np.testing.assert_allclose(result.attention.matrix, record["alignment"], rtol=1e-3, atol=1e-7)
+                np.testing.assert_allclose(entry["hypotheses"][0]["alignment"], record["alignment"], rtol=1e-3, atol=1e-7)
+            shown[raw] = [r["alignment"] for r in records]
+            stdout, _ = run("score", "-m", model, "--src", source, "--tgt", source, "--format", "json",
+                            "--alignment", "soft", *extra)
+            scored = translator.score(lines, lines, return_attention=True, raw_attention=raw)
+            for record, result in zip([json.loads(line) for line in out_lines(stdout)], scored, strict=True):
+                np.testing.assert_allclose(result.attention.matrix, record["alignment"], rtol=1e-3, atol=1e-7)
+        self.assertNotEqual(shown[0], shown[1])
+        # the output follows its links (source word 0) more than the attention does
+        def on_first(matrices):
+            rows = [row for matrix in matrices for row in matrix[:-1]]
+            return sum(row.index(max(row[:-1])) == 0 for row in rows) / len(rows)
+        self.assertGreater(on_first(shown[0]), on_first(shown[1]) + 0.2)
 
 
 class TranslateMatchesCli(unittest.TestCase):
