@@ -62,7 +62,8 @@ int score_command(const Args& args) {
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
   for (const ScoredPair& pair : pairs) {
     if (!pair.warning.empty())
-      std::cerr << "rnnsearch score: " << located(src_path, pair.line + 1, "warning: " + pair.warning) << "\n";
+      std::cerr << "rnnsearch score: " << located(pair.target_side ? tgt_path : src_path, pair.line + 1,
+                                                  "warning: " + pair.warning) << "\n";
     if (pair.scored() && !heatmap_records.full()) heatmap_records.offer(OutputPrinter::record(pair));
     printer.print(out->stream(), pair);
   }
