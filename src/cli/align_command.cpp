@@ -124,7 +124,7 @@ int align_command(const Args& args) {
                 << located(pair.target_side ? target_where : where, pair.line + 1, "warning: " + pair.warning) << "\n";
     out->stream() << align::pharaoh_text(pair.links) << "\n";
   }
-  out->flush();
+  out->close();
   return 0;
 }
 

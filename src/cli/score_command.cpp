@@ -67,7 +67,7 @@ int score_command(const Args& args) {
     if (pair.scored() && !heatmap_records.full()) heatmap_records.offer(OutputPrinter::record(pair));
     printer.print(out->stream(), pair);
   }
-  out->flush();
+  out->close();
   if (vm.count("heatmaps")) std::cerr << "rnnsearch score: heatmaps: " << heatmap_records.write(decode.heatmaps) << "\n";
   return 0;
 }
