@@ -546,14 +546,15 @@ PYBIND11_MODULE(rnnsearch, m) {
   m.def("hmm_align",
         [](const py::object& sources, const py::object& targets, const std::string& method,
            const std::optional<std::string>& symmetrize, int stem, double prior, double null_probability,
-           int ibm1_iterations, int hmm_iterations, bool agreement, int threads) {
+           int ibm1_iterations, int hmm_iterations, bool agreement, int threads, int max_length) {
           align::HmmOptions options;
           options.stem = stem;
           options.prior = prior;
           options.null_probability = null_probability;
           options.ibm1_iterations = ibm1_iterations;
           options.hmm_iterations = hmm_iterations;
-          options.agreement = agreement;  // (hmm_align checks the ranges)
+          options.agreement = agreement;
+          options.max_length = max_length;  // (hmm_align checks the ranges)
           const align::AlignMethod parsed_method = align::parse_align_method(method);
           std::optional<align::Symmetrization> parsed_symmetrize;
           if (symmetrize) parsed_symmetrize = align::parse_symmetrization(*symmetrize);
@@ -570,9 +571,11 @@ PYBIND11_MODULE(rnnsearch, m) {
         py::arg("symmetrize") = py::none(), py::arg("stem") = hmm.stem, py::arg("prior") = hmm.prior,
         py::arg("null_probability") = hmm.null_probability, py::arg("ibm1_iterations") = hmm.ibm1_iterations,
         py::arg("hmm_iterations") = hmm.hmm_iterations, py::arg("agreement") = hmm.agreement, py::arg("threads") = 0,
+        py::arg("max_length") = hmm.max_length,
         "Word alignments of a parallel corpus without a model, as `rnnsearch align --hmm`: IBM model 1 then "
         "an HMM aligner each way, trained by EM on these pairs; per pair the 0-based (source, target) word "
-        "positions, sorted ([] and an InputWarning for a pair with an empty side). The keywords are align's "
+        "positions, sorted ([] and an InputWarning for a pair with an empty side, invalid UTF-8 or a side longer "
+        "than max_length words). The keywords are align's "
         "options of the same names (agreement=False is --no-agreement; symmetrize None is grow-diag-final-and); "
         "threads 0 = all cores.");
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "rnnsearch/align/links.h"
@@ -178,6 +179,90 @@ TEST_F(AlignCli, HmmAlignsWithoutAModel) {
     EXPECT_EQ(e.status, 1);
     ASSERT_EQ(e.errors.size(), 1u) << e.err_text;
     EXPECT_NE(e.errors[0].find(message), std::string::npos) << e.errors[0];
+  }
+}
+
+// --hmm when no pair is usable (no lines, only empty lines, only invalid UTF-8): as with
+// --prior 0, an empty line and a warning per pair. It used to abort (ψ(0), a pole, thrown
+// inside an OpenMP loop), with an existing -o file already emptied (issue 81).
+TEST_F(AlignCli, HmmWithoutAUsablePairWarnsAsWithPriorZero) {
+  const std::string out = dir_->path("unusable.links");
+  const std::string suffix = "; not scored, its output line is empty";
+  for (const auto& [name, text, warning] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"none.txt", "", ""},
+           {"blank.txt", "\n\n", "empty source" + suffix},
+           {"spaces.txt", "  \n\t\n", "empty source" + suffix},
+           {"bad.txt", "\xff\n\xfe x\n", "invalid UTF-8 in the source"}}) {
+    const std::string file = write("unusable-" + name, text);
+    const size_t lines = lines_of(text).size();
+    for (const std::string prior : {"", " --prior 0", " --prior 0.5 --no-agreement"}) {
+      SCOPED_TRACE(name + prior);
+      write("unusable.links", "precious\n");
+      const Result r = run("align --hmm --quiet --src " + file + " --tgt " + file + prior + " -o " + out);
+      ASSERT_EQ(r.status, 0) << r.err_text;
+      EXPECT_EQ(file_text(out), std::string(lines, '\n'));
+      ASSERT_EQ(r.err.size(), lines) << r.err_text;
+      for (size_t k = 0; k < lines; ++k)
+        EXPECT_EQ(r.err[k], "rnnsearch align: " + file + ":" + std::to_string(k + 1) + ": warning: " + warning);
+    }
+  }
+  write("unusable.links", "precious\n");
+  const Result none = run("align --hmm --quiet --src /dev/null --tgt /dev/null -o " + out);
+  ASSERT_EQ(none.status, 0) << none.err_text;
+  EXPECT_EQ(file_text(out), "");
+  EXPECT_EQ(none.err_text, "");
+}
+
+// --max-length: --hmm skips a pair with a side longer than it as a model does, with the same
+// warning (naming the file of the long side) and an empty line; by default (200) a pair of
+// 2,000 words, minutes of EM (the time is cubic in the length), is skipped the same way.
+TEST_F(AlignCli, HmmHonoursMaxLengthAsAModelDoes) {
+  const std::string s = src(), t = tgt();
+  const std::string suffix = "; not scored, its output line is empty";
+  const std::vector<std::string> expected = {
+      "rnnsearch align: " + s + ":3: warning: longer than 3 tokens (--max-length)" + suffix,
+      "rnnsearch align: " + t + ":5: warning: longer than 3 tokens (--max-length)" + suffix};
+  for (const std::string& aligner : {"-m " + model(), std::string("--hmm")}) {
+    SCOPED_TRACE(aligner);
+    const Result r = run("align --quiet " + aligner + " --src " + s + " --tgt " + t + " --max-length 3");
+    ASSERT_EQ(r.status, 0) << r.err_text;
+    EXPECT_EQ(r.err, expected);
+    ASSERT_EQ(r.out.size(), 5u) << r.out_text;
+    EXPECT_EQ(r.out[2], "");
+    EXPECT_EQ(r.out[4], "");
+  }
+  std::string long_source, long_target;
+  for (int k = 0; k < 2000; ++k) long_source += k % 2 ? "Buch " : "Haus ", long_target += k % 2 ? "book " : "house ";
+  const std::string bitext = write("long.bitext", "das Haus ||| the house\nein Buch ||| a book\n" + long_source +
+                                                      "||| " + long_target + "\ndas Buch ||| the book\nein Haus ||| a house\n");
+  const Result r = run("align --quiet --hmm --symmetrize intersect -i " + bitext);
+  ASSERT_EQ(r.status, 0) << r.err_text;
+  ASSERT_EQ(r.out.size(), 5u) << r.out_text;
+  for (size_t k : {0, 1, 3, 4}) EXPECT_EQ(r.out[k], "0-0 1-1") << k;
+  EXPECT_EQ(r.out[2], "");
+  EXPECT_EQ(r.err, std::vector<std::string>{"rnnsearch align: " + bitext + ":3: warning: longer than 200 tokens "
+                                            "(--max-length)" + suffix});
+}
+
+// A warning about a target line names the target file, one about a source line the source
+// file (the source file was named for both: "ae.en:3: warning: empty target"), with a model,
+// with --hmm, and in score.
+TEST_F(AlignCli, WarningsNameTheFileOfTheBadLine) {
+  const std::string s = write("sides.src", "a b\nc d\ne f\n\nb \xff\na c\n");
+  const std::string t = write("sides.tgt", "x y\nz w\n\nv\nx\n\xfe y\n");
+  const std::string suffix = "; not scored, its output line is empty";
+  const std::vector<std::string> expected = {t + ":3: warning: empty target" + suffix,
+                                             s + ":4: warning: empty source" + suffix,
+                                             s + ":5: warning: invalid UTF-8 in the source",
+                                             t + ":6: warning: invalid UTF-8 in the target"};
+  for (const std::string& command : {"align -m " + model(), std::string("align --hmm"), "score -m " + model()}) {
+    SCOPED_TRACE(command);
+    const Result r = run(command + " --quiet --src " + s + " --tgt " + t);
+    ASSERT_EQ(r.status, 0) << r.err_text;
+    std::vector<std::string> prefixed;
+    for (const std::string& line : expected) prefixed.push_back("rnnsearch " + command.substr(0, 5) + ": " + line);
+    EXPECT_EQ(r.err, prefixed);
+    EXPECT_EQ(r.out.size(), 6u) << r.out_text;
   }
 }
 

@@ -168,9 +168,13 @@ TEST(HmmAlign, EmptySidesAndInvalidUtf8AreLeftOutWithTheScorersWarnings) {
   tgt.push_back("   ");
   const auto pairs = align::hmm_align(src, tgt, HmmOptions{}, align::AlignMethod{}, std::nullopt);
   ASSERT_EQ(pairs.size(), src.size());
-  EXPECT_EQ(pairs[6].warning, "empty source");
+  const std::string suffix = "; not scored, its output line is empty";
+  EXPECT_EQ(pairs[6].warning, "empty source" + suffix);
   EXPECT_EQ(pairs[7].warning, "invalid UTF-8 in the source");
-  EXPECT_EQ(pairs[8].warning, "empty target");
+  EXPECT_EQ(pairs[8].warning, "empty target" + suffix);
+  EXPECT_FALSE(pairs[6].target_side);
+  EXPECT_FALSE(pairs[7].target_side);
+  EXPECT_TRUE(pairs[8].target_side);
   for (size_t k = 6; k < 9; ++k) {
     EXPECT_FALSE(pairs[k].aligned);
     EXPECT_TRUE(pairs[k].links.empty());
@@ -178,6 +182,60 @@ TEST(HmmAlign, EmptySidesAndInvalidUtf8AreLeftOutWithTheScorersWarnings) {
   EXPECT_TRUE(pairs[0].aligned);
   EXPECT_FALSE(pairs[0].links.empty());
   EXPECT_THROW(align::hmm_align({"a"}, {}, HmmOptions{}, align::AlignMethod{}, std::nullopt), Error);
+}
+
+// No usable pair at all (none, or every one empty or not UTF-8) trains on nothing: every pair
+// unaligned with its warning, whatever the prior. ψ(0) of the empty word's empty row of the
+// table used to end the process (a pole error thrown inside an OpenMP loop; issue 81).
+TEST(HmmAlign, NoUsablePairIsNoError) {
+  for (const double prior : {0.1, 0.0}) {
+    for (const bool agreement : {true, false}) {
+      HmmOptions options;
+      options.prior = prior;
+      options.agreement = agreement;
+      options.threads = 2;
+      EXPECT_TRUE(align::hmm_align({}, {}, options, align::AlignMethod{}, std::nullopt).empty());
+      for (const std::vector<std::string>& lines :
+           std::vector<std::vector<std::string>>{{""}, {"", " "}, {"\xff", "a \xfe"}}) {
+        const auto pairs = align::hmm_align(lines, lines, options, align::AlignMethod{}, std::nullopt);
+        ASSERT_EQ(pairs.size(), lines.size());
+        for (const align::AlignedPair& pair : pairs) {
+          EXPECT_FALSE(pair.aligned);
+          EXPECT_TRUE(pair.links.empty());
+          EXPECT_FALSE(pair.warning.empty());
+        }
+      }
+    }
+  }
+  HmmOptions tiny;
+  tiny.prior = 1e-310;  // ψ(α) ≈ -1/α overflows: refused before training, not NaN links
+  EXPECT_THROW(align::hmm_align(kSource, kTarget, tiny, align::AlignMethod{}, std::nullopt), Error);
+}
+
+// HmmOptions::max_length: a pair with a longer side is left out with the Scorer's warning,
+// target_side saying which side; the others are aligned as without it.
+TEST(HmmAlign, PairsLongerThanMaxLengthAreLeftOut) {
+  std::vector<std::string> src = kSource, tgt = kTarget;
+  src.push_back("das Haus das Buch ist klein");
+  tgt.push_back("the house");
+  src.push_back("das Haus");
+  tgt.push_back("the house the book is small");
+  HmmOptions options;
+  options.max_length = 5;
+  const auto pairs = align::hmm_align(src, tgt, options, align::AlignMethod{}, std::nullopt);
+  const auto all = align::hmm_align(kSource, kTarget, HmmOptions{}, align::AlignMethod{}, std::nullopt);
+  ASSERT_EQ(pairs.size(), src.size());
+  const std::string warning = "longer than 5 tokens (--max-length); not scored, its output line is empty";
+  EXPECT_EQ(pairs[src.size() - 2].warning, warning);
+  EXPECT_FALSE(pairs[src.size() - 2].target_side);
+  EXPECT_EQ(pairs[src.size() - 1].warning, warning);
+  EXPECT_TRUE(pairs[src.size() - 1].target_side);
+  for (size_t k = 0; k < kSource.size(); ++k) {
+    EXPECT_TRUE(pairs[k].aligned) << k;
+    EXPECT_EQ(pairs[k].links, all[k].links) << k;
+  }
+  options.max_length = 0;
+  EXPECT_THROW(align::hmm_align(src, tgt, options, align::AlignMethod{}, std::nullopt), Error);
 }
 
 }  // namespace

@@ -15,6 +15,8 @@ import json
 import math
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -570,6 +572,29 @@ class ScoreMatchesCli(unittest.TestCase):
                 with self.assertRaises(rnnsearch.Error) as raised:
                     rnnsearch.hmm_align(["a"], ["b"], **{keyword: value})
                 self.assertEqual(str(raised.exception), expected)
+
+    def test_hmm_align_without_usable_pairs_and_too_long(self):
+        # no usable pair used to abort the interpreter (issue 81): a child runs the calls first, so
+        # that an abort fails this test rather than ending the suite
+        code = "\n".join(["import warnings, rnnsearch",
+                          "warnings.simplefilter('ignore')",
+                          "for sources in ([], [''], ['', ' '], [b'\\xff', b'a \\xfe']):",
+                          "    for prior in (0.1, 0.0):",
+                          "        print(rnnsearch.hmm_align(sources, sources, prior=prior))"])
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertEqual(done.stdout.splitlines(), ["[]"] * 2 + ["[[]]"] * 2 + ["[[], []]"] * 4)
+        with self.assertWarnsRegex(rnnsearch.InputWarning, r"^pairs\[0\]: empty source; not scored"):
+            self.assertEqual(rnnsearch.hmm_align([""], [""]), [[]])
+        # a side longer than max_length (default 200, as --max-length) is skipped with a warning
+        long = " ".join(["Haus"] * 300)
+        with self.assertWarnsRegex(rnnsearch.InputWarning, r"^pairs\[1\]: longer than 200 tokens \(--max-length\)"):
+            links = rnnsearch.hmm_align(["das Haus", long, "das Buch"], ["the house", "the house", "the book"])
+        self.assertEqual(links[1], [])
+        with self.assertWarnsRegex(rnnsearch.InputWarning, r"^pairs\[0\]: longer than 1 tokens"):
+            self.assertEqual(rnnsearch.hmm_align(["das Haus"], ["the house"], max_length=1), [[]])
+        with self.assertRaisesRegex(rnnsearch.Error, "--max-length must be at least 1"):
+            rnnsearch.hmm_align(["a"], ["b"], max_length=0)
 
     def test_lengths_must_match(self):
         translator = rnnsearch.Translator(MODELS["words"], threads=1)

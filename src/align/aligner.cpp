@@ -170,11 +170,13 @@ std::vector<AlignedPair> Aligner::align(const std::vector<std::string>& src_line
 // models reading the same kind of text; a pair whose words differ anyway (a words model
 // that lowercases and one that does not) is left unaligned with a warning.
 AlignedPair Aligner::links_of(ScoredPair& forward, ScoredPair* reverse) const {
-  AlignedPair pair{forward.line, std::move(forward.source), std::move(forward.target), {}, forward.warning, false};
+  AlignedPair pair{forward.line, std::move(forward.source), std::move(forward.target), {}, forward.warning, false,
+                   forward.target_side};
   if (!forward.scored()) return pair;
   const Alignment& f = forward.alignment;
   if (reverse && !reverse->scored()) {
     pair.warning = "the reverse model: " + reverse->warning;
+    pair.target_side = !reverse->target_side;  // its source is the pair's target
     return pair;
   }
   if (reverse && !same_shape(transposed(reverse->alignment), f)) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/math/special_functions/digamma.hpp>
 #include <cmath>
+#include <sstream>
 #include <unordered_map>
 
 #include "rnnsearch/error.h"
@@ -144,6 +145,7 @@ void HmmAligner::normalize_translations(const std::vector<double>& counts) {
 #pragma omp parallel for num_threads(options_.threads) schedule(dynamic, 256)
   for (long e = 0; e < rows; ++e) {
     const size_t begin = row_[static_cast<size_t>(e)], end = row_[static_cast<size_t>(e) + 1];
+    if (begin == end) continue;  // a word of no usable pair (∅ when there is none): ψ(0) is a pole
     double total = 0;
     for (size_t k = begin; k < end; ++k) total += counts[k];
     if (alpha > 0) {
@@ -153,6 +155,14 @@ void HmmAligner::normalize_translations(const std::vector<double>& counts) {
       for (size_t k = begin; k < end; ++k) prob_[k] = counts[k] / total;
     }
   }
+  // Boost.Math returns NaN or ±inf rather than throwing (CMakeLists.txt): a prior so small that
+  // ψ overflows (α below about 1e-308) leaves such entries, reported here, outside the loop.
+  for (double p : prob_)
+    if (!std::isfinite(p)) {
+      std::ostringstream text;
+      text << "the HMM aligner's translation table is not finite: --prior " << alpha << " is out of digamma's range";
+      throw Error(text.str());
+    }
 }
 
 // Fills w for pair k: emissions, jump distributions, then the scaled forward
@@ -334,7 +344,10 @@ void check_hmm_options(const HmmOptions& options) {
   check_at_least("hmm-iterations", options.hmm_iterations, 0);
   check_below_one("null-probability", options.null_probability);
   check_non_negative("prior", options.prior);
+  // ψ(α) ≈ -1/α overflows below about 1e-308 (normalize_translations)
+  if (options.prior > 0 && options.prior < 1e-300) fail_check("prior", "0 or at least 1e-300", options.prior);
   check_at_least("stem", options.stem, 0);
+  check_at_least("max-length", options.max_length, 1);
 }
 
 std::vector<AlignedPair> hmm_align(const std::vector<std::string>& src_lines, const std::vector<std::string>& tgt_lines,
@@ -346,20 +359,28 @@ std::vector<AlignedPair> hmm_align(const std::vector<std::string>& src_lines, co
     throw Error("the sources and targets differ in length: " + std::to_string(src_lines.size()) + " and " +
                 std::to_string(tgt_lines.size()));
   symmetrize = resolved_symmetrization(true, method, symmetrize);
-  // A pair with invalid UTF-8 or an empty side is left out of training and unaligned, with the
-  // Scorer's warnings.
+  // A pair with invalid UTF-8, an empty side or a side too long is left out of training and
+  // unaligned, with the Scorer's warnings (decode/scorer.cpp), word for word.
   std::vector<AlignedPair> pairs(src_lines.size());
   std::vector<std::string> src = src_lines, tgt = tgt_lines;
+  const auto max_length = static_cast<size_t>(options.max_length);
   for (size_t k = 0; k < pairs.size(); ++k) {
     AlignedPair& pair = pairs[k];
     pair.line = k;
     if (!is_valid_utf8(src[k]) || !is_valid_utf8(tgt[k])) {
-      pair.warning = std::string("invalid UTF-8 in the ") + (is_valid_utf8(src[k]) ? "target" : "source");
+      pair.target_side = is_valid_utf8(src[k]);
+      pair.warning = std::string("invalid UTF-8 in the ") + (pair.target_side ? "target" : "source");
     } else {
       pair.source = split_words(src[k]);
       pair.target = split_words(tgt[k]);
-      if (pair.source.empty() || pair.target.empty())
-        pair.warning = std::string("empty ") + (pair.source.empty() ? "source" : "target");
+      if (pair.source.empty() || pair.target.empty()) {
+        pair.target_side = !pair.source.empty();
+        pair.warning = std::string("empty ") + (pair.target_side ? "target" : "source");
+      } else if (std::max(pair.source.size(), pair.target.size()) > max_length) {
+        pair.target_side = pair.source.size() <= max_length;
+        pair.warning = "longer than " + std::to_string(max_length) + " tokens (--max-length)";
+      }
+      if (!pair.warning.empty()) pair.warning += "; not scored, its output line is empty";
     }
     pair.aligned = pair.warning.empty();
     if (!pair.aligned) src[k].clear(), tgt[k].clear();

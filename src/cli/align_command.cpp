@@ -78,7 +78,7 @@ int align_command(const Args& args) {
 
   // Lines are read whole, not UTF-8-checked: a bad line is reported and left unaligned.
   std::vector<std::string> src_lines, tgt_lines, inputs;
-  std::string where;  // the file warnings name
+  std::string where, target_where;  // the files warnings about a source or a target line name
   if (vm.count("src")) {
     src_lines = all_lines(src_path);
     tgt_lines = all_lines(tgt_path);
@@ -87,6 +87,7 @@ int align_command(const Args& args) {
                   std::to_string(tgt_lines.size()) + " lines");
     inputs = {src_path, tgt_path};
     where = src_path;
+    target_where = tgt_path;
   } else {
     if (input.empty()) input = "-";
     where = input == "-" ? "stdin" : input;
@@ -95,6 +96,7 @@ int align_command(const Args& args) {
     tgt_lines.resize(lines.size());
     for (size_t k = 0; k < lines.size(); ++k) align::split_parallel_line(lines[k], src_lines[k], tgt_lines[k], where, k + 1);
     inputs = {input};
+    target_where = where;
   }
   std::optional<OutputFile> out;  // rank 0 writes everything; opened before the work, to fail first
   if (mpi::is_root()) out.emplace(output, inputs);
@@ -103,6 +105,7 @@ int align_command(const Args& args) {
   if (use_hmm) {
     hmm.threads = aopts.threads;
     hmm.agreement = !vm.count("no-agreement");
+    hmm.max_length = aopts.max_length;
     const int steps = hmm.ibm1_iterations + hmm.hmm_iterations;
     progress.start("training the HMM aligners", "iterations", static_cast<size_t>(steps));
     pairs = align::hmm_align(src_lines, tgt_lines, hmm, aopts.method, aopts.symmetrize,
@@ -119,10 +122,11 @@ int align_command(const Args& args) {
   if (!out) return 0;
   for (const align::AlignedPair& pair : pairs) {
     if (!pair.warning.empty())
-      std::cerr << "rnnsearch align: " << located(where, pair.line + 1, "warning: " + pair.warning) << "\n";
+      std::cerr << "rnnsearch align: "
+                << located(pair.target_side ? target_where : where, pair.line + 1, "warning: " + pair.warning) << "\n";
     out->stream() << align::pharaoh_text(pair.links) << "\n";
   }
-  out->flush();
+  out->close();
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <boost/program_options.hpp>
 
 #include "rnnsearch/decode/decode_options.h"
+#include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/output/output.h"
 #include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/train/trainer.h"
@@ -83,18 +85,22 @@ boost::program_options::options_description progress_option_group(ProgressOption
 // is the decoder's to report): rank 0 reads them, and in an MPI job every rank receives them.
 std::vector<std::string> all_lines(const std::string& path);
 
-// Standard output for "-", else a file opened for writing.
+// Standard output for "-", else a file written under a temporary name (io/atomic_file.h's
+// AtomicOutputStream) that close() puts in place: a command that fails before close() leaves
+// an existing file as it was.
 class OutputFile {
  public:
   // Throws rnnsearch::Error naming the file if it cannot be opened or is one of inputs.
   OutputFile(const std::string& path, const std::vector<std::string>& inputs);
-  std::ostream& stream() { return path_ == "-" ? static_cast<std::ostream&>(std::cout) : file_; }
+  std::ostream& stream() { return file_ ? file_->stream() : std::cout; }
   // Flushes; throws rnnsearch::Error naming the file if anything failed to be written.
   void flush();
+  // Flushes and renames the file into place: once, after the last line.
+  void close();
 
  private:
   std::string path_;
-  std::ofstream file_;
+  std::unique_ptr<AtomicOutputStream> file_;  // null: stdout
 };
 
 }  // namespace rnnsearch::cli

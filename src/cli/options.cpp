@@ -167,13 +167,17 @@ std::vector<std::string> all_lines(const std::string& path) {
 
 OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& inputs) : path_(path) {
   if (path == "-") return;
-  check_not_an_input(path, inputs);  // before opening truncates it
-  file_.open(path, std::ios::binary);
-  if (!file_) throw Error(located(path, 0, "cannot open for writing"));
+  check_not_an_input(path, inputs);  // (renaming over an input would lose it, as truncating did)
+  file_ = std::make_unique<AtomicOutputStream>(path);
 }
 
 void OutputFile::flush() {
   if (!stream().flush()) throw Error(located(path_ == "-" ? "stdout" : path_, 0, "write failed"));
+}
+
+void OutputFile::close() {
+  flush();
+  if (file_) file_->commit();
 }
 
 }  // namespace rnnsearch::cli

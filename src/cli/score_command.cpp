@@ -62,11 +62,12 @@ int score_command(const Args& args) {
   HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
   for (const ScoredPair& pair : pairs) {
     if (!pair.warning.empty())
-      std::cerr << "rnnsearch score: " << located(src_path, pair.line + 1, "warning: " + pair.warning) << "\n";
+      std::cerr << "rnnsearch score: " << located(pair.target_side ? tgt_path : src_path, pair.line + 1,
+                                                  "warning: " + pair.warning) << "\n";
     if (pair.scored() && !heatmap_records.full()) heatmap_records.offer(OutputPrinter::record(pair));
     printer.print(out->stream(), pair);
   }
-  out->flush();
+  out->close();
   if (vm.count("heatmaps")) std::cerr << "rnnsearch score: heatmaps: " << heatmap_records.write(decode.heatmaps) << "\n";
   return 0;
 }

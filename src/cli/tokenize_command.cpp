@@ -27,7 +27,7 @@ int tokenize_command(const Args& args) {
   OutputFile out(output, {input});
   std::string line;
   while (next_valid_line(reader, line)) out.stream() << join_tokens(tokenize(line, tokenizer)) << '\n';
-  out.flush();
+  out.close();
   return 0;
 }
 

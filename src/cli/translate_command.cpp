@@ -241,6 +241,7 @@ int translate_command(const Args& args) {
       });
   progress.finish();
   if (!root) return 0;
+  out->close();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!progress_options.quiet)
     std::cerr << "rnnsearch translate: " << lines_done << " lines in " << seconds << " s ("

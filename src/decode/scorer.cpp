@@ -36,15 +36,18 @@ ScoredPair Scorer::prepare(const std::string& src_line, const std::string& tgt_l
   ScoredPair pair;
   pair.line = line;
   if (!is_valid_utf8(src_line) || !is_valid_utf8(tgt_line)) {
-    pair.warning = std::string("invalid UTF-8 in the ") + (is_valid_utf8(src_line) ? "target" : "source");
+    pair.target_side = is_valid_utf8(src_line);
+    pair.warning = std::string("invalid UTF-8 in the ") + (pair.target_side ? "target" : "source");
     return pair;
   }
   pair.source = tokenize(src_line, model_.tokenizer);
   pair.target = tokenize(tgt_line, model_.tokenizer);
   const size_t max_length = static_cast<size_t>(options_.max_length);
   if (pair.source.empty() || pair.target.empty()) {
-    pair.warning = std::string("empty ") + (pair.source.empty() ? "source" : "target");
+    pair.target_side = !pair.source.empty();
+    pair.warning = std::string("empty ") + (pair.target_side ? "target" : "source");
   } else if (std::max(pair.source.size(), pair.target.size()) > max_length) {
+    pair.target_side = pair.source.size() <= max_length;
     pair.warning = "longer than " + std::to_string(max_length) + " tokens (--max-length)";
   } else {
     std::vector<std::string> src_pieces = model_.src_subwords.encode(pair.source, &pair.source_word_of_piece);

@@ -83,6 +83,7 @@ struct AlignedPair {
   Links links;
   std::string warning;                      // why it was not aligned; "" if fine
   bool aligned = false;                     // false: no links (empty output line) and a warning
+  bool target_side = false;                 // the warning is about the target line (which file to name)
 };
 
 class Aligner {

@@ -50,6 +50,9 @@ struct HmmOptions {
   double null_probability = 0.2;  // p0
   double prior = 0.1;             // α; 0 = maximum likelihood
   int stem = 6;                   // words counted by their first `stem` characters; 0 = whole
+  // Pairs with a side longer than this many words are skipped (as align's --max-length with a
+  // model): training time grows with the cube of the length.
+  int max_length = 200;
   bool agreement = true;          // both directions trained together (train_hmm_aligners)
   int threads = 1;                // pairs processed at once (OpenMP)
 };
@@ -120,8 +123,9 @@ class HmmAligner {
 // `rnnsearch align --hmm`: an HmmAligner trained each way on the pairs (the reverse one on
 // them swapped), and the links of each pair read off the two posterior matrices as the
 // Aligner reads two models' attention (pair_links; `symmetrize` resolved as
-// resolved_symmetrization does with two models). A pair with an empty side or invalid UTF-8
-// is left out of training and unaligned, with the warning the Scorer gives it.
+// resolved_symmetrization does with two models). A pair with an empty side, invalid UTF-8 or
+// a side longer than options.max_length words is left out of training and unaligned, with the
+// warning the Scorer gives it (AlignedPair::target_side: which line it is about).
 // iteration(kind, k), when given, is told after each iteration (of both directions).
 std::vector<AlignedPair> hmm_align(const std::vector<std::string>& src_lines, const std::vector<std::string>& tgt_lines,
                                    const HmmOptions& options, const AlignMethod& method,

@@ -52,6 +52,7 @@ struct ScoredPair {
   std::vector<int> source_word_of_piece, target_word_of_piece;  // each piece's token index
   std::vector<std::string> source_pieces, target_pieces;       // with piece alignments
   std::string warning;                        // why it was not scored; "" if fine
+  bool target_side = false;                   // the warning is about the target line (which file to name)
   double log_prob = std::numeric_limits<double>::quiet_NaN();
   // coverage_term of its attention over the pieces, </s> row and column included (what the
   // coverage penalty reads), and ranking_score under ScorerOptions::ranking
