@@ -10,9 +10,8 @@
 #include <optional>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "commands.h"
+#include "rnnsearch/decode/steering.h"
 #include "rnnsearch/decode/translator.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/util/cpu.h"
@@ -66,16 +65,15 @@ bool read_chunk(LineReader* input, std::vector<SteeringFile>& files, size_t coun
 
 // A line of --constraints or --avoid: a JSON list of strings, or an empty line (none).
 std::vector<std::string> phrases_of(const SteeringFile& file, size_t line_number, const std::string& text) {
-  if (text.find_first_not_of(" \t\r") == std::string::npos) return {};
-  const nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
-  const bool list = value.is_array() && std::all_of(value.begin(), value.end(), [](const auto& v) { return v.is_string(); });
-  if (!list)
-    throw Error(located(file.path, line_number,
-                        std::string("--") + file.option + " wants a JSON list of strings per line, e.g. [\"ein Hund\", \"rot\"], not: " + text));
-  return value.get<std::vector<std::string>>();
+  try {
+    return parse_phrase_line(text, file.option);
+  } catch (const Error& e) {
+    throw Error(located(file.path, line_number, e.what()));
+  }
 }
 
-// The chunk's steering, line by line, from the files' lines (first: the chunk's first line, 0-based).
+// The chunk's steering, line by line, from the files' lines (first: the chunk's first line,
+// 0-based), each line's checked (check_steering) and its errors located in the last phrase file.
 std::vector<LineSteering> steering_of(const std::vector<SteeringFile>& files, size_t first, size_t count) {
   std::vector<LineSteering> steering(files.empty() ? 0 : count);
   for (const SteeringFile& file : files)
@@ -84,6 +82,11 @@ std::vector<LineSteering> steering_of(const std::vector<SteeringFile>& files, si
         steering[k].*file.phrases = phrases_of(file, first + k + 1, file.lines[k]);
       else
         steering[k].prefix = file.lines[k];
+  for (size_t k = 0; k < steering.size(); ++k) try {
+      check_steering(steering[k]);
+    } catch (const Error& e) {
+      throw Error(located(files.back().path, first + k + 1, e.what()));
+    }
   return steering;
 }
 
@@ -184,6 +187,7 @@ int translate_command(const Args& args) {
   steering_file("target-prefix", nullptr, target_prefix);
   steering_file("constraints", &LineSteering::constraints, constraints);
   steering_file("avoid", &LineSteering::avoid, avoid);
+  if (!constraints.empty()) check_constraints_allowed(topts.beam);
   const std::pair<int, int> shortlist_sizes = parse_shortlist_sizes(shortlist);
 
   const std::vector<Model> models = load_ensemble(decode.model_dirs);
