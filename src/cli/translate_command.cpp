@@ -115,7 +115,7 @@ int translate_command(const Args& args) {
   std::string input, output, target_prefix, constraints, avoid;
   TranslatorOptions topts;
   int maxi_batch = 10;
-  bool detokenize = false;
+  bool detokenize = false, json_input = false;
   std::string unk_dictionary;
   std::vector<std::string> shortlist;
   std::string precision;
@@ -133,6 +133,9 @@ int translate_command(const Args& args) {
       ("avoid", po::value(&avoid),
        "FILE with one line per input line: a JSON list of words or phrases its translation must not contain "
        "(an empty line: none)")
+      ("json-input", po::bool_switch(&json_input),
+       "input lines are JSON objects, as Sockeye's --json-input: {\"text\": SENTENCE} with optionally "
+       "\"constraints\" and \"avoid\" (lists of phrases, as the lines of those files) and \"target_prefix\"")
       ("maxi-batch", po::value(&maxi_batch)->default_value(10)->notifier(at_least("maxi-batch", 1)),
        "batches read, length-sorted and translated before output is written and flushed")
       ("max-length", po::value(&topts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
@@ -187,6 +190,8 @@ int translate_command(const Args& args) {
   steering_file("target-prefix", nullptr, target_prefix);
   steering_file("constraints", &LineSteering::constraints, constraints);
   steering_file("avoid", &LineSteering::avoid, avoid);
+  if (json_input && !steering_files.empty())
+    throw Error("--json-input lines hold their own steering: not with --target-prefix, --constraints or --avoid");
   if (!constraints.empty()) check_constraints_allowed(topts.beam);
   const std::pair<int, int> shortlist_sizes = parse_shortlist_sizes(shortlist);
 
@@ -225,7 +230,8 @@ int translate_command(const Args& args) {
       translator, static_cast<size_t>(topts.batch_size) * maxi_batch,
       [&](size_t count, std::vector<std::string>& lines, std::vector<LineSteering>& steering) {
         const bool more = read_chunk(reader ? &*reader : nullptr, steering_files, count, lines);
-        steering = steering_of(steering_files, lines_read, lines.size());
+        steering = json_input ? json_input_lines(lines, input_name, lines_read, topts.beam)
+                              : steering_of(steering_files, lines_read, lines.size());
         lines_read += lines.size();
         return more;
       },

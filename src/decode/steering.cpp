@@ -48,6 +48,28 @@ std::vector<std::string> parse_phrase_line(const std::string& line, const std::s
   return phrases;
 }
 
+JsonInputLine parse_json_input_line(const std::string& line) {
+  if (!is_valid_utf8(line)) throw Error("invalid UTF-8");
+  JsonInputLine result;
+  if (blank(line)) return result;
+  const json value = json::parse(line, nullptr, false);
+  if (!value.is_object())
+    throw Error("--json-input wants a JSON object per line, e.g. {\"text\": \"a dog\", \"constraints\": [\"Hund\"]}");
+  if (!value.contains("text")) throw Error("--json-input: the line has no \"text\"");
+  for (const auto& [key, field] : value.items()) {
+    if (key == "text" || key == "target_prefix") {
+      if (!field.is_string()) throw Error("--json-input: \"" + key + "\" must be a string");
+      (key == "text" ? result.text : result.steering.prefix) = field.get<std::string>();
+    } else if (key == "constraints" || key == "avoid") {
+      if (!phrase_list(field, key == "avoid" ? result.steering.avoid : result.steering.constraints))
+        throw Error("--json-input: \"" + key + "\" must be a list of strings");
+    } else {
+      throw Error("--json-input: unknown key " + quoted(key) + " (known: text, constraints, avoid, target_prefix)");
+    }
+  }
+  return result;
+}
+
 void check_steering(const LineSteering& steering) {
   for (const auto& [phrases, what] : {std::pair{&steering.constraints, "a constraint"}, std::pair{&steering.avoid, "a phrase to avoid"}})
     for (const std::string& phrase : *phrases)
@@ -71,6 +93,26 @@ void check_steering(const LineSteering& steering) {
 void check_constraints_allowed(const BeamOptions& beam) {
   if (beam.samples() || beam.alternatives > 0)
     throw Error("constraints need beam search: not with sampling (--sampling-topk, --sampling-topp) or --alternatives");
+}
+
+std::vector<LineSteering> json_input_lines(std::vector<std::string>& lines, const std::string& file,
+                                           size_t first_line, const BeamOptions& beam) {
+  std::vector<LineSteering> steering(lines.size());
+  bool any = false;
+  for (size_t k = 0; k < lines.size(); ++k) {
+    try {
+      JsonInputLine line = parse_json_input_line(lines[k]);
+      check_steering(line.steering);
+      if (!line.steering.constraints.empty()) check_constraints_allowed(beam);
+      lines[k] = std::move(line.text);
+      any = any || !line.steering.empty();
+      steering[k] = std::move(line.steering);
+    } catch (const Error& e) {
+      throw Error(located(file, first_line + k + 1, e.what()));
+    }
+  }
+  if (!any) steering.clear();
+  return steering;
 }
 
 }  // namespace rnnsearch

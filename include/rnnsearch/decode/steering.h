@@ -1,7 +1,7 @@
 #pragma once
 // What steers one sentence's translation (a target prefix, constraints, phrases to avoid), as
-// every shell receives it: the lines of translate's --constraints / --avoid files, the server's
-// JSON fields, Python's lists. Parsing
+// every shell receives it: the lines of translate's --constraints / --avoid files and of
+// --json-input (Sockeye's JSON input lines), the server's JSON fields, Python's lists. Parsing
 // and the checks that need no model are here, once, so that each shell refuses the same
 // thing with the same text; each throws rnnsearch::Error with the bare problem, and the shell
 // says where (translate: FILE:LINE, the server: a 400 naming the sentence, Python: a
@@ -35,6 +35,15 @@ bool phrase_list(const nlohmann::json& value, std::vector<std::string>& phrases)
 // blank line (none). Errors: "invalid UTF-8", "--constraints wants a JSON list of strings ...".
 std::vector<std::string> parse_phrase_line(const std::string& line, const std::string& option);
 
+// A line of --json-input, Sockeye's JSON input: an object with "text" (required), and
+// optionally "constraints" and "avoid" (lists of strings) and "target_prefix" (a string);
+// another key is an error naming it. A blank line is an empty sentence with no steering.
+struct JsonInputLine {
+  std::string text;
+  LineSteering steering;
+};
+JsonInputLine parse_json_input_line(const std::string& line);
+
 // The checks of one sentence's steering that need no model: phrases of valid UTF-8 (a
 // prefix that is not gets the Translator's warning, as an input line does), at most
 // kMaxConstraints constraints, and no constraint that is, or holds as whole words, one of the
@@ -43,5 +52,11 @@ void check_steering(const LineSteering& steering);
 
 // Constraints need beam search: an error with sampling or alternatives.
 void check_constraints_allowed(const BeamOptions& beam);
+
+// Input lines of --json-input, lines[k] being line first_line + k + 1 of `file` (as errors name
+// it): each line replaced by its "text", and the lines' steering returned (empty when no line
+// has any). Errors: "FILE:LINE: problem"; constraints are checked against `beam`.
+std::vector<LineSteering> json_input_lines(std::vector<std::string>& lines, const std::string& file,
+                                           size_t first_line, const BeamOptions& beam);
 
 }  // namespace rnnsearch
