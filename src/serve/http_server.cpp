@@ -47,10 +47,10 @@ std::string path_label(const std::string& path) {
   return "other";
 }
 
-// An error answered on a connection that is then closed: the body is that of an error, given
-// by a content provider that returns false once it has written it, which is how httplib (0.11
-// to 0.18) learns that a response failed and closes the connection instead of reading the
-// rest of an upload left unread as the next request.
+// An error answered on a connection that is then closed: the error's body comes from a content
+// provider that returns false once it has written it all, which httplib (0.11.4, Debian 12's)
+// takes for a failed response: it closes the connection instead of reading the rest of an
+// upload left unread as the next request (a handler has no other way to close it there).
 void answer_and_close(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
   res.set_header("Connection", "close");
