@@ -42,6 +42,7 @@
 #include "rnnsearch/util/build_info.h"
 #include "rnnsearch/util/checks.h"
 #include "rnnsearch/util/cpu.h"
+#include "steering_args.h"
 
 namespace py = pybind11;
 
@@ -216,27 +217,7 @@ class PyTranslator {
     TranslatorOptions options;  // as translate_command sets them from its options
     options.beam = decode_keywords(decoding, DecodeUse::translate).beam;
     const std::vector<std::string> lines = text_lines(sentences, "sentences");
-    // target_prefix: one string per sentence; constraints, avoid: one list of strings per sentence
-    std::vector<LineSteering> steering;
-    const auto one_per_sentence = [&](size_t given, const char* name) {
-      if (given != lines.size())
-        throw Error(std::string("sentences and ") + name + " differ in length: " + std::to_string(lines.size()) +
-                    " and " + std::to_string(given) + " sentences");
-      steering.resize(lines.size());
-    };
-    if (!target_prefix.is_none()) {
-      const std::vector<std::string> prefixes = text_lines(target_prefix, "target_prefix");
-      one_per_sentence(prefixes.size(), "target_prefix");
-      for (size_t k = 0; k < lines.size(); ++k) steering[k].prefix = prefixes[k];
-    }
-    for (const auto& [given, name] : {std::pair{&constraints, "constraints"}, std::pair{&avoid, "avoid"}}) {
-      if (given->is_none()) continue;
-      const py::list items(*given);
-      one_per_sentence(items.size(), name);
-      for (size_t k = 0; k < lines.size(); ++k)
-        (given == &constraints ? steering[k].constraints : steering[k].avoid) =
-            text_lines(items[k], (std::string(name) + "[" + std::to_string(k) + "]").c_str());
-    }
+    const std::vector<LineSteering> steering = steering_arguments(lines.size(), target_prefix, constraints, avoid, options.beam);
     std::vector<PyTranslation> results;
     {
       py::gil_scoped_release release;
@@ -308,6 +289,9 @@ class PyTranslator {
         alignments.push_back(pair.scored() ? hard_alignment(pair.alignment) : Pairs{});
       return alignments;
     }
+    if (!reverse.is_none() && !py::isinstance<PyTranslator>(reverse))
+      throw py::type_error("reverse must be a Translator of the reverse direction (target to source), not " +
+                           std::string(py::str(reverse.get_type().attr("__name__"))));
     PyTranslator* other = reverse.is_none() ? nullptr : &reverse.cast<PyTranslator&>();
     align::AlignerOptions options;
     options.batch_size = batch_size;

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh TARGET SECONDS [libFuzzer options...]: fuzzes one target (text, vocab, npz,
 # config_json, progress_json, corpus, corpus_cache, train_config, serve_request, pharaoh,
-# align_gold, hmm_pairs) under ASan+UBSan for SECONDS, starting from its seed corpus
-# tests/fuzz/corpus/TARGET. New interesting inputs collect in build-sanitize/fuzz-corpus/TARGET;
-# a crash is written to build-sanitize/crash-* and the script exits non-zero. Copy an input
-# into the seed corpus to keep it as a regression test.
+# align_gold, hmm_pairs, steering_line, json_input) under ASan+UBSan for SECONDS, starting from
+# its seed corpus tests/fuzz/corpus/TARGET. New interesting inputs collect in
+# build-sanitize/fuzz-corpus/TARGET; a crash is written to build-sanitize/crash-* and the script
+# exits non-zero. Copy an input into the seed corpus to keep it as a regression test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 2 ]; then

@@ -10,9 +10,8 @@
 #include <optional>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
 #include "commands.h"
+#include "rnnsearch/decode/steering.h"
 #include "rnnsearch/decode/translator.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/util/cpu.h"
@@ -66,16 +65,15 @@ bool read_chunk(LineReader* input, std::vector<SteeringFile>& files, size_t coun
 
 // A line of --constraints or --avoid: a JSON list of strings, or an empty line (none).
 std::vector<std::string> phrases_of(const SteeringFile& file, size_t line_number, const std::string& text) {
-  if (text.find_first_not_of(" \t\r") == std::string::npos) return {};
-  const nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
-  const bool list = value.is_array() && std::all_of(value.begin(), value.end(), [](const auto& v) { return v.is_string(); });
-  if (!list)
-    throw Error(located(file.path, line_number,
-                        std::string("--") + file.option + " wants a JSON list of strings per line, e.g. [\"ein Hund\", \"rot\"], not: " + text));
-  return value.get<std::vector<std::string>>();
+  try {
+    return parse_phrase_line(text, file.option);
+  } catch (const Error& e) {
+    throw Error(located(file.path, line_number, e.what()));
+  }
 }
 
-// The chunk's steering, line by line, from the files' lines (first: the chunk's first line, 0-based).
+// The chunk's steering, line by line, from the files' lines (first: the chunk's first line,
+// 0-based), each line's checked (check_steering) and its errors located in the last phrase file.
 std::vector<LineSteering> steering_of(const std::vector<SteeringFile>& files, size_t first, size_t count) {
   std::vector<LineSteering> steering(files.empty() ? 0 : count);
   for (const SteeringFile& file : files)
@@ -84,6 +82,11 @@ std::vector<LineSteering> steering_of(const std::vector<SteeringFile>& files, si
         steering[k].*file.phrases = phrases_of(file, first + k + 1, file.lines[k]);
       else
         steering[k].prefix = file.lines[k];
+  for (size_t k = 0; k < steering.size(); ++k) try {
+      check_steering(steering[k]);
+    } catch (const Error& e) {
+      throw Error(located(files.back().path, first + k + 1, e.what()));
+    }
   return steering;
 }
 
@@ -112,7 +115,7 @@ int translate_command(const Args& args) {
   std::string input, output, target_prefix, constraints, avoid;
   TranslatorOptions topts;
   int maxi_batch = 10;
-  bool detokenize = false;
+  bool detokenize = false, json_input = false;
   std::string unk_dictionary;
   std::vector<std::string> shortlist;
   std::string precision;
@@ -130,6 +133,9 @@ int translate_command(const Args& args) {
       ("avoid", po::value(&avoid),
        "FILE with one line per input line: a JSON list of words or phrases its translation must not contain "
        "(an empty line: none)")
+      ("json-input", po::bool_switch(&json_input),
+       "input lines are JSON objects, as Sockeye's --json-input: {\"text\": SENTENCE} with optionally "
+       "\"constraints\" and \"avoid\" (lists of phrases, as the lines of those files) and \"target_prefix\"")
       ("maxi-batch", po::value(&maxi_batch)->default_value(10)->notifier(at_least("maxi-batch", 1)),
        "batches read, length-sorted and translated before output is written and flushed")
       ("max-length", po::value(&topts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
@@ -184,6 +190,9 @@ int translate_command(const Args& args) {
   steering_file("target-prefix", nullptr, target_prefix);
   steering_file("constraints", &LineSteering::constraints, constraints);
   steering_file("avoid", &LineSteering::avoid, avoid);
+  if (json_input && !steering_files.empty())
+    throw Error("--json-input lines hold their own steering: not with --target-prefix, --constraints or --avoid");
+  if (!constraints.empty()) check_constraints_allowed(topts.beam);
   const std::pair<int, int> shortlist_sizes = parse_shortlist_sizes(shortlist);
 
   const std::vector<Model> models = load_ensemble(decode.model_dirs);
@@ -221,7 +230,8 @@ int translate_command(const Args& args) {
       translator, static_cast<size_t>(topts.batch_size) * maxi_batch,
       [&](size_t count, std::vector<std::string>& lines, std::vector<LineSteering>& steering) {
         const bool more = read_chunk(reader ? &*reader : nullptr, steering_files, count, lines);
-        steering = steering_of(steering_files, lines_read, lines.size());
+        steering = json_input ? json_input_lines(lines, input_name, lines_read, topts.beam)
+                              : steering_of(steering_files, lines_read, lines.size());
         lines_read += lines.size();
         return more;
       },

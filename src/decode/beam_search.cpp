@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "rnnsearch/decode/decode_options.h"
+#include "rnnsearch/decode/steering.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/subwords.h"
 #include "rnnsearch/text/vocab.h"
@@ -160,8 +161,7 @@ size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const St
       for (const auto* phrases : {&one.constraints.include, &one.constraints.avoid})
         for (const auto& phrase : *phrases)
           if (phrase.empty()) throw Error("beam search: an empty constraint");
-      if (!one.constraints.include.empty() && (options_.samples() || options_.alternatives > 0))
-        throw Error("constraints need beam search: not with sampling or --alternatives");
+      if (!one.constraints.include.empty()) check_constraints_allowed(options_);  // (the shells check first)
     }
   }
   encode(sources);

@@ -47,12 +47,54 @@ std::string path_label(const std::string& path) {
   return "other";
 }
 
+// An error answered on a connection that is then closed: the error's body comes from a content
+// provider that returns false once it has written it all, which httplib (0.11.4, Debian 12's)
+// takes for a failed response: it closes the connection instead of reading the rest of an
+// upload left unread as the next request (a handler has no other way to close it there).
+void answer_and_close(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  res.set_header("Connection", "close");
+  const std::string body = error_body(message);
+  res.set_content_provider(body.size(), kJson, [body](size_t offset, size_t, httplib::DataSink& sink) {
+    sink.write(body.data() + offset, body.size() - offset);
+    return false;
+  });
+}
+
+// The body of a POST, at most max_bytes however it is sent. httplib refuses a Content-Length
+// above set_payload_max_length (413) and reads the body it announces; but Debian 12's httplib
+// (0.11) stores a chunked body of any size (a 50 MB upload was read into memory and got a
+// 200), so the bytes are counted here as they arrive, and the upload is cut at the limit. A
+// sender silent for --read-timeout is dropped by httplib (a failed read: 400).
+bool read_body(const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& reader,
+               size_t max_bytes, std::string& body) {
+  if (req.is_multipart_form_data()) {
+    answer_and_close(res, 415, "the body must be JSON (Content-Type: application/json), not multipart/form-data");
+    return false;
+  }
+  bool too_large = false;
+  const bool read = reader([&](const char* data, size_t size) {
+    too_large = size > max_bytes - body.size();
+    if (!too_large) body.append(data, size);
+    return !too_large;
+  });
+  if (too_large || res.status == 413) {
+    answer_and_close(res, 413, "the body is larger than " + std::to_string(max_bytes) + " bytes (--max-body-bytes)");
+    return false;
+  }
+  if (!read) answer_and_close(res, 400, "the body could not be read (a broken chunked upload, or the client fell silent)");
+  return read;
+}
+
 // A POST route: the body through parse, run and respond (all the service's), errors as JSON.
 template <class Parse, class Run>
-httplib::Server::Handler json_route(Parse parse, Run run) {
-  return [parse, run](const httplib::Request& req, httplib::Response& res) {
+httplib::Server::HandlerWithContentReader json_route(size_t max_body_bytes, Parse parse, Run run) {
+  return [max_body_bytes, parse, run](const httplib::Request& req, httplib::Response& res,
+                                      const httplib::ContentReader& reader) {
+    std::string body;
+    if (!read_body(req, res, reader, max_body_bytes, body)) return;
     try {
-      const auto request = parse(req.body);
+      const auto request = parse(body);
       res.set_content(json_body(run(request)), kJson);
     } catch (const RequestError& e) {
       res.status = e.status;
@@ -96,15 +138,17 @@ void serve(TranslationService& service, const HttpOptions& options, const std::f
   // client's delayed ACK of the headers, 40 ms a response on Linux.
   server.set_tcp_nodelay(true);
 
-  server.Post("/translate", json_route([&](const std::string& body) { return service.parse_translate_request(body); },
-                                       [&](const TranslateRequest& request) {
-                                         return service.translate_json(request, service.translate(request));
-                                       }));
-  server.Post("/score", json_route([&](const std::string& body) { return service.parse_score_request(body); },
+  const size_t max_body = options.max_body_bytes;
+  server.Post("/translate",
+              json_route(max_body, [&](const std::string& body) { return service.parse_translate_request(body); },
+                         [&](const TranslateRequest& request) {
+                           return service.translate_json(request, service.translate(request));
+                         }));
+  server.Post("/score", json_route(max_body, [&](const std::string& body) { return service.parse_score_request(body); },
                                    [&](const ScoreRequest& request) {
                                      return service.score_json(request, service.score(request));
                                    }));
-  server.Post("/align", json_route([&](const std::string& body) { return service.parse_align_request(body); },
+  server.Post("/align", json_route(max_body, [&](const std::string& body) { return service.parse_align_request(body); },
                                    [&](const AlignRequest& request) { return service.align_json(service.align(request)); }));
   for (const char* route : {"/translate", "/score", "/align"})
     server.Get(route, [](const httplib::Request& req, httplib::Response& res) {
@@ -128,7 +172,7 @@ void serve(TranslationService& service, const HttpOptions& options, const std::f
 
   // Every error, including those httplib answers itself (413, 400, 404), as JSON.
   server.set_error_handler(httplib::Server::HandlerWithResponse([&options](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
     std::string message;
     switch (res.status) {
       case 404:

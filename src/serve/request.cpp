@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rnnsearch/decode/decode_options.h"
+#include "rnnsearch/decode/steering.h"
 #include "rnnsearch/error.h"
 
 namespace rnnsearch::serve {
@@ -149,7 +150,8 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
     }
   }
   // "constraints", "avoid": a sentence's phrases are a list of strings; for a list "q", a list
-  // of as many such lists
+  // of as many such lists. A sentence's phrases of each field hold at most --max-tokens tokens
+  // in all (the work of a step grows with them).
   for (const char* field : {"constraints", "avoid"}) {
     if (!value.contains(field)) continue;
     const std::string name = field;
@@ -160,14 +162,11 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
                                    (request.list ? "list)" : "string)"));
     };
     const auto strings = [&](const json& list, size_t k) {
-      if (!list.is_array()) throw shape();
-      std::vector<std::string> texts;
-      for (const json& item : list) {
-        if (!item.is_string()) throw shape();
-        texts.push_back(item.get<std::string>());
-        max_tokens_check(texts.back(), name + (request.list ? "[" + std::to_string(k) + "]" : ""), limits);
-      }
-      (name == "constraints" ? request.steering[k].constraints : request.steering[k].avoid) = std::move(texts);
+      std::vector<std::string>& texts = name == "constraints" ? request.steering[k].constraints : request.steering[k].avoid;
+      if (!phrase_list(list, texts)) throw shape();
+      std::string all;  // (the phrases' tokens are those of their text joined by spaces)
+      for (const std::string& text : texts) all += text + " ";
+      max_tokens_check(all, name + (request.list ? "[" + std::to_string(k) + "]" : ""), limits);
     };
     if (!request.list) {
       strings(phrases, 0);
@@ -177,6 +176,13 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
     for (size_t k = 0; k < phrases.size(); ++k) strings(phrases[k], k);
   }
   request.beam = decode_fields(value, DecodeUse::translate, limits.max_beam_size);
+  // Each sentence's steering checked as translate checks a line's (a refusal names the sentence).
+  for (size_t k = 0; k < request.steering.size(); ++k) try {
+      check_steering(request.steering[k]);
+      if (!request.steering[k].constraints.empty()) check_constraints_allowed(request.beam);
+    } catch (const Error& e) {
+      throw RequestError(400, (request.list ? "q[" + std::to_string(k) + "]: " : std::string()) + e.what());
+    }
   request.alignment = alignment_field(value);
   request.replace_unk = bool_field(value, "replace_unk");
   request.detokenize = bool_field(value, "detokenize");

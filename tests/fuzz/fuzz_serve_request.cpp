@@ -7,7 +7,8 @@
 // the rest is the body. RequestError (a 4xx or 503 and its message) is the documented refusal;
 // its answer must be the JSON {"error": message} the route sends. Anything else (another
 // exception, such as nlohmann's, which the route would turn into a 500) is a finding, as is an
-// accepted request outside the limits or one the decoder's check_beam_options refuses.
+// accepted request outside the limits, one the decoder's check_beam_options refuses, or one
+// whose steering translate would refuse (check_steering).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "rnnsearch/decode/decode_options.h"
+#include "rnnsearch/decode/steering.h"
+#include "rnnsearch/error.h"
 #include "rnnsearch/serve/request.h"
 #include "rnnsearch/serve/response.h"
 #include "rnnsearch/serve/service.h"
@@ -76,6 +79,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const std::string& sentence : request.sentences) check_sentence(sentence, limits);
       check(request.steering.empty() || request.steering.size() == request.sentences.size());
       for (const LineSteering& steering : request.steering) {
+        try {
+          check_steering(steering);  // what translate checks of a line's (decode/steering.h)
+          if (!steering.constraints.empty()) check_constraints_allowed(request.beam);
+        } catch (const Error&) {
+          std::abort();
+        }
         check_sentence(steering.prefix, limits);
         for (const auto* phrases : {&steering.constraints, &steering.avoid})
           for (const std::string& phrase : *phrases) check_sentence(phrase, limits);

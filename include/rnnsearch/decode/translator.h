@@ -23,6 +23,7 @@
 
 #include "rnnsearch/decode/beam_search.h"
 #include "rnnsearch/decode/shortlist.h"
+#include "rnnsearch/decode/steering.h"  // LineSteering
 #include "rnnsearch/decode/unk_replacement.h"
 #include "rnnsearch/model/model_io.h"
 #include "rnnsearch/model/rnnsearch.h"
@@ -42,14 +43,6 @@ struct TranslatorOptions {
   // (kernels/int8.h); not with a shortlist.
   // The weights are converted once, so the models' weights must not change afterwards.
   Precision precision = Precision::fp32;
-};
-
-// What steers one line's translation (each part optional), as text in the target language,
-// tokenized as its translation is: the words it starts with (--target-prefix), phrases it must
-// contain (--constraints) and phrases it must not (--avoid) (BeamSearch::Steering).
-struct LineSteering {
-  std::string prefix;
-  std::vector<std::string> constraints, avoid;
 };
 
 // The result for one input line. Empty lines and lines that are not UTF-8 have no source
