@@ -4,7 +4,11 @@
 // bad lines and options; align-eval's line, --tail and errors.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -302,6 +306,40 @@ TEST_F(AlignCli, AlignEvalPrintsTheCorpusLine) {
     ASSERT_EQ(e.errors.size(), 1u) << e.err_text;
     EXPECT_EQ(e.errors[0].rfind("rnnsearch align-eval: error: ", 0), 0u) << e.errors[0];
     EXPECT_NE(e.errors[0].find(message), std::string::npos) << e.errors[0];
+  }
+}
+
+// align and score write as they go: with the first chunk of pairs read and the input still
+// open, its lines are out; they used to wait for the end of the input. The input is a pipe
+// that stays open until the test lets it end (a file named `release` appears).
+TEST_F(AlignCli, AlignAndScoreWriteEachChunkBeforeTheInputEnds) {
+  namespace fs = std::filesystem;
+  for (const auto& [command, chunk] : {std::pair<std::string, size_t>{"align -m " + model() + " -i -", 1024},
+                                       {"score -m " + model() + " --src - --tgt ", size_t{1} << 14}}) {
+    SCOPED_TRACE(command);
+    const bool score = command.rfind("score", 0) == 0;
+    std::string pairs, targets;
+    for (size_t k = 0; k < chunk + 3; ++k) {
+      pairs += score ? "a b c\n" : "a b c ||| x y\n";
+      targets += "x y\n";
+    }
+    const std::string input = write("stream.in", pairs), release = dir_->path("release"),
+                      out = dir_->path("stream.out"), finished = dir_->path("finished");
+    fs::remove(release);
+    fs::remove(finished);
+    const std::string program = std::string(RNNSEARCH_BINARY) + " " + command +
+                                (score ? write("stream.tgt", targets) : "") + " > " + out + " 2> /dev/null";
+    const std::string pipeline = "(cat " + input + "; while [ ! -e " + release + " ]; do sleep 0.05; done) | " +
+                                 program + "; touch " + finished;
+    ASSERT_EQ(std::system(("sh -c '" + pipeline + "' &").c_str()), 0);
+    const auto lines = [&] { return lines_of(file_text(out)).size(); };
+    for (int k = 0; k < 600 && lines() < chunk; ++k) usleep(50000);
+    EXPECT_EQ(lines(), chunk) << "the first chunk, written while the input is open";
+    EXPECT_FALSE(fs::exists(finished));
+    write("release", "");
+    for (int k = 0; k < 600 && !fs::exists(finished); ++k) usleep(50000);
+    ASSERT_TRUE(fs::exists(finished));
+    EXPECT_EQ(lines(), chunk + 3);
   }
 }
 

@@ -76,56 +76,52 @@ int align_command(const Args& args) {
   aopts.batch_size = decode.batch_size;
   aopts.threads = set_threads(decode.threads);
 
-  // Lines are read whole, not UTF-8-checked: a bad line is reported and left unaligned.
-  std::vector<std::string> src_lines, tgt_lines, inputs;
-  std::string where, target_where;  // the files warnings about a source or a target line name
-  if (vm.count("src")) {
-    src_lines = all_lines(src_path);
-    tgt_lines = all_lines(tgt_path);
-    if (src_lines.size() != tgt_lines.size())
-      throw Error(src_path + " and " + tgt_path + " differ in length: " + std::to_string(src_lines.size()) + " and " +
-                  std::to_string(tgt_lines.size()) + " lines");
-    inputs = {src_path, tgt_path};
-    where = src_path;
-    target_where = tgt_path;
-  } else {
-    if (input.empty()) input = "-";
-    where = input == "-" ? "stdin" : input;
-    const std::vector<std::string> lines = all_lines(input);
-    src_lines.resize(lines.size());
-    tgt_lines.resize(lines.size());
-    for (size_t k = 0; k < lines.size(); ++k) align::split_parallel_line(lines[k], src_lines[k], tgt_lines[k], where, k + 1);
-    inputs = {input};
-    target_where = where;
-  }
+  PairChunks pairs = vm.count("src") ? PairChunks(src_path, tgt_path) : PairChunks(input.empty() ? "-" : input);
   std::optional<OutputFile> out;  // rank 0 writes everything; opened before the work, to fail first
-  if (mpi::is_root()) out.emplace(output, inputs);
-  std::vector<align::AlignedPair> pairs;
+  if (mpi::is_root()) out.emplace(output, pairs.inputs());
+  // Writes the links of a chunk of pairs (rank 0), each warning naming the file of its line.
+  const auto write = [&](const std::vector<align::AlignedPair>& aligned) {
+    if (!out) return;
+    for (const align::AlignedPair& pair : aligned) {
+      if (!pair.warning.empty())
+        std::cerr << "rnnsearch align: "
+                  << located(pair.target_side ? pairs.target_name() : pairs.source_name(), pair.line + 1,
+                             "warning: " + pair.warning)
+                  << "\n";
+      out->stream() << align::pharaoh_text(pair.links) << "\n";
+    }
+    out->flush();
+  };
+  std::vector<std::string> src_lines, tgt_lines;
   ProgressMeter progress("rnnsearch align", progress_options);
   if (use_hmm) {
+    // EM trains on every pair: the corpus is read whole (as word ids it is a fraction of the text)
+    std::vector<std::string> src_chunk, tgt_chunk;
+    while (pairs.next(align::Aligner::kChunk, src_chunk, tgt_chunk)) {
+      src_lines.insert(src_lines.end(), src_chunk.begin(), src_chunk.end());
+      tgt_lines.insert(tgt_lines.end(), tgt_chunk.begin(), tgt_chunk.end());
+    }
     hmm.threads = aopts.threads;
     hmm.agreement = !vm.count("no-agreement");
     hmm.max_length = aopts.max_length;
     const int steps = hmm.ibm1_iterations + hmm.hmm_iterations;
     progress.start("training the HMM aligners", "iterations", static_cast<size_t>(steps));
-    pairs = align::hmm_align(src_lines, tgt_lines, hmm, aopts.method, aopts.symmetrize,
-                             [&](const char*, int) { progress.add(1); });
+    const std::vector<align::AlignedPair> aligned = align::hmm_align(
+        src_lines, tgt_lines, hmm, aopts.method, aopts.symmetrize, [&](const char*, int) { progress.add(1); });
+    progress.finish();
+    write(aligned);
   } else {
     const std::vector<Model> models = load_ensemble(decode.model_dirs);
     const std::vector<Model> reverse = reverse_dirs.empty() ? std::vector<Model>() : load_ensemble(reverse_dirs);
     align::Aligner aligner(models, reverse, aopts);
-    // In an MPI job rank 0 shows its own share of the batches.
-    progress.start("aligning", "pairs", src_lines.size());
-    pairs = aligner.align(src_lines, tgt_lines, 0, [&](size_t finished) { progress.add(finished); });
+    // A chunk at a time, written as it is done: memory stays flat in the corpus size. In an MPI
+    // job rank 0 shows its own share of the batches.
+    progress.start("aligning", "pairs", pairs.total());
+    for (size_t first_line = 0; pairs.next(align::Aligner::kChunk, src_lines, tgt_lines); first_line += src_lines.size())
+      write(aligner.align(src_lines, tgt_lines, first_line, [&](size_t finished) { progress.add(finished); }));
+    progress.finish();
   }
-  progress.finish();
   if (!out) return 0;
-  for (const align::AlignedPair& pair : pairs) {
-    if (!pair.warning.empty())
-      std::cerr << "rnnsearch align: "
-                << located(pair.target_side ? target_where : where, pair.line + 1, "warning: " + pair.warning) << "\n";
-    out->stream() << align::pharaoh_text(pair.links) << "\n";
-  }
   out->close();
   return 0;
 }

@@ -15,6 +15,7 @@
 #include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/output/output.h"
+#include "rnnsearch/text/line_reader.h"
 #include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/train/trainer.h"
 #include "rnnsearch/util/cpu.h"
@@ -81,9 +82,31 @@ DecodeOptions decode_options(const boost::program_options::variables_map& vm, De
 // --log-every, --quiet: progress on stderr (util/progress_meter.h) of translate, score, train.
 boost::program_options::options_description progress_option_group(ProgressOptions& progress);
 
-// The lines of a file (or "-", standard input), read whole and not UTF-8-checked (a bad line
-// is the decoder's to report): rank 0 reads them, and in an MPI job every rank receives them.
-std::vector<std::string> all_lines(const std::string& path);
+// Sentence pairs read a chunk at a time, so that score and align hold one chunk, not the
+// corpus: from two files line by line (--src, --tgt) or from one of "SOURCE ||| TARGET" lines
+// (fast_align's input; "-" is standard input). Lines are read whole and not UTF-8-checked (a
+// bad line is the decoder's to report). Rank 0 reads, and in an MPI job every rank receives
+// each chunk. Two regular files are counted first, so that files of different lengths are
+// refused before any work; a pipe shorter or longer than its partner is found when it ends.
+class PairChunks {
+ public:
+  PairChunks(const std::string& src_path, const std::string& tgt_path);
+  explicit PairChunks(const std::string& parallel_path);
+  ~PairChunks();
+  // The next count pairs or fewer (none left: false); throws rnnsearch::Error naming the
+  // files when they differ in length, or the line without " ||| ".
+  bool next(size_t count, std::vector<std::string>& src, std::vector<std::string>& tgt);
+  size_t total() const { return total_; }  // pairs, when counted beforehand; else 0
+  const std::string& source_name() const { return source_name_; }  // where warnings point
+  const std::string& target_name() const { return target_name_; }
+  const std::vector<std::string>& inputs() const { return inputs_; }  // the paths read
+
+ private:
+  std::unique_ptr<LineReader> src_, tgt_;  // rank 0's; tgt_ null: "SOURCE ||| TARGET" lines
+  std::string source_name_, target_name_;
+  std::vector<std::string> inputs_;
+  size_t total_ = 0;
+};
 
 // Standard output for "-", else a file written under a temporary name (io/atomic_file.h's
 // AtomicOutputStream) that close() puts in place: a command that fails before close() leaves

@@ -6,7 +6,6 @@
 #include "commands.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/io/atomic_file.h"
-#include "rnnsearch/text/line_reader.h"
 #include "rnnsearch/util/checks.h"
 #include "rnnsearch/util/mpi.h"
 
@@ -153,16 +152,6 @@ OutputOptions output_options(const DecodeArgs& args) {
   options.alignment = parse_alignment_format(args.alignment);
   options.json = parse_format_is_json(args.format);
   return options;
-}
-
-std::vector<std::string> all_lines(const std::string& path) {
-  std::vector<std::string> lines;
-  if (mpi::is_root()) {
-    LineReader reader(path);
-    for (std::string line; reader.next(line);) lines.push_back(line);
-  }
-  mpi::broadcast(lines);
-  return lines;
 }
 
 OutputFile::OutputFile(const std::string& path, const std::vector<std::string>& inputs) : path_(path) {

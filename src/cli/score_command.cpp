@@ -14,6 +14,13 @@
 namespace po = boost::program_options;
 
 namespace rnnsearch::cli {
+namespace {
+
+// Pairs read and scored together: the scorer sorts them by length into batches (less
+// padding the more it sorts), and memory holds this many, whatever the corpus size.
+constexpr size_t kChunk = size_t{1} << 14;
+
+}  // namespace
 
 int score_command(const Args& args) {
   DecodeArgs decode;
@@ -42,31 +49,33 @@ int score_command(const Args& args) {
   sopts.threads = set_threads(decode.threads);
   sopts.alignment = oopts.needs_alignment() || vm.count("heatmaps");
 
-  // Lines are read whole, not UTF-8-checked: a bad line is reported and left unscored.
-  const std::vector<std::string> src_lines = all_lines(src_path), tgt_lines = all_lines(tgt_path);
-  if (src_lines.size() != tgt_lines.size())
-    throw Error(src_path + " and " + tgt_path + " differ in length: " + std::to_string(src_lines.size()) +
-                " and " + std::to_string(tgt_lines.size()) + " lines");
+  PairChunks pairs(src_path, tgt_path);
   std::optional<OutputFile> out;  // rank 0 writes everything; opened before the work, to fail first
-  if (mpi::is_root()) out.emplace(output, std::vector<std::string>{src_path, tgt_path});
+  if (mpi::is_root()) out.emplace(output, pairs.inputs());
   const std::vector<Model> models = load_ensemble(decode.model_dirs);
   Scorer scorer(models.front(), ensemble_weights(models), sopts);
   const OutputPrinter printer(oopts);
-  // In an MPI job rank 0 shows its own share of the batches.
+  HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
+  // A chunk at a time, written as it is done: memory stays flat in the corpus size. In an MPI
+  // job rank 0 shows its own share of the batches.
   ProgressMeter progress("rnnsearch score", progress_options);
-  progress.start("scoring", "pairs", src_lines.size());
-  const std::vector<ScoredPair> pairs =
-      scorer.score(src_lines, tgt_lines, 0, [&](size_t finished) { progress.add(finished); });
+  progress.start("scoring", "pairs", pairs.total());
+  std::vector<std::string> src_lines, tgt_lines;
+  for (size_t first_line = 0; pairs.next(kChunk, src_lines, tgt_lines); first_line += src_lines.size()) {
+    const std::vector<ScoredPair> scored =
+        scorer.score(src_lines, tgt_lines, first_line, [&](size_t finished) { progress.add(finished); });
+    if (!out) continue;
+    for (const ScoredPair& pair : scored) {
+      if (!pair.warning.empty())
+        std::cerr << "rnnsearch score: " << located(pair.target_side ? tgt_path : src_path, pair.line + 1,
+                                                    "warning: " + pair.warning) << "\n";
+      if (pair.scored() && !heatmap_records.full()) heatmap_records.offer(OutputPrinter::record(pair));
+      printer.print(out->stream(), pair);
+    }
+    out->flush();
+  }
   progress.finish();
   if (!out) return 0;
-  HeatmapCollector heatmap_records(vm.count("heatmaps") ? decode.heatmaps_limit : 0);
-  for (const ScoredPair& pair : pairs) {
-    if (!pair.warning.empty())
-      std::cerr << "rnnsearch score: " << located(pair.target_side ? tgt_path : src_path, pair.line + 1,
-                                                  "warning: " + pair.warning) << "\n";
-    if (pair.scored() && !heatmap_records.full()) heatmap_records.offer(OutputPrinter::record(pair));
-    printer.print(out->stream(), pair);
-  }
   out->close();
   if (vm.count("heatmaps")) std::cerr << "rnnsearch score: heatmaps: " << heatmap_records.write(decode.heatmaps) << "\n";
   return 0;
