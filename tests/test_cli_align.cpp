@@ -173,11 +173,48 @@ TEST_F(AlignCli, HmmAlignsWithoutAModel) {
   EXPECT_NE(r.err_text.find(bitext + ":5: warning: invalid UTF-8 in the source"), std::string::npos) << r.err_text;
   EXPECT_NE(r.err_text.find(bitext + ":6: warning: empty source"), std::string::npos) << r.err_text;
   for (const auto& [arguments, message] : std::vector<std::pair<std::string, std::string>>{
-           {"--hmm -m " + model(), "give --model (and --reverse-model), or --hmm"},
-           {"--src " + src() + " --tgt " + tgt(), "give --model (and --reverse-model), or --hmm"},
+           {"--hmm -m " + model(), "give --model (and --reverse-model), --hmm or --hmm-tables"},
+           {"--src " + src() + " --tgt " + tgt(), "give --model (and --reverse-model), --hmm or --hmm-tables"},
            {"--hmm --reverse-model " + reverse_model(), "--hmm aligns without models"},
            {"--hmm --prior -1", "prior"},
            {"--hmm --null-probability 1", "null-probability"}}) {
+    SCOPED_TRACE(arguments);
+    const Result e = run("align " + arguments + " -i " + bitext);
+    EXPECT_EQ(e.status, 1);
+    ASSERT_EQ(e.errors.size(), 1u) << e.err_text;
+    EXPECT_NE(e.errors[0].find(message), std::string::npos) << e.errors[0];
+  }
+}
+
+// --hmm --save-hmm DIR keeps what it learnt; --hmm-tables DIR aligns with it without training:
+// the training pairs as --hmm did, and new pairs (unseen words too) a chunk at a time.
+TEST_F(AlignCli, HmmTablesSavedAlignAsTrainingDid) {
+  const std::string bitext = write("tables.bitext", "das Haus ||| the house\nein Buch ||| a book\n"
+                                                    "das Buch ||| the book\nein Haus ||| a house\n");
+  const std::string tables = dir_->path("tables");
+  const Result trained = run("align --hmm -i " + bitext + " --save-hmm " + tables + " --quiet");
+  ASSERT_EQ(trained.status, 0) << trained.err_text;
+  for (const char* file : {"hmm.npz", "source.words", "target.words"})
+    EXPECT_TRUE(std::filesystem::exists(tables + "/" + file)) << file;
+  EXPECT_EQ(file_text(tables + "/source.words"), "das\nhaus\nein\nbuch\n");
+  const Result reused = run("align --hmm-tables " + tables + " -i " + bitext + " --quiet");
+  ASSERT_EQ(reused.status, 0) << reused.err_text;
+  EXPECT_EQ(reused.out, trained.out);
+  const Result fresh = run("align --hmm-tables " + tables + " -i " +
+                           write("new.bitext", "das Buch ||| the book\nein neues Haus ||| a new house\n||| x\n") +
+                           " --symmetrize intersect --quiet");
+  ASSERT_EQ(fresh.status, 0) << fresh.err_text;
+  ASSERT_EQ(fresh.out.size(), 3u);
+  EXPECT_EQ(fresh.out[0], "0-0 1-1");
+  EXPECT_NE(fresh.out[1].find("0-0"), std::string::npos) << fresh.out[1];
+  EXPECT_NE(fresh.out[1].find("2-2"), std::string::npos) << "Haus-house around the unseen pair: " << fresh.out[1];
+  EXPECT_EQ(fresh.out[2], "");
+  EXPECT_NE(fresh.err_text.find("new.bitext:3: warning: empty source"), std::string::npos) << fresh.err_text;
+  for (const auto& [arguments, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--save-hmm " + tables + " -m " + model(), "--save-hmm writes what --hmm learns"},
+           {"--hmm --hmm-tables " + tables, "give --model (and --reverse-model), --hmm or --hmm-tables"},
+           {"--hmm-tables " + dir_->path("nothing"), "nothing/hmm.npz"},
+           {"--hmm-tables " + model(), "hmm.npz"}}) {
     SCOPED_TRACE(arguments);
     const Result e = run("align " + arguments + " -i " + bitext);
     EXPECT_EQ(e.status, 1);

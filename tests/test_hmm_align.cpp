@@ -3,13 +3,17 @@
 // EM learning the obvious links of a tiny corpus, agreement, and the pairs it leaves out.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "rnnsearch/align/hmm.h"
+#include "rnnsearch/align/hmm_tables.h"
 #include "rnnsearch/error.h"
+#include "rnnsearch/io/atomic_file.h"
 
 namespace rnnsearch {
 namespace {
@@ -182,6 +186,43 @@ TEST(HmmAlign, EmptySidesAndInvalidUtf8AreLeftOutWithTheScorersWarnings) {
   EXPECT_TRUE(pairs[0].aligned);
   EXPECT_FALSE(pairs[0].links.empty());
   EXPECT_THROW(align::hmm_align({"a"}, {}, HmmOptions{}, align::AlignMethod{}, std::nullopt), Error);
+}
+
+// Tables saved and loaded (align/hmm_tables.h) align the training pairs as hmm_align does,
+// and new pairs with words never seen; a table that does not fit its word lists is refused.
+TEST(HmmAlign, SavedTablesAlignAsTrainingDid) {
+  HmmOptions options;
+  options.prior = 0;
+  const align::HmmTables trained(kSource, kTarget, options);
+  const auto expected = align::hmm_align(kSource, kTarget, options, align::AlignMethod{}, std::nullopt);
+  const std::string dir = testing::TempDir() + "/hmm-tables-" + std::to_string(::getpid());
+  trained.save(dir);
+  const align::HmmTables loaded(dir);
+  EXPECT_EQ(loaded.options().stem, options.stem);
+  EXPECT_NEAR(loaded.options().null_probability, options.null_probability, 1e-7);
+  for (const align::HmmTables* tables : {&trained, &loaded}) {
+    const auto pairs = tables->align(kSource, kTarget, align::AlignMethod{}, std::nullopt, 200, 2);
+    ASSERT_EQ(pairs.size(), expected.size());
+    for (size_t k = 0; k < pairs.size(); ++k) EXPECT_EQ(pairs[k].links, expected[k].links) << k;
+  }
+  // "rot" and "red" were never seen: the words around them keep their links
+  const auto fresh = loaded.align({"das rote Haus ist klein"}, {"the red house is small"}, align::AlignMethod{},
+                                  std::nullopt, 200, 1, 7);
+  ASSERT_EQ(fresh.size(), 1u);
+  EXPECT_EQ(fresh[0].line, 7u);
+  for (const align::Link link : {align::Link{0, 0}, align::Link{2, 2}, align::Link{3, 3}, align::Link{4, 4}})
+    EXPECT_NE(std::find(fresh[0].links.begin(), fresh[0].links.end(), link), fresh[0].links.end())
+        << align::pharaoh_text(fresh[0].links);
+
+  write_file_atomically(dir + "/source.words", "das\nhaus\n");
+  try {
+    align::HmmTables broken(dir);
+    ADD_FAILURE() << "a word list shorter than the table";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(dir + "/hmm.npz: forward has "), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+  EXPECT_THROW(align::HmmTables missing(dir), Error);
 }
 
 // No usable pair at all (none, or every one empty or not UTF-8) trains on nothing: every pair

@@ -7,10 +7,10 @@
 #include <boost/math/special_functions/digamma.hpp>
 #include <cmath>
 #include <sstream>
+#include <utility>
 #include <unordered_map>
 
 #include "rnnsearch/error.h"
-#include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/util/checks.h"
 
 namespace rnnsearch::align {
@@ -35,11 +35,16 @@ std::string counted_form(const std::string& word, int stem) {
   return out;
 }
 
-// The ids of a line's white-space words, new words numbered from first_id + ids.size().
-std::vector<int> word_ids(const std::string& line, int stem, std::unordered_map<std::string, int>& ids, int first_id) {
+// The ids of a line's counted words, a new word numbered first_id + forms.size() and added
+// to forms (its counted form in id order).
+std::vector<int> word_ids(const std::string& line, int stem, std::unordered_map<std::string, int>& ids,
+                          std::vector<std::string>& forms, int first_id) {
   std::vector<int> out;
-  for (const std::string& word : split_words(line))
-    out.push_back(ids.emplace(counted_form(word, stem), first_id + static_cast<int>(ids.size())).first->second);
+  for (std::string& word : counted_words(line, stem)) {
+    const auto [at, added] = ids.emplace(word, first_id + static_cast<int>(ids.size()));
+    if (added) forms.push_back(std::move(word));
+    out.push_back(at->second);
+  }
   return out;
 }
 
@@ -49,12 +54,21 @@ size_t jump_index(int d) {
 
 }  // namespace
 
+std::vector<std::string> counted_words(const std::string& line, int stem) {
+  std::vector<std::string> words;
+  for (const std::string& word : split_words(line)) words.push_back(counted_form(word, stem));
+  return words;
+}
+
 WordIdCorpus word_id_corpus(const std::vector<std::string>& source_lines, const std::vector<std::string>& target_lines,
                             int stem) {
   WordIdCorpus corpus;
   std::unordered_map<std::string, int> source_ids, target_ids;
-  for (const std::string& line : source_lines) corpus.source.push_back(word_ids(line, stem, source_ids, 1));
-  for (const std::string& line : target_lines) corpus.target.push_back(word_ids(line, stem, target_ids, 0));
+  corpus.source_forms = {""};
+  for (const std::string& line : source_lines)
+    corpus.source.push_back(word_ids(line, stem, source_ids, corpus.source_forms, 1));
+  for (const std::string& line : target_lines)
+    corpus.target.push_back(word_ids(line, stem, target_ids, corpus.target_forms, 0));
   corpus.source_words = 1 + static_cast<int>(source_ids.size());
   corpus.target_words = static_cast<int>(target_ids.size());
   return corpus;
@@ -64,6 +78,9 @@ WordIdCorpus reversed(const WordIdCorpus& corpus) {
   WordIdCorpus r;
   r.source_words = corpus.target_words + 1;
   r.target_words = corpus.source_words - 1;
+  r.source_forms = {""};
+  r.source_forms.insert(r.source_forms.end(), corpus.target_forms.begin(), corpus.target_forms.end());
+  if (!corpus.source_forms.empty()) r.target_forms.assign(corpus.source_forms.begin() + 1, corpus.source_forms.end());
   for (const auto& words : corpus.target) {
     r.source.emplace_back(words);
     for (int& w : r.source.back()) ++w;
@@ -92,7 +109,8 @@ struct HmmAligner::Workspace {
 };
 
 HmmAligner::HmmAligner(const WordIdCorpus& corpus, const HmmOptions& options)
-    : corpus_(corpus), options_(options), jump_(2 * kMaxJump + 1, 1.0) {
+    : corpus_(&corpus), options_(options) {
+  table_.jump.assign(2 * kMaxJump + 1, 1.0);
   // The table's rows: every target word with ∅ and with each source word of its pairs.
   std::vector<std::vector<int>> seen(static_cast<size_t>(corpus.source_words));
   for (size_t k = 0; k < corpus.source.size(); ++k)
@@ -100,64 +118,68 @@ HmmAligner::HmmAligner(const WordIdCorpus& corpus, const HmmOptions& options)
       seen[0].push_back(f);
       for (int e : corpus.source[k]) seen[static_cast<size_t>(e)].push_back(f);
     }
-  row_.assign(seen.size() + 1, 0);
+  table_.row.assign(seen.size() + 1, 0);
   for (size_t e = 0; e < seen.size(); ++e) {
     std::sort(seen[e].begin(), seen[e].end());
     seen[e].erase(std::unique(seen[e].begin(), seen[e].end()), seen[e].end());
-    row_[e + 1] = row_[e] + seen[e].size();
+    table_.row[e + 1] = table_.row[e] + seen[e].size();
   }
-  target_.reserve(row_.back());
-  prob_.reserve(row_.back());
+  table_.target.reserve(table_.row.back());
+  table_.prob.reserve(table_.row.back());
   for (auto& fs : seen) {
     for (int f : fs) {
-      target_.push_back(f);
-      prob_.push_back(1.0 / static_cast<double>(fs.size()));  // uniform: IBM 1's first E step
+      table_.target.push_back(f);
+      table_.prob.push_back(1.0 / static_cast<double>(fs.size()));  // uniform: IBM 1's first E step
     }
     std::vector<int>().swap(fs);
   }
 }
 
+HmmAligner::HmmAligner(Table table, const HmmOptions& options) : options_(options), table_(std::move(table)) {}
+
 int HmmAligner::entry(int e, int f) const {
-  const auto begin = target_.begin() + static_cast<long>(row_[static_cast<size_t>(e)]);
-  const auto end = target_.begin() + static_cast<long>(row_[static_cast<size_t>(e) + 1]);
+  if (e < 0 || static_cast<size_t>(e) + 1 >= table_.row.size()) return -1;  // a word never seen
+  const auto begin = table_.target.begin() + static_cast<long>(table_.row[static_cast<size_t>(e)]);
+  const auto end = table_.target.begin() + static_cast<long>(table_.row[static_cast<size_t>(e) + 1]);
   const auto at = std::lower_bound(begin, end, f);
-  return at != end && *at == f ? static_cast<int>(at - target_.begin()) : -1;
+  return at != end && *at == f ? static_cast<int>(at - table_.target.begin()) : -1;
 }
 
+double HmmAligner::probability(int at) const { return at < 0 ? kUnseen : table_.prob[static_cast<size_t>(at)]; }
+
 double HmmAligner::translation(int e, int f) const {
-  if (e < 0 || e >= corpus_.source_words) return 0;
   const int at = entry(e, f);
-  return at < 0 ? 0 : prob_[static_cast<size_t>(at)];
+  return at < 0 ? 0 : table_.prob[static_cast<size_t>(at)];
 }
 
 std::vector<double> HmmAligner::jumps() const {
   double total = 0;
-  for (double c : jump_) total += c;
+  for (double c : table_.jump) total += c;
   std::vector<double> out;
-  for (double c : jump_) out.push_back(c / total);
+  for (double c : table_.jump) out.push_back(c / total);
   return out;
 }
 
 // t(f | e) = exp ψ(n(f, e) + α) / exp ψ(Σ_f' n(f', e) + α · F_e), or n / Σ n when α = 0.
 void HmmAligner::normalize_translations(const std::vector<double>& counts) {
   const double alpha = options_.prior;
-  const auto rows = static_cast<long>(row_.size() - 1);
+  const auto rows = static_cast<long>(table_.row.size() - 1);
 #pragma omp parallel for num_threads(options_.threads) schedule(dynamic, 256)
   for (long e = 0; e < rows; ++e) {
-    const size_t begin = row_[static_cast<size_t>(e)], end = row_[static_cast<size_t>(e) + 1];
+    const size_t begin = table_.row[static_cast<size_t>(e)], end = table_.row[static_cast<size_t>(e) + 1];
     if (begin == end) continue;  // a word of no usable pair (∅ when there is none): ψ(0) is a pole
     double total = 0;
     for (size_t k = begin; k < end; ++k) total += counts[k];
     if (alpha > 0) {
       const double norm = boost::math::digamma(total + alpha * static_cast<double>(end - begin));
-      for (size_t k = begin; k < end; ++k) prob_[k] = std::exp(boost::math::digamma(counts[k] + alpha) - norm);
+      for (size_t k = begin; k < end; ++k) table_.prob[k] = std::exp(boost::math::digamma(counts[k] + alpha) - norm);
     } else if (total > 0) {
-      for (size_t k = begin; k < end; ++k) prob_[k] = counts[k] / total;
+      for (size_t k = begin; k < end; ++k) table_.prob[k] = counts[k] / total;
     }
   }
   // Boost.Math returns NaN or ±inf rather than throwing (CMakeLists.txt): a prior so small that
   // ψ overflows (α below about 1e-308) leaves such entries, reported here, outside the loop.
-  for (double p : prob_)
+  for (double p : table_.prob)
     if (!std::isfinite(p)) {
       std::ostringstream text;
       text << "the HMM aligner's translation table is not finite: --prior " << alpha << " is out of digamma's range";
@@ -172,9 +194,7 @@ void HmmAligner::normalize_translations(const std::vector<double>& counts) {
 //   β_j(q) = ((1 - p0) Σ_i dist(q, i) t(t_{j+1} | s_i) β_{j+1}(i + 1) + p0 t(t_{j+1} | ∅) β_{j+1}(q)) / c_{j+1},
 //   β_{J-1} = 1,
 // so that p(a_j = i | s, t) = α_j(i) β_j(i + 1) and p(a_j = ∅ | s, t) = Σ_q α_j(∅, q) β_j(q).
-void HmmAligner::forward_backward(size_t pair, Workspace& w) const {
-  const std::vector<int>& src = corpus_.source[pair];
-  const std::vector<int>& tgt = corpus_.target[pair];
+void HmmAligner::forward_backward(const std::vector<int>& src, const std::vector<int>& tgt, Workspace& w) const {
   const size_t I = src.size(), J = tgt.size(), P = I + 1;
   const double p0 = options_.null_probability;
   w.emit.resize(J * I);
@@ -190,14 +210,14 @@ void HmmAligner::forward_backward(size_t pair, Workspace& w) const {
   for (size_t j = 0; j < J; ++j) {
     for (size_t i = 0; i < I; ++i) {
       w.entry[j * P + i] = entry(src[i], tgt[j]);
-      w.emit[j * I + i] = prob_[static_cast<size_t>(w.entry[j * P + i])];
+      w.emit[j * I + i] = probability(w.entry[j * P + i]);
     }
     w.entry[j * P + I] = entry(0, tgt[j]);
-    w.emit_null[j] = prob_[static_cast<size_t>(w.entry[j * P + I])];
+    w.emit_null[j] = probability(w.entry[j * P + I]);
   }
   for (size_t q = 0; q < P; ++q) {  // from position i' = q - 1 to i: a jump of i - q + 1
     double total = 0;
-    for (size_t i = 0; i < I; ++i) total += w.dist[q * I + i] = jump_[jump_index(static_cast<int>(i) - static_cast<int>(q) + 1)];
+    for (size_t i = 0; i < I; ++i) total += w.dist[q * I + i] = table_.jump[jump_index(static_cast<int>(i) - static_cast<int>(q) + 1)];
     for (size_t i = 0; i < I; ++i) w.dist[q * I + i] /= total;
   }
   for (size_t j = 0; j < J; ++j) {
@@ -230,24 +250,23 @@ void HmmAligner::forward_backward(size_t pair, Workspace& w) const {
 //   p(a_j = i | s, t) = t(t_j | s_i) / (t(t_j | ∅) + Σ_i' t(t_j | s_i'));
 // the HMM: forward_backward's, and into jump_counts (when given) the expected jumps
 //   ξ_j(q → i) = A_{j-1}(q) (1 - p0) dist(q, i) t(t_j | s_i) β_j(i + 1) / c_j.
-void HmmAligner::posterior(size_t pair, Workspace& w, std::vector<double>* jump_counts) const {
-  const std::vector<int>& src = corpus_.source[pair];
-  const std::vector<int>& tgt = corpus_.target[pair];
+void HmmAligner::posterior(const std::vector<int>& src, const std::vector<int>& tgt, Workspace& w,
+                           std::vector<double>* jump_counts) const {
   const size_t I = src.size(), J = tgt.size(), P = I + 1;
   w.posterior.resize(J * P);
-  if (!hmm_) {
+  if (!table_.hmm) {
     w.entry.resize(J * P);
     for (size_t j = 0; j < J; ++j) {
       double total = 0;
       for (size_t i = 0; i < P; ++i) {
         w.entry[j * P + i] = entry(i < I ? src[i] : 0, tgt[j]);
-        total += w.posterior[j * P + i] = prob_[static_cast<size_t>(w.entry[j * P + i])];
+        total += w.posterior[j * P + i] = probability(w.entry[j * P + i]);
       }
       for (size_t i = 0; i < P; ++i) w.posterior[j * P + i] /= total;
     }
     return;
   }
-  forward_backward(pair, w);
+  forward_backward(src, tgt, w);
   const double p0 = options_.null_probability;
   for (size_t j = 0; j < J; ++j) {
     double null_posterior = 0;
@@ -266,23 +285,23 @@ void HmmAligner::posterior(size_t pair, Workspace& w, std::vector<double>* jump_
 }
 
 void HmmAligner::add_counts(size_t pair, const Workspace& w, std::vector<double>& counts) const {
-  const size_t P = corpus_.source[pair].size() + 1, cells = corpus_.target[pair].size() * P;
+  const size_t P = corpus_->source[pair].size() + 1, cells = corpus_->target[pair].size() * P;
   for (size_t k = 0; k < cells; ++k) counts[static_cast<size_t>(w.entry[k])] += w.posterior[k];
 }
 
 void HmmAligner::maximize(const std::vector<double>& counts, const std::vector<double>& jump_counts) {
   normalize_translations(counts);
-  if (hmm_)
-    for (size_t d = 0; d < jump_.size(); ++d) jump_[d] = jump_counts[d] + 1e-3;  // no jump ever impossible
+  if (table_.hmm)
+    for (size_t d = 0; d < table_.jump.size(); ++d) table_.jump[d] = jump_counts[d] + 1e-3;  // no jump ever impossible
 }
 
-Alignment HmmAligner::posteriors(size_t pair) const {
-  const std::vector<int>& src = corpus_.source[pair];
-  const std::vector<int>& tgt = corpus_.target[pair];
+Alignment HmmAligner::posteriors(size_t pair) const { return posteriors(corpus_->source[pair], corpus_->target[pair]); }
+
+Alignment HmmAligner::posteriors(const std::vector<int>& src, const std::vector<int>& tgt) const {
   const int I = static_cast<int>(src.size()), J = static_cast<int>(tgt.size());
   if (I == 0 || J == 0) return Alignment{1, 1, {0.0f}};
   thread_local Workspace w;  // grown once per thread, not per pair
-  posterior(pair, w, nullptr);
+  posterior(src, tgt, w, nullptr);
   Alignment out{J + 1, I + 1, std::vector<float>(static_cast<size_t>((J + 1) * (I + 1)), 0.0f)};
   for (size_t k = 0; k < w.posterior.size(); ++k) out.weights[k] = static_cast<float>(w.posterior[k]);
   return out;
@@ -296,14 +315,15 @@ Alignment HmmAligner::posteriors(size_t pair) const {
 void train_hmm_aligners(HmmAligner& forward, HmmAligner* reverse, bool agreement,
                         const std::function<void(const char*, int)>& iteration) {
   const HmmOptions& options = forward.options_;
-  const auto pairs = static_cast<long>(forward.corpus_.source.size());
+  const WordIdCorpus& corpus = *forward.corpus_;
+  const auto pairs = static_cast<long>(corpus.source.size());
   const int iterations = options.ibm1_iterations + options.hmm_iterations;
   for (int it = 0; it < iterations; ++it) {
-    forward.hmm_ = it >= options.ibm1_iterations;
-    if (reverse) reverse->hmm_ = forward.hmm_;
-    const size_t table = forward.prob_.size(), reverse_table = reverse ? reverse->prob_.size() : 0;
+    forward.table_.hmm = it >= options.ibm1_iterations;
+    if (reverse) reverse->table_.hmm = forward.table_.hmm;
+    const size_t table = forward.table_.prob.size(), reverse_table = reverse ? reverse->table_.prob.size() : 0;
     std::vector<double> counts(table, 0.0), reverse_counts(reverse_table, 0.0);
-    std::vector<double> jumps(forward.jump_.size(), 0.0), reverse_jumps(jumps.size(), 0.0);
+    std::vector<double> jumps(forward.table_.jump.size(), 0.0), reverse_jumps(jumps.size(), 0.0);
 #pragma omp parallel num_threads(options.threads)
     {
       std::vector<double> mine(table, 0.0), my_jumps(jumps.size(), 0.0);
@@ -312,11 +332,12 @@ void train_hmm_aligners(HmmAligner& forward, HmmAligner* reverse, bool agreement
 #pragma omp for schedule(dynamic, 64)
       for (long k = 0; k < pairs; ++k) {
         const auto pair = static_cast<size_t>(k);
-        const size_t I = forward.corpus_.source[pair].size(), J = forward.corpus_.target[pair].size();
+        const std::vector<int>&source = corpus.source[pair], &target = corpus.target[pair];
+        const size_t I = source.size(), J = target.size();
         if (I == 0 || J == 0) continue;
-        forward.posterior(pair, w, &my_jumps);
-        if (reverse) reverse->posterior(pair, wr, &my_jumps_r);
-        if (reverse && agreement && forward.hmm_) {
+        forward.posterior(source, target, w, &my_jumps);
+        if (reverse) reverse->posterior(reverse->corpus_->source[pair], reverse->corpus_->target[pair], wr, &my_jumps_r);
+        if (reverse && agreement && forward.table_.hmm) {
           // w.posterior is J × (I + 1), wr.posterior I × (J + 1); ∅ keeps each one's own
           for (size_t j = 0; j < J; ++j)
             for (size_t i = 0; i < I; ++i)
@@ -335,7 +356,7 @@ void train_hmm_aligners(HmmAligner& forward, HmmAligner* reverse, bool agreement
     }
     forward.maximize(counts, jumps);
     if (reverse) reverse->maximize(reverse_counts, reverse_jumps);
-    if (iteration) iteration(forward.hmm_ ? "hmm" : "ibm1", forward.hmm_ ? it + 1 - options.ibm1_iterations : it + 1);
+    if (iteration) iteration(forward.table_.hmm ? "hmm" : "ibm1", forward.table_.hmm ? it + 1 - options.ibm1_iterations : it + 1);
   }
 }
 
@@ -348,55 +369,6 @@ void check_hmm_options(const HmmOptions& options) {
   if (options.prior > 0 && options.prior < 1e-300) fail_check("prior", "0 or at least 1e-300", options.prior);
   check_at_least("stem", options.stem, 0);
   check_at_least("max-length", options.max_length, 1);
-}
-
-std::vector<AlignedPair> hmm_align(const std::vector<std::string>& src_lines, const std::vector<std::string>& tgt_lines,
-                                   const HmmOptions& options, const AlignMethod& method,
-                                   std::optional<Symmetrization> symmetrize,
-                                   const std::function<void(const char*, int)>& iteration) {
-  check_hmm_options(options);
-  if (src_lines.size() != tgt_lines.size())
-    throw Error("the sources and targets differ in length: " + std::to_string(src_lines.size()) + " and " +
-                std::to_string(tgt_lines.size()));
-  symmetrize = resolved_symmetrization(true, method, symmetrize);
-  // A pair with invalid UTF-8, an empty side or a side too long is left out of training and
-  // unaligned, with the Scorer's warnings (decode/scorer.cpp), word for word.
-  std::vector<AlignedPair> pairs(src_lines.size());
-  std::vector<std::string> src = src_lines, tgt = tgt_lines;
-  const auto max_length = static_cast<size_t>(options.max_length);
-  for (size_t k = 0; k < pairs.size(); ++k) {
-    AlignedPair& pair = pairs[k];
-    pair.line = k;
-    if (!is_valid_utf8(src[k]) || !is_valid_utf8(tgt[k])) {
-      pair.target_side = is_valid_utf8(src[k]);
-      pair.warning = std::string("invalid UTF-8 in the ") + (pair.target_side ? "target" : "source");
-    } else {
-      pair.source = split_words(src[k]);
-      pair.target = split_words(tgt[k]);
-      if (pair.source.empty() || pair.target.empty()) {
-        pair.target_side = !pair.source.empty();
-        pair.warning = std::string("empty ") + (pair.target_side ? "target" : "source");
-      } else if (std::max(pair.source.size(), pair.target.size()) > max_length) {
-        pair.target_side = pair.source.size() <= max_length;
-        pair.warning = "longer than " + std::to_string(max_length) + " tokens (--max-length)";
-      }
-      if (!pair.warning.empty()) pair.warning += "; not scored, its output line is empty";
-    }
-    pair.aligned = pair.warning.empty();
-    if (!pair.aligned) src[k].clear(), tgt[k].clear();
-  }
-  const WordIdCorpus corpus = word_id_corpus(src, tgt, options.stem), back = reversed(corpus);
-  HmmAligner forward(corpus, options), reverse(back, options);
-  train_hmm_aligners(forward, &reverse, options.agreement, iteration);
-  const auto count = static_cast<long>(pairs.size());
-#pragma omp parallel for num_threads(options.threads) schedule(dynamic, 64)
-  for (long k = 0; k < count; ++k) {
-    AlignedPair& pair = pairs[static_cast<size_t>(k)];
-    if (!pair.aligned) continue;
-    const Alignment f = forward.posteriors(static_cast<size_t>(k)), r = reverse.posteriors(static_cast<size_t>(k));
-    pair.links = pair_links(f, &r, method, symmetrize);
-  }
-  return pairs;
 }
 
 }  // namespace rnnsearch::align

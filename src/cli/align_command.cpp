@@ -7,7 +7,7 @@
 
 #include "commands.h"
 #include "rnnsearch/align/aligner.h"
-#include "rnnsearch/align/hmm.h"
+#include "rnnsearch/align/hmm_tables.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/util/mpi.h"
 
@@ -18,7 +18,7 @@ namespace rnnsearch::cli {
 int align_command(const Args& args) {
   DecodeArgs decode;
   std::vector<std::string> reverse_dirs;
-  std::string src_path, tgt_path, input, output, method, symmetrize;
+  std::string src_path, tgt_path, input, output, method, symmetrize, save_hmm, hmm_tables;
   align::AlignerOptions aopts;
   align::HmmOptions hmm;
   bool use_hmm = false;
@@ -58,7 +58,12 @@ int align_command(const Args& args) {
        "α of the translation table's Dirichlet prior (variational Bayes; 0 = maximum likelihood)")
       ("stem", po::value(&hmm.stem)->default_value(hmm.stem),
        "count words by their first N characters (lowercased; 0 = whole words)")
-      ("no-agreement", "train the two directions each on its own, not on the product of their posteriors");
+      ("no-agreement", "train the two directions each on its own, not on the product of their posteriors")
+      ("save-hmm", po::value(&save_hmm),
+       "with --hmm: also write what it learnt (both directions' tables and word lists) to DIR, for --hmm-tables")
+      ("hmm-tables", po::value(&hmm_tables),
+       "instead of --model or --hmm: align with the tables --save-hmm wrote to DIR, without training (words "
+       "never seen in training take their links from their neighbours')");
   options.add(model_option_group(decode, "sentence pairs", false))
       .add(hmm_options)
       .add(progress_option_group(progress_options));
@@ -66,8 +71,14 @@ int align_command(const Args& args) {
   if (parse_options("align", "--model DIR [--reverse-model DIR] (--src FILE --tgt FILE | -i FILE) [options]", options,
                     args, vm))
     return 0;
-  if (use_hmm == !decode.model_dirs.empty()) throw Error("give --model (and --reverse-model), or --hmm");
-  if (use_hmm && !reverse_dirs.empty()) throw Error("--hmm aligns without models: no --reverse-model");
+  const bool use_tables = vm.count("hmm-tables") > 0;
+  if (int(use_hmm) + int(use_tables) + int(!decode.model_dirs.empty()) != 1)
+    throw Error("give --model (and --reverse-model), --hmm or --hmm-tables");
+  if ((use_hmm || use_tables) && !reverse_dirs.empty()) throw Error("--hmm aligns without models: no --reverse-model");
+  if (vm.count("save-hmm") && !use_hmm) throw Error("--save-hmm writes what --hmm learns: give --hmm");
+  // read before any input, so that a bad directory is the first error
+  const std::optional<align::HmmTables> tables =
+      use_tables ? std::optional<align::HmmTables>(align::HmmTables(hmm_tables)) : std::nullopt;
   if (use_hmm) align::check_hmm_options(hmm);
   aopts.method = align::parse_align_method(method);  // before any file is opened
   if (vm.count("symmetrize")) aopts.symmetrize = align::parse_symmetrization(symmetrize);
@@ -106,10 +117,19 @@ int align_command(const Args& args) {
     hmm.max_length = aopts.max_length;
     const int steps = hmm.ibm1_iterations + hmm.hmm_iterations;
     progress.start("training the HMM aligners", "iterations", static_cast<size_t>(steps));
-    const std::vector<align::AlignedPair> aligned = align::hmm_align(
-        src_lines, tgt_lines, hmm, aopts.method, aopts.symmetrize, [&](const char*, int) { progress.add(1); });
+    align::resolved_symmetrization(true, aopts.method, aopts.symmetrize);  // refused before training
+    const align::HmmTables trained(src_lines, tgt_lines, hmm, [&](const char*, int) { progress.add(1); });
     progress.finish();
-    write(aligned);
+    if (!save_hmm.empty() && mpi::is_root()) trained.save(save_hmm);
+    write(trained.align(src_lines, tgt_lines, aopts.method, aopts.symmetrize, hmm.max_length, hmm.threads));
+  } else if (tables) {
+    progress.start("aligning", "pairs", pairs.total());
+    for (size_t first_line = 0; pairs.next(align::Aligner::kChunk, src_lines, tgt_lines); first_line += src_lines.size()) {
+      write(tables->align(src_lines, tgt_lines, aopts.method, aopts.symmetrize, aopts.max_length, aopts.threads,
+                          first_line));
+      progress.add(src_lines.size());
+    }
+    progress.finish();
   } else {
     const std::vector<Model> models = load_ensemble(decode.model_dirs);
     const std::vector<Model> reverse = reverse_dirs.empty() ? std::vector<Model>() : load_ensemble(reverse_dirs);

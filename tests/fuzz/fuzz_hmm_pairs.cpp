@@ -11,7 +11,7 @@
 
 #include "fuzz_input.h"
 #include "rnnsearch/align/aligner.h"
-#include "rnnsearch/align/hmm.h"
+#include "rnnsearch/align/hmm_tables.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/line_reader.h"
 

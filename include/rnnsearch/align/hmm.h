@@ -64,7 +64,12 @@ void check_hmm_options(const HmmOptions& options);
 struct WordIdCorpus {
   std::vector<std::vector<int>> source, target;
   int source_words = 1, target_words = 0;  // vocabulary sizes (the source's with ∅)
+  // the counted form of each id (counted_words): source_forms[0] is ∅'s, ""
+  std::vector<std::string> source_forms, target_forms;
 };
+// The white-space words of a line as they are counted: lowercased, cut to their first `stem`
+// characters (Unicode code points) when stem > 0.
+std::vector<std::string> counted_words(const std::string& line, int stem);
 // The white-space words of each line, lowercased, cut to their first `stem` characters
 // (Unicode code points) when stem > 0, numbered in order of appearance.
 WordIdCorpus word_id_corpus(const std::vector<std::string>& source_lines, const std::vector<std::string>& target_lines,
@@ -84,52 +89,57 @@ void train_hmm_aligners(HmmAligner& forward, HmmAligner* reverse, bool agreement
 class HmmAligner {
  public:
   static constexpr int kMaxJump = 16;
+  // t(f | e) of a pair of words never seen together in training (aligning new pairs with
+  // saved tables, align/hmm_tables.h): their links come from the jumps around them.
+  static constexpr double kUnseen = 1e-9;
+
+  // What training learns: the translation table as compressed rows (the target words seen
+  // with source word e are target[row[e] .. row[e + 1]), sorted, with probabilities
+  // prob[same]), the jump weights c(d) at d + kMaxJump, and whether the HMM has been trained
+  // (false: posteriors are IBM model 1's).
+  struct Table {
+    std::vector<size_t> row;
+    std::vector<int> target;
+    std::vector<double> prob;
+    std::vector<double> jump;
+    bool hmm = false;
+  };
 
   // Untrained (a uniform table) on corpus, kept by reference: it must outlive the aligner.
   HmmAligner(const WordIdCorpus& corpus, const HmmOptions& options);
+  // A trained table (saved earlier), to align new pairs: it has no corpus to train on.
+  HmmAligner(Table table, const HmmOptions& options);
 
   // The posterior matrix of pair k, (J + 1) × (I + 1) as above; 1 × 1 of zeros for an empty side.
   Alignment posteriors(size_t pair) const;
+  // The same of any pair of word ids; ids beyond the table's (words never seen) are unseen
+  // with every word.
+  Alignment posteriors(const std::vector<int>& source, const std::vector<int>& target) const;
 
   // The translation probability t(f | e) (e = 0: ∅); 0 for a pair never seen together.
   double translation(int e, int f) const;
   // The learnt jump weights c(-kMaxJump..kMaxJump), normalized to sum to 1.
   std::vector<double> jumps() const;
+  const Table& table() const { return table_; }
 
  private:
   friend void train_hmm_aligners(HmmAligner&, HmmAligner*, bool, const std::function<void(const char*, int)>&);
   struct Workspace;
-  void forward_backward(size_t pair, Workspace& w) const;
-  // w.posterior of pair k; with jump_counts (the HMM), its expected jumps added into them.
-  void posterior(size_t pair, Workspace& w, std::vector<double>* jump_counts) const;
+  void forward_backward(const std::vector<int>& src, const std::vector<int>& tgt, Workspace& w) const;
+  // w.posterior of the pair; with jump_counts (the HMM), its expected jumps added into them.
+  void posterior(const std::vector<int>& src, const std::vector<int>& tgt, Workspace& w,
+                 std::vector<double>* jump_counts) const;
   // w.posterior (after posterior(pair, w, ...)) added as expected counts of the table.
   void add_counts(size_t pair, const Workspace& w, std::vector<double>& counts) const;
   // The M step: the table from counts, the jump weights from jump_counts (the HMM only).
   void maximize(const std::vector<double>& counts, const std::vector<double>& jump_counts);
   void normalize_translations(const std::vector<double>& counts);
-  int entry(int e, int f) const;  // the index of (e, f) in the table; -1 if absent
+  int entry(int e, int f) const;         // the index of (e, f) in the table; -1 if absent
+  double probability(int entry) const;   // t of an entry; kUnseen for -1
 
-  const WordIdCorpus& corpus_;
+  const WordIdCorpus* corpus_ = nullptr;  // training's; null for a loaded table
   HmmOptions options_;
-  // The translation table as compressed rows: the target words seen with source word e are
-  // target_[row_[e] .. row_[e + 1]), sorted, with probabilities prob_[same].
-  std::vector<size_t> row_;
-  std::vector<int> target_;
-  std::vector<double> prob_;
-  std::vector<double> jump_;  // c(d) at d + kMaxJump
-  bool hmm_ = false;          // false: the table is still IBM model 1's
+  Table table_;
 };
-
-// `rnnsearch align --hmm`: an HmmAligner trained each way on the pairs (the reverse one on
-// them swapped), and the links of each pair read off the two posterior matrices as the
-// Aligner reads two models' attention (pair_links; `symmetrize` resolved as
-// resolved_symmetrization does with two models). A pair with an empty side, invalid UTF-8 or
-// a side longer than options.max_length words is left out of training and unaligned, with the
-// warning the Scorer gives it (AlignedPair::target_side: which line it is about).
-// iteration(kind, k), when given, is told after each iteration (of both directions).
-std::vector<AlignedPair> hmm_align(const std::vector<std::string>& src_lines, const std::vector<std::string>& tgt_lines,
-                                   const HmmOptions& options, const AlignMethod& method,
-                                   std::optional<Symmetrization> symmetrize,
-                                   const std::function<void(const char* kind, int k)>& iteration = nullptr);
 
 }  // namespace rnnsearch::align
