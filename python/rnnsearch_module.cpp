@@ -28,6 +28,7 @@
 #include "rnnsearch/align/aer.h"
 #include "rnnsearch/align/aligner.h"
 #include "rnnsearch/align/hmm.h"
+#include "rnnsearch/decode/alternatives.h"
 #include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/decode/translator_pool.h"
