@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "rnnsearch/error.h"
+#include "rnnsearch/text/pair_problem.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/util/checks.h"
 
@@ -360,28 +361,16 @@ std::vector<AlignedPair> hmm_align(const std::vector<std::string>& src_lines, co
                 std::to_string(tgt_lines.size()));
   symmetrize = resolved_symmetrization(true, method, symmetrize);
   // A pair with invalid UTF-8, an empty side or a side too long is left out of training and
-  // unaligned, with the Scorer's warnings (decode/scorer.cpp), word for word.
+  // unaligned, with the Scorer's warnings (text/pair_problem.h).
   std::vector<AlignedPair> pairs(src_lines.size());
   std::vector<std::string> src = src_lines, tgt = tgt_lines;
   const auto max_length = static_cast<size_t>(options.max_length);
   for (size_t k = 0; k < pairs.size(); ++k) {
     AlignedPair& pair = pairs[k];
     pair.line = k;
-    if (!is_valid_utf8(src[k]) || !is_valid_utf8(tgt[k])) {
-      pair.target_side = is_valid_utf8(src[k]);
-      pair.warning = std::string("invalid UTF-8 in the ") + (pair.target_side ? "target" : "source");
-    } else {
-      pair.source = split_words(src[k]);
-      pair.target = split_words(tgt[k]);
-      if (pair.source.empty() || pair.target.empty()) {
-        pair.target_side = !pair.source.empty();
-        pair.warning = std::string("empty ") + (pair.target_side ? "target" : "source");
-      } else if (std::max(pair.source.size(), pair.target.size()) > max_length) {
-        pair.target_side = pair.source.size() <= max_length;
-        pair.warning = "longer than " + std::to_string(max_length) + " tokens (--max-length)";
-      }
-      if (!pair.warning.empty()) pair.warning += "; not scored, its output line is empty";
-    }
+    const PairProblem problem = pair_problem(src[k], tgt[k], max_length, split_words, pair.source, pair.target);
+    pair.warning = problem.warning;
+    pair.target_side = problem.target_side;
     pair.aligned = pair.warning.empty();
     if (!pair.aligned) src[k].clear(), tgt[k].clear();
   }
