@@ -23,11 +23,11 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <sstream>
 
 #include "rnnsearch/align/aer.h"
 #include "rnnsearch/align/aligner.h"
 #include "rnnsearch/align/hmm_tables.h"
+#include "rnnsearch/decode/alternatives.h"
 #include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/decode/translator_pool.h"
@@ -42,95 +42,14 @@
 #include "rnnsearch/util/build_info.h"
 #include "rnnsearch/util/checks.h"
 #include "rnnsearch/util/cpu.h"
+#include "call_arguments.h"
+#include "results.h"
 #include "steering_args.h"
 
 namespace py = pybind11;
 
 namespace rnnsearch::python {
 namespace {
-
-using Pairs = std::vector<std::pair<int, int>>;  // hard alignment: (source, target) positions
-
-// One attention matrix with its labels: the record `--format json` and `--heatmaps` show.
-struct Attention {
-  TranslationRecord record;
-  // The labels of the rows and columns: tokens (or pieces) and </s>.
-  static std::vector<std::string> labels(std::vector<std::string> tokens) {
-    tokens.push_back("</s>");
-    return tokens;
-  }
-};
-
-struct PyHypothesis {
-  std::string text;                  // as `rnnsearch translate` prints it
-  std::vector<std::string> tokens;   // the words of the translation
-  double score = 0, log_prob = 0;
-  bool finished = false;
-  std::shared_ptr<Attention> attention;  // with return_attention
-  std::optional<Pairs> alignment;        // with return_attention
-  std::optional<AlternativeWord> alternative;  // with alternatives=K
-};
-
-struct PyTranslation {
-  size_t line = 0;
-  std::vector<std::string> source;
-  std::vector<PyHypothesis> hypotheses;  // none for an empty or invalid line
-  std::string warning;
-  const PyHypothesis* best() const { return hypotheses.empty() ? nullptr : &hypotheses.front(); }
-};
-
-struct PyScore {
-  size_t line = 0;
-  std::vector<std::string> source, target;
-  std::optional<double> log_prob;  // None: not scored (see warning)
-  std::optional<double> score;     // the ranking score (log_prob unless ranking options say)
-  std::shared_ptr<Attention> attention;
-  std::optional<Pairs> alignment;
-  std::string warning;
-};
-
-// A list of sentences: each a str or bytes. A str is encoded to UTF-8 keeping lone surrogates
-// (as the invalid bytes of their code points), so a str that is not valid Unicode is refused
-// as `rnnsearch translate` refuses a line that is not UTF-8: empty output and a warning.
-std::vector<std::string> text_lines(const py::handle& items, const char* what) {
-  if (py::isinstance<py::str>(items) || py::isinstance<py::bytes>(items))
-    throw py::type_error(std::string(what) + " must be a list of strings, not a single string");
-  std::vector<std::string> lines;
-  for (py::handle item : items) {  // TypeError if not iterable
-    if (PyBytes_Check(item.ptr())) {
-      lines.emplace_back(PyBytes_AS_STRING(item.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(item.ptr())));
-    } else if (PyUnicode_Check(item.ptr())) {
-      const auto bytes = py::reinterpret_steal<py::object>(PyUnicode_AsEncodedString(item.ptr(), "utf-8", "surrogatepass"));
-      if (!bytes) throw py::error_already_set();
-      lines.emplace_back(PyBytes_AS_STRING(bytes.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(bytes.ptr())));
-    } else {
-      throw py::type_error(std::string(what) + "[" + std::to_string(lines.size()) + "] must be str or bytes, not " +
-                           std::string(py::str(py::type::handle_of(item).attr("__name__"))));
-    }
-  }
-  return lines;
-}
-
-// The lines of sources and targets, as many of each (else rnnsearch.Error).
-std::pair<std::vector<std::string>, std::vector<std::string>> pair_lines(const py::object& sources,
-                                                                         const py::object& targets) {
-  std::vector<std::string> src_lines = text_lines(sources, "sources"), tgt_lines = text_lines(targets, "targets");
-  if (src_lines.size() != tgt_lines.size())
-    throw Error("sources and targets differ in length: " + std::to_string(src_lines.size()) + " and " +
-                std::to_string(tgt_lines.size()) + " sentences");
-  return {std::move(src_lines), std::move(tgt_lines)};
-}
-
-// A model directory (str or os.PathLike) or a list of them (an ensemble).
-std::vector<std::string> model_dirs(const py::object& model) {
-  const py::object fsdecode = py::module_::import("os").attr("fsdecode");
-  if (py::isinstance<py::str>(model) || py::isinstance<py::bytes>(model) || py::hasattr(model, "__fspath__"))
-    return {fsdecode(model).cast<std::string>()};
-  std::vector<std::string> dirs;
-  for (py::handle item : model) dirs.push_back(fsdecode(item).cast<std::string>());
-  if (dirs.empty()) throw Error("no model directory given");
-  return dirs;
-}
 
 // Each warning of a call as a Python warning (the command line prints them on stderr).
 PyObject* g_input_warning = nullptr;  // rnnsearch.InputWarning (lives as long as the interpreter)
@@ -154,48 +73,6 @@ std::vector<Pairs> aligned_links(const std::vector<align::AlignedPair>& pairs) {
   }
   warn("pairs", warnings);
   return alignments;
-}
-
-// The decoding keywords of a call (decode/decode_options.h: the command line's options,
-// spelt beam_size for --beam-size), validated as the command line validates them; None is
-// "not given".
-DecodeOptions decode_keywords(const py::kwargs& keywords, DecodeUse use) {
-  for (const auto& item : keywords) {
-    const std::string name = py::str(item.first);
-    const DecodeOptionSpec* spec = find_decode_option(name);
-    if (!spec || !spec->takes(use) || name != spec->keyword())
-      throw py::type_error("unexpected keyword argument '" + name + "'");
-  }
-  DecodeOptions options(use);
-  for (const DecodeOptionSpec& spec : decode_option_specs()) {  // in the table's order, as the CLI
-    const std::string name = spec.keyword();
-    if (!spec.takes(use) || !keywords.contains(name.c_str())) continue;
-    const py::object value = keywords[name.c_str()];
-    if (value.is_none()) continue;
-    if (py::isinstance<py::bool_>(value) || !PyNumber_Check(value.ptr()))  // int, float, numpy's numbers
-      throw py::type_error("'" + name + "' must be a number, not " + std::string(py::str(value.get_type().attr("__name__"))));
-    options.set(name, value.cast<double>());
-  }
-  options.validate();
-  return options;
-}
-
-// The docstring of a method taking the decoding keywords of `use`: `intro`, then one line per
-// keyword with its default and help, from the table.
-std::string decode_keywords_doc(const std::string& intro, DecodeUse use) {
-  std::string doc = intro + "\n\nDecoding keywords (the command line's options of the same names):\n";
-  for (const DecodeOptionSpec& spec : decode_option_specs()) {
-    if (!spec.takes(use)) continue;
-    std::ostringstream line;
-    line << "  " << spec.keyword() << " (" << (spec.integer ? "int" : "float") << ", default ";
-    if (spec.optional)
-      line << "None: off";
-    else
-      line << spec.default_value(use);
-    line << "): " << spec.help << "\n";
-    doc += line.str();
-  }
-  return doc;
 }
 
 class PyTranslator {
@@ -244,7 +121,7 @@ class PyTranslator {
             return !part.empty();
           },
           [&](std::vector<LineTranslation>& translations) {
-            for (const LineTranslation& t : translations) results.push_back(convert(t, return_attention, detokenize));
+            for (const LineTranslation& t : translations) results.push_back(translation_result(t, models_.front().tokenizer, return_attention, detokenize));
           });
     }
     std::vector<std::pair<size_t, std::string>> warnings;
@@ -261,16 +138,7 @@ class PyTranslator {
     std::vector<PyScore> results;
     for (const ScoredPair& pair :
          run_scorer(sources, targets, return_attention, batch_size, max_length, alignment_units, ranking)) {
-      PyScore s{pair.line, pair.source, pair.target, std::nullopt, std::nullopt, nullptr, std::nullopt, pair.warning};
-      if (pair.scored()) {
-        s.log_prob = pair.log_prob;
-        s.score = pair.score;
-      }
-      if (pair.scored() && return_attention) {
-        s.attention = std::make_shared<Attention>(Attention{OutputPrinter::record(pair)});
-        s.alignment = hard_alignment(pair.alignment);
-      }
-      results.push_back(std::move(s));
+      results.push_back(score_result(pair, return_attention));
     }
     return results;
   }
@@ -327,21 +195,6 @@ class PyTranslator {
   int threads() const { return threads_; }
 
  private:
-  PyTranslation convert(const LineTranslation& t, bool return_attention, bool detokenize) const {
-    PyTranslation result{t.line, t.source, {}, t.warning};
-    for (const Hypothesis& h : t.hypotheses) {
-      PyHypothesis p{output_text(h.words, models_.front().tokenizer, detokenize), h.words, h.score, h.log_prob,
-                     h.finished, nullptr, std::nullopt, std::nullopt};
-      if (h.alternative >= 0) p.alternative = alternative_word(h);
-      if (return_attention) {
-        p.attention = std::make_shared<Attention>(Attention{OutputPrinter::record(t, h)});
-        p.alignment = hard_alignment(h.alignment);
-      }
-      result.hypotheses.push_back(std::move(p));
-    }
-    return result;
-  }
-
   // What score_command runs: all pairs in one Scorer::score.
   std::vector<ScoredPair> run_scorer(const py::object& sources, const py::object& targets, bool alignment,
                                      int batch_size, int max_length, const std::string& alignment_units,
@@ -377,17 +230,6 @@ class PyTranslator {
   std::mutex mutex_;  // one call at a time: Translator and Scorer workspaces are not shared
   std::optional<TranslatorPool> translators_;
 };
-
-// The attention matrix as a read-only float32 array over the Attention's own weights.
-py::array_t<float> attention_matrix(const py::object& self) {
-  const Alignment& a = self.cast<const Attention&>().record.alignment;
-  py::array_t<float> array(std::vector<py::ssize_t>{a.rows, a.cols},
-                           std::vector<py::ssize_t>{static_cast<py::ssize_t>(a.cols * sizeof(float)),
-                                                    static_cast<py::ssize_t>(sizeof(float))},
-                           a.weights.data(), self);
-  array.attr("setflags")(py::arg("write") = false);
-  return array;
-}
 
 std::string quoted(const std::string& text) { return std::string(py::repr(py::str(text))); }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "rnnsearch/decode/alternatives.h"
 #include "rnnsearch/decode/translator.h"
 #include "support/model_dir.h"
 #include "support/temp_dir.h"

@@ -1,5 +1,6 @@
 """docs/design.md §6 is the one file map of the sources: every source file is named in it, and
-every file it names exists (run by ctest as `file_map`)."""
+every file it names exists; and no source file is longer than the layout rule's 450 lines
+(CONTRIBUTING.md; run by ctest as `file_map`)."""
 import os
 import re
 import unittest
@@ -11,7 +12,7 @@ def sources():
     for top in ("src", "include", "python"):
         for folder, _, files in os.walk(os.path.join(ROOT, top)):
             for name in files:
-                if name.endswith((".cpp", ".h", ".pyi")):
+                if name.endswith((".cpp", ".h", ".py", ".pyi")):
                     yield os.path.relpath(os.path.join(folder, name), ROOT)
 
 
@@ -37,6 +38,16 @@ class FileMap(unittest.TestCase):
                                self.design))
         absent = sorted(p for p in named if not os.path.exists(os.path.join(ROOT, p)))
         self.assertEqual(absent, [], "files docs/design.md names that do not exist")
+
+
+    def test_no_source_file_is_over_450_lines(self):
+        long = []
+        for path in sorted(sources()):
+            with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+                lines = sum(1 for _ in f)
+            if lines > 450:
+                long.append(f"{path}: {lines} lines")
+        self.assertEqual(long, [], "source files over 450 lines (CONTRIBUTING.md: split them by concern)")
 
 
 if __name__ == "__main__":

@@ -97,15 +97,20 @@ TEST_F(GuidedCorpus, CacheKeepsTheLinks) {
 }
 
 // One sentence (B = 1), 3 source positions, 2 target rows: row 0 linked to source 0 and 2,
-// row 1 to nothing.
-TEST(GuidedAlignmentCost, IsWhatTheEquationsSay) {
-  Batch batch = pad_batch({{4, 5, 3}}, {{6, 3}}, {0});
-  batch.links = {0, 0, 2, 0};
-  batch.link_starts = {0, 2};
-  Mat<double> alpha(2, 3);
-  alpha << 0.5, 0.25, 0.25, 0.1, 0.2, 0.7;
+// row 1 to nothing; its attention, and the cost's weight, scale and ε.
+class GuidedCostOfOnePair : public ::testing::Test {
+ protected:
+  GuidedCostOfOnePair() : batch(pad_batch({{4, 5, 3}}, {{6, 3}}, {0})), alpha(2, 3) {
+    batch.links = {0, 0, 2, 0};
+    batch.link_starts = {0, 2};
+    alpha << 0.5, 0.25, 0.25, 0.1, 0.2, 0.7;
+  }
+  Batch batch;
+  Mat<double> alpha, dalpha;
   const double w = 0.3, scale = 0.5, eps = 1e-6;
-  Mat<double> dalpha;
+};
+
+TEST_F(GuidedCostOfOnePair, IsWhatTheEquationsSay) {
   const double ce = guided_alignment_cost<double>(alpha, batch, GuidedAlignmentCost::ce, w, scale, &dalpha);
   EXPECT_NEAR(ce, w * -(0.5 * std::log(0.5 + eps) + 0.5 * std::log(0.25 + eps)), 1e-12);
   Mat<double> expected = Mat<double>::Zero(2, 3);
@@ -124,14 +129,7 @@ TEST(GuidedAlignmentCost, IsWhatTheEquationsSay) {
 
 // The alignment output's variant: a row without links, in a pair with some, is linked to </s>
 // (the last source position) alone; a pair without any link adds nothing.
-TEST(GuidedAlignmentCost, UnlinkedRowsGoToTheEndOfTheSource) {
-  Batch batch = pad_batch({{4, 5, 3}}, {{6, 3}}, {0});
-  batch.links = {0, 0, 2, 0};
-  batch.link_starts = {0, 2};
-  Mat<double> alpha(2, 3);
-  alpha << 0.5, 0.25, 0.25, 0.1, 0.2, 0.7;
-  const double w = 0.3, scale = 0.5, eps = 1e-6;
-  Mat<double> dalpha;
+TEST_F(GuidedCostOfOnePair, UnlinkedRowsGoToTheEndOfTheSource) {
   const double ce =
       guided_alignment_cost<double>(alpha, batch, GuidedAlignmentCost::ce, w, scale, &dalpha, true);
   EXPECT_NEAR(ce, w * -(0.5 * std::log(0.5 + eps) + 0.5 * std::log(0.25 + eps) + std::log(0.7 + eps)), 1e-12);

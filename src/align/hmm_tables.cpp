@@ -10,40 +10,32 @@
 #include "rnnsearch/io/atomic_file.h"
 #include "rnnsearch/io/npz.h"
 #include "rnnsearch/text/line_reader.h"
-#include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/text/pair_problem.h"
 
 namespace rnnsearch::align {
 
 namespace {
 
-// Every pair as it is to be aligned: its words, or the warning that leaves it unaligned (invalid
-// UTF-8, an empty side, a side longer than max_length words), word for word the Scorer's
-// (decode/scorer.cpp).
+// Every pair as it is to be aligned: its words, or the warning that leaves it unaligned
+// (text/pair_problem.h: the Scorer's rule and words).
 std::vector<AlignedPair> checked_pairs(const std::vector<std::string>& src, const std::vector<std::string>& tgt,
                                        int max_length) {
   if (src.size() != tgt.size())
     throw Error("the sources and targets differ in length: " + std::to_string(src.size()) + " and " +
                 std::to_string(tgt.size()));
+  const auto split = [](const std::string& line) {
+    std::vector<std::string> words;
+    for (std::string_view word : white_space_tokens(line)) words.emplace_back(word);
+    return words;
+  };
   std::vector<AlignedPair> pairs(src.size());
-  const auto longest = static_cast<size_t>(max_length);
   for (size_t k = 0; k < pairs.size(); ++k) {
     AlignedPair& pair = pairs[k];
     pair.line = k;
-    if (!is_valid_utf8(src[k]) || !is_valid_utf8(tgt[k])) {
-      pair.target_side = is_valid_utf8(src[k]);
-      pair.warning = std::string("invalid UTF-8 in the ") + (pair.target_side ? "target" : "source");
-    } else {
-      for (std::string_view word : white_space_tokens(src[k])) pair.source.emplace_back(word);
-      for (std::string_view word : white_space_tokens(tgt[k])) pair.target.emplace_back(word);
-      if (pair.source.empty() || pair.target.empty()) {
-        pair.target_side = !pair.source.empty();
-        pair.warning = std::string("empty ") + (pair.target_side ? "target" : "source");
-      } else if (std::max(pair.source.size(), pair.target.size()) > longest) {
-        pair.target_side = pair.source.size() <= longest;
-        pair.warning = "longer than " + std::to_string(longest) + " tokens (--max-length)";
-      }
-      if (!pair.warning.empty()) pair.warning += "; not scored, its output line is empty";
-    }
+    const PairProblem problem =
+        pair_problem(src[k], tgt[k], static_cast<size_t>(max_length), split, pair.source, pair.target);
+    pair.warning = problem.warning;
+    pair.target_side = problem.target_side;
     pair.aligned = pair.warning.empty();
   }
   return pairs;

@@ -1,40 +1,15 @@
 #include "rnnsearch/decode/beam_search.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <numeric>
 #include <stdexcept>
 
 #include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/decode/steering.h"
 #include "rnnsearch/error.h"
-#include "rnnsearch/text/subwords.h"
 #include "rnnsearch/text/vocab.h"
 
 namespace rnnsearch {
-
-// score = log p / lp + cp − word_penalty · length (the header's formulas)
-double ranking_score(const BeamOptions& options, double log_p, int length, double coverage) {
-  const double n = static_cast<double>(length);
-  const double lp = options.length_penalty_alpha >= 0 ? std::pow((5 + n) / 6, options.length_penalty_alpha)
-                                                      : std::pow(n, options.normalize);
-  double score = log_p / lp - options.word_penalty * n;
-  if (options.coverage_penalty > 0) score += options.coverage_penalty * coverage;
-  return score;
-}
-
-double coverage_term(const std::vector<double>& sums) {
-  double total = 0;
-  for (double sum : sums) total += std::log(std::max(1e-30, std::min(sum, 1.0)));
-  return total;
-}
-
-int max_output_length(int source_length, double max_length_factor) {
-  if (max_length_factor > 0)
-    return static_cast<int>(std::max(1.0, std::min(std::floor(max_length_factor * source_length), 1e9)));
-  return 2 * source_length + 10;
-}
 
 template <class T>
 BeamSearch<T>::BeamSearch(const std::vector<const Parameters<T>*>& models,
@@ -148,19 +123,8 @@ size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const St
   if (keys && keys->size() != sources.size()) throw std::logic_error("beam search: one key per source");
   if (steering) {
     if (steering->size() != sources.size()) throw std::logic_error("beam search: one steering per source");
-    const auto check = [](const std::vector<int>& tokens, const char* what) {
-      for (int w : tokens)
-        if (w == Vocab::kEos || w == Vocab::kBos || w == Vocab::kPad)
-          throw Error(std::string("beam search: ") + what + " holds </s>, <s> or <pad>");
-    };
     for (const Steering& one : *steering) {
-      check(one.prefix, "a target prefix");
-      for (const auto& phrase : one.constraints.include) check(phrase, "a constraint");
-      for (const auto& phrase : one.constraints.avoid) check(phrase, "a phrase to avoid");
-      if (one.constraints.include.size() > 64) throw Error("beam search: more than 64 constraints for one sentence");
-      for (const auto* phrases : {&one.constraints.include, &one.constraints.avoid})
-        for (const auto& phrase : *phrases)
-          if (phrase.empty()) throw Error("beam search: an empty constraint");
+      check_sentence_steering(one);
       if (!one.constraints.include.empty()) check_constraints_allowed(options_);  // (the shells check first)
     }
   }
@@ -206,20 +170,7 @@ size_t BeamSearch<T>::add(const std::vector<std::vector<int>>& sources, const St
       s.constraints = PhraseConstraints();
     }
     s.max_steps = std::max(s.max_steps, static_cast<int>(s.prefix.size()) + s.constraints.tokens() + 1);
-    s.avoid_text.clear();
-    s.avoid_ends.clear();
-    if (!word_join_.empty())
-      for (const std::vector<int>& phrase : s.constraints.avoid) {
-        std::string text;
-        for (int w : phrase) text += piece_text_[w];
-        for (int w = Vocab::kEos + 1; w < static_cast<int>(piece_text_.size()); ++w) {
-          const std::string& piece = piece_text_[w];
-          if (!piece.empty() && piece.size() <= text.size() &&
-              text.compare(text.size() - piece.size(), piece.size(), piece) == 0)
-            s.avoid_ends.push_back({static_cast<int>(s.avoid_text.size()), w});
-        }
-        s.avoid_text.push_back(std::move(text));
-      }
+    s.avoid.set(s.constraints.avoid, word_join_.empty() ? nullptr : &piece_text_);
     s.steps = 0;
     s.closing = false;
     s.nodes.clear();
@@ -305,8 +256,10 @@ void BeamSearch<T>::extend(int b, int first_row) {
   const size_t count = static_cast<size_t>(options_.beam_size) - s.finals.size();
   if (static_cast<size_t>(s.steps) < s.prefix.size())
     force_candidate(s, first_row, s.prefix[s.steps]);
-  else if (options_.samples() || options_.alternatives > 0)
+  else if (options_.samples())
     lane_candidates(s, first_row, word_start);
+  else if (options_.alternatives > 0)
+    alternative_candidates(s, first_row, word_start);
   else if (!s.constraints.include.empty())
     constrained_candidates(s, first_row, count, word_start);
   else
@@ -349,53 +302,13 @@ void BeamSearch<T>::close(Sentence& s, int first_row) {
   s.live.clear();
 }
 
-// The best `count` candidates (h, w), by σ_h + log p(w | h), of the sentence's rows: one
-// pass over its log-probabilities keeping a min-heap of the best so far, O(rows·V). Most
-// candidates fall below the heap's minimum: once the heap is full, a block of kBlock
-// columns is first tested as a whole (a loop the compiler vectorises, with the same float
-// sums and comparison as the scalar test, so the same candidates pass) and only a block
-// holding one that passes is walked column by column. Column k is word k, or the
-// shortlist's k-th word. word_start: only tokens that begin a word (set_word_pieces).
+// The best `count` candidates (h, w), by σ_h + log p(w | h), of the sentence's rows
+// (top_candidates.h). word_start: only tokens that begin a word (set_word_pieces).
 template <class T>
 void BeamSearch<T>::select_candidates(const Sentence& s, int first_row, size_t count, bool word_start) {
-  constexpr int kBlock = 32;
-  const auto worse = [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; };
-  const int columns = static_cast<int>(log_probs_->cols());
-  const int* words = shortlist_ ? shortlist_->data() : nullptr;
-  T threshold = -std::numeric_limits<T>::infinity();  // the heap's minimum once it is full
-  heap_.clear();
-  for (size_t i = 0; i < s.live.size(); ++i) {
-    const int row = first_row + static_cast<int>(i);
-    const T* log_p = log_probs_->row(row).data();
-    const T base = s.live[i].log_prob;
-    for (int begin = 0; begin < columns; begin += kBlock) {
-      const int end = std::min(columns, begin + kBlock);
-      if (heap_.size() == count && end - begin == kBlock) {
-        int any = 0;
-        for (int k = begin; k < end; ++k) any |= !(base + log_p[k] <= threshold);
-        if (!any) continue;
-      }
-      for (int k = begin; k < end; ++k) {
-        const int w = words ? words[k] : k;
-        const T candidate = base + log_p[k];
-        // strict: on a tie the candidate found first stays
-        if (candidate <= threshold || w == Vocab::kPad || w == Vocab::kBos || (word_start && word_join_[w]) ||
-            blocked(row, w))
-          continue;
-        if (heap_.size() == count) {  // the new candidate replaces the heap's minimum
-          std::pop_heap(heap_.begin(), heap_.end(), worse);
-          heap_.pop_back();
-        }
-        heap_.push_back({candidate, row, w});
-        std::push_heap(heap_.begin(), heap_.end(), worse);
-        if (heap_.size() == count) threshold = heap_.front().log_prob;
-      }
-    }
-  }
-  std::sort(heap_.begin(), heap_.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
-    return a.row != b.row ? a.row < b.row : a.word < b.word;
-  });
+  bases_.clear();
+  for (const Live& h : s.live) bases_.push_back(h.log_prob);
+  top_candidates(*log_probs_, shortlist_, first_row, bases_, count, TokenFilter{word_join_, blocked_, word_start}, heap_);
 }
 
 // Within the target prefix the sentence has one hypothesis (row first_row), extended by the
@@ -412,182 +325,18 @@ void BeamSearch<T>::force_candidate(const Sentence& s, int first_row, int word) 
   heap_.assign(1, {s.live.front().log_prob + (*log_probs_)(first_row, column), first_row, word});
 }
 
-// Sampling and alternatives: each lane (sample or alternative) still running takes its next
-// token from its own row: a draw (decode/sampling.h), or the best token for an alternative.
-// Right after <s> (or the target prefix) the sentence has one row: each of its max(n_best, 1)
-// samples draws from it, or its K best tokens (select_candidates) start the K alternatives.
-// Column k is word k, or the shortlist's k-th word; <pad> and <s> are never taken, nor, with
-// word_start, a token that continues a word.
-template <class T>
-void BeamSearch<T>::lane_candidates(Sentence& s, int first_row, bool word_start) {
-  const bool parting = s.live.size() == 1 && s.live.front().lane < 0;
-  if (parting && options_.alternatives > 0) {
-    select_candidates(s, first_row, static_cast<size_t>(options_.alternatives), word_start);
-    for (size_t k = 0; k < heap_.size(); ++k) {
-      heap_[k].lane = static_cast<int>(k);
-      s.alternative_log_probs.push_back(heap_[k].log_prob - s.live.front().log_prob);
-    }
-    return;
-  }
-  const int columns = static_cast<int>(log_probs_->cols());
-  const int* words = shortlist_ ? shortlist_->data() : nullptr;
-  int row = first_row;
-  const auto excluded = [&](int k) {
-    const int w = words ? words[k] : k;
-    return w == Vocab::kPad || w == Vocab::kBos || (word_start && word_join_[w]) || blocked(row, w);
-  };
-  const bool greedy = options_.alternatives > 0;  // an alternative's lane: the best token (top-1)
-  const int draws = parting ? outputs() : static_cast<int>(s.live.size());
-  heap_.clear();
-  for (int d = 0; d < draws; ++d) {
-    const int i = parting ? 0 : d;
-    const int lane = parting ? d : s.live[i].lane;
-    row = first_row + i;
-    const T* log_p = log_probs_->row(row).data();
-    const double u = greedy ? 0.0
-                            : sampling_uniform(static_cast<uint64_t>(options_.sampling_seed), s.key,
-                                               static_cast<uint64_t>(lane), static_cast<uint64_t>(s.steps));
-    const int k = greedy ? sampler_.draw(log_p, columns, 1, 0, 1.0, u, excluded)
-                         : sampler_.draw(log_p, columns, options_.sampling_topk, options_.sampling_topp,
-                                         options_.sampling_temperature, u, excluded);
-    heap_.push_back({s.live[i].log_prob + log_p[k], row, words ? words[k] : k, lane});
-  }
-}
-
-// Dynamic beam allocation (the header): the pool of candidates is the best `count` (as without
-// constraints), each row's best token and the tokens that take its constraints forward; the
-// pool's candidates, best first, take the places of their bank (met count) while it has any.
-template <class T>
-void BeamSearch<T>::constrained_candidates(const Sentence& s, int first_row, size_t count, bool word_start) {
-  select_candidates(s, first_row, count, word_start);
-  pool_.assign(heap_.begin(), heap_.end());
-  const int columns = static_cast<int>(log_probs_->cols());
-  const int* words = shortlist_ ? shortlist_->data() : nullptr;
-  const auto column_of = [&](int w) {  // −1: not in the shortlist
-    if (!words) return w;
-    const auto found = std::lower_bound(shortlist_->begin(), shortlist_->end(), w);
-    return found != shortlist_->end() && *found == w ? static_cast<int>(found - shortlist_->begin()) : -1;
-  };
-  const auto proposable = [&](int row, int w) {
-    return w != Vocab::kPad && w != Vocab::kBos && !(word_start && word_join_[w]) && !blocked(row, w);
-  };
-  for (size_t i = 0; i < s.live.size(); ++i) {
-    const int row = first_row + static_cast<int>(i);
-    const T* log_p = log_probs_->row(row).data();
-    const T base = s.live[i].log_prob;
-    const int best = sampler_.draw(log_p, columns, 1, 0, 1.0, 0.0,
-                                   [&](int k) { return !proposable(row, words ? words[k] : k); });
-    pool_.push_back({base + log_p[best], row, words ? words[best] : best});
-    advancing_.clear();
-    advancing_tokens(s.constraints, s.live[i].constraint, advancing_);
-    for (int w : advancing_) {
-      const int k = column_of(w);
-      if (k >= 0 && proposable(row, w)) pool_.push_back({base + log_p[k], row, w});
-    }
-  }
-  // best first (ties: row, then word), each (row, word) once
-  std::sort(pool_.begin(), pool_.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
-    return a.row != b.row ? a.row < b.row : a.word < b.word;
-  });
-  pool_.erase(std::unique(pool_.begin(), pool_.end(),
-                          [](const Candidate& a, const Candidate& b) { return a.row == b.row && a.word == b.word; }),
-              pool_.end());
-  const int banks = s.constraints.tokens() + 1;
-  banks_.clear();
-  available_.assign(banks, 0);
-  for (const Candidate& c : pool_) {
-    const Live& h = s.live[c.row - first_row];
-    const int met = c.word == Vocab::kEos
-                        ? met_tokens(s.constraints, h.constraint)
-                        : met_tokens(s.constraints, advance_constraints(s.constraints, h.constraint, c.word, word_join_));
-    banks_.push_back(met);
-    ++available_[met];
-  }
-  // the places: ⌊count / banks⌋ each, the remainder to the highest banks; those a bank cannot
-  // fill go to the others, the highest first
-  quota_.assign(banks, static_cast<int>(count) / banks);
-  for (int b = banks - static_cast<int>(count) % banks; b < banks; ++b) ++quota_[b];
-  int spare = 0;
-  for (int b = 0; b < banks; ++b)
-    if (quota_[b] > available_[b]) {
-      spare += quota_[b] - available_[b];
-      quota_[b] = available_[b];
-    }
-  for (bool given = true; spare > 0 && given;) {
-    given = false;
-    for (int b = banks - 1; b >= 0 && spare > 0; --b)
-      if (quota_[b] < available_[b]) {
-        ++quota_[b];
-        --spare;
-        given = true;
-      }
-  }
-  heap_.clear();
-  for (size_t k = 0; k < pool_.size(); ++k)
-    if (quota_[banks_[k]] > 0) {
-      --quota_[banks_[k]];
-      heap_.push_back(pool_[k]);
-    }
-}
-
-// The tokens this step must not propose: </s> after a hypothesis that lacks a constraint, and
-// what would make a phrase to avoid whole words. A word-level model: the last token of the
-// phrase after a hypothesis that ends with the rest of it. A subword model: after a hypothesis
-// whose text ends with the phrase's (its first piece with "▁", so from a word's start; its last
-// token chosen, not a prefix's), every token but those that go on with its last word by a
-// letter or digit ("Hund" may become "Hunde", not "Hund" or "Hund."), however it was pieced;
-// and at the last step before the length limit cuts the text, each token that would end it
-// with the phrase.
+// The tokens this step must not propose: </s> after a hypothesis that lacks a constraint
+// (constrained_search.h), and what would complete a phrase to avoid (avoided_phrases.h).
 template <class T>
 void BeamSearch<T>::block_tokens(const Sentence& s, int first_row) {
   blocked_.clear();
-  if (s.constraints.empty()) return;
-  for (size_t i = 0; i < s.live.size(); ++i) {
-    const int row = first_row + static_cast<int>(i);
-    if (!all_complete(s.constraints, s.live[i].constraint)) blocked_.push_back({row, Vocab::kEos});
-    if (!word_join_.empty()) {
-      const int node = s.live[i].node;
-      if (static_cast<size_t>(s.steps) > s.prefix.size() &&
-          std::any_of(s.avoid_text.begin(), s.avoid_text.end(),
-                      [&](const std::string& text) { return ends_with_text(s, node, text, text.size()); }))
-        blocked_.push_back({row, kWordEnd});
-      if (s.steps + 1 == s.max_steps && static_cast<size_t>(s.steps) >= s.prefix.size())
-        for (const auto& [phrase, w] : s.avoid_ends) {
-          const std::string& text = s.avoid_text[phrase];
-          if (ends_with_text(s, node, text, text.size() - piece_text_[w].size())) blocked_.push_back({row, w});
-        }
-      continue;
-    }
-    for (const std::vector<int>& phrase : s.constraints.avoid) {
-      int node = s.live[i].node;
-      bool ends = true;
-      for (int k = static_cast<int>(phrase.size()) - 2; k >= 0 && ends; --k) {
-        ends = node >= 0 && s.nodes[node].token == phrase[k];
-        if (ends) node = s.nodes[node].parent;
-      }
-      if (ends) blocked_.push_back({row, phrase.back()});
-    }
-  }
-}
-
-template <class T>
-bool BeamSearch<T>::blocked(int row, int word) const {
-  for (const auto& [r, w] : blocked_)
-    if (r == row && (w == word || (w == kWordEnd && word_join_[word] != kLetter))) return true;
-  return false;
-}
-
-// Does the text of the path to `node` end with text[0 .. end)? (Pieces never hold a "▁" but at
-// their start, so a text that starts with one starts at a piece.)
-template <class T>
-bool BeamSearch<T>::ends_with_text(const Sentence& s, int node, const std::string& text, size_t end) const {
-  for (; end > 0 && node >= 0 && s.nodes[node].token >= 0; node = s.nodes[node].parent) {
-    const std::string& piece = piece_text_[s.nodes[node].token];
-    if (piece.size() > end || text.compare(end - piece.size(), piece.size(), piece) != 0) return false;
-    end -= piece.size();
-  }
-  return end == 0;
+  if (!s.constraints.include.empty()) block_incomplete(s, first_row);
+  if (s.constraints.avoid.empty()) return;
+  const std::vector<std::string>* pieces = word_join_.empty() ? nullptr : &piece_text_;
+  const bool chosen = static_cast<size_t>(s.steps) > s.prefix.size();
+  const bool last = s.steps + 1 == s.max_steps && static_cast<size_t>(s.steps) >= s.prefix.size();
+  for (size_t i = 0; i < s.live.size(); ++i)
+    s.avoid.block(s.nodes, s.live[i].node, first_row + static_cast<int>(i), chosen, last, pieces, blocked_);
 }
 
 // A node's attention row is that of the decoder row it was chosen from.

@@ -1,7 +1,5 @@
 #include "rnnsearch/decode/hypothesis.h"
 
-#include <cmath>
-
 namespace rnnsearch {
 
 namespace {
@@ -34,12 +32,6 @@ void read_hypotheses(mpi::Reader& message, std::vector<Hypothesis>& hypotheses) 
   message.get(count);
   hypotheses.resize(count);
   for (Hypothesis& h : hypotheses) hypothesis_fields(message, h);
-}
-
-AlternativeWord alternative_word(const Hypothesis& h) {
-  if (h.alternative < 0) return {};
-  const bool ends = h.alternative >= static_cast<int>(h.words.size());
-  return {h.alternative, ends ? "</s>" : h.words[h.alternative], std::exp(h.alternative_log_prob)};
 }
 
 Alignment word_alignment(const Alignment& pieces, const std::vector<int>& target_word_of_piece, int target_words,

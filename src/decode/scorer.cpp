@@ -5,6 +5,7 @@
 #include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/decode/parallel_batches.h"
 #include "rnnsearch/error.h"
+#include "rnnsearch/text/pair_problem.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/util/checks.h"
 
@@ -30,37 +31,26 @@ double ranking_score(const BeamOptions& ranking, const ScoredPair& pair) {
   return ranking_score(ranking, pair.log_prob, static_cast<int>(pair.tgt_ids.size()), pair.coverage);
 }
 
-// Tokens and ids of one pair, or the reason it is not scored. A pair that is too long is
-// skipped rather than cut: the score of a cut pair would belong to a different sentence.
+// Tokens and ids of one pair, or the reason it is not scored (text/pair_problem.h).
 ScoredPair Scorer::prepare(const std::string& src_line, const std::string& tgt_line, size_t line) const {
   ScoredPair pair;
   pair.line = line;
-  if (!is_valid_utf8(src_line) || !is_valid_utf8(tgt_line)) {
-    pair.target_side = is_valid_utf8(src_line);
-    pair.warning = std::string("invalid UTF-8 in the ") + (pair.target_side ? "target" : "source");
+  const PairProblem problem =
+      pair_problem(src_line, tgt_line, static_cast<size_t>(options_.max_length),
+                   [&](const std::string& text) { return tokenize(text, model_.tokenizer); }, pair.source, pair.target);
+  if (!problem.warning.empty()) {
+    pair.warning = problem.warning;
+    pair.target_side = problem.target_side;
     return pair;
   }
-  pair.source = tokenize(src_line, model_.tokenizer);
-  pair.target = tokenize(tgt_line, model_.tokenizer);
-  const size_t max_length = static_cast<size_t>(options_.max_length);
-  if (pair.source.empty() || pair.target.empty()) {
-    pair.target_side = !pair.source.empty();
-    pair.warning = std::string("empty ") + (pair.target_side ? "target" : "source");
-  } else if (std::max(pair.source.size(), pair.target.size()) > max_length) {
-    pair.target_side = pair.source.size() <= max_length;
-    pair.warning = "longer than " + std::to_string(max_length) + " tokens (--max-length)";
-  } else {
-    std::vector<std::string> src_pieces = model_.src_subwords.encode(pair.source, &pair.source_word_of_piece);
-    std::vector<std::string> tgt_pieces = model_.tgt_subwords.encode(pair.target, &pair.target_word_of_piece);
-    pair.src_ids = model_.src_vocab.encode(src_pieces);
-    pair.tgt_ids = model_.tgt_vocab.encode(tgt_pieces);
-    if (options_.piece_alignments) {
-      pair.source_pieces = std::move(src_pieces);
-      pair.target_pieces = std::move(tgt_pieces);
-    }
-    return pair;
+  std::vector<std::string> src_pieces = model_.src_subwords.encode(pair.source, &pair.source_word_of_piece);
+  std::vector<std::string> tgt_pieces = model_.tgt_subwords.encode(pair.target, &pair.target_word_of_piece);
+  pair.src_ids = model_.src_vocab.encode(src_pieces);
+  pair.tgt_ids = model_.tgt_vocab.encode(tgt_pieces);
+  if (options_.piece_alignments) {
+    pair.source_pieces = std::move(src_pieces);
+    pair.target_pieces = std::move(tgt_pieces);
   }
-  pair.warning += "; not scored, its output line is empty";
   return pair;
 }
 

@@ -8,6 +8,7 @@
 #include "rnnsearch/decode/beam_search.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/text/tokenizer.h"
+#include "rnnsearch/text/vocab.h"
 
 namespace rnnsearch {
 
@@ -88,6 +89,22 @@ void check_steering(const LineSteering& steering) {
         throw Error("the constraint " + quoted(constraint) + " holds the phrase to avoid " + quoted(avoid));
     }
   }
+}
+
+void check_sentence_steering(const SentenceSteering& steering) {
+  const auto check = [](const std::vector<int>& tokens, const char* what) {
+    for (int w : tokens)
+      if (w == Vocab::kEos || w == Vocab::kBos || w == Vocab::kPad)
+        throw Error(std::string("beam search: ") + what + " holds </s>, <s> or <pad>");
+  };
+  check(steering.prefix, "a target prefix");
+  for (const auto& phrase : steering.constraints.include) check(phrase, "a constraint");
+  for (const auto& phrase : steering.constraints.avoid) check(phrase, "a phrase to avoid");
+  if (steering.constraints.include.size() > kMaxConstraints)
+    throw Error("beam search: more than 64 constraints for one sentence");
+  for (const auto* phrases : {&steering.constraints.include, &steering.constraints.avoid})
+    for (const auto& phrase : *phrases)
+      if (phrase.empty()) throw Error("beam search: an empty constraint");
 }
 
 void check_constraints_allowed(const BeamOptions& beam) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "rnnsearch/decode/alternatives.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/output/heatmap.h"
 #include "rnnsearch/text/tokenizer.h"

@@ -7,16 +7,9 @@
 //   (k = beam size, f = hypotheses already finished): those ending in </s> are finished and
 //   leave the beam, the others are the next beam, so the beam shrinks as hypotheses finish.
 //   A sentence stops when its beam is empty, or after its maximum output length, when the
-//   unfinished hypotheses join the finished ones. Hypotheses are ranked by
-//
-//     score = log p / lp + cp − word_penalty · length
-//     lp = length^normalize, or ((5 + length) / 6)^α with a length-penalty α (GNMT, Wu et
-//          al. 2016, eq. 14)                       length = tokens, + 1 for </s> when finished
-//     cp = β Σ_j log min(Σ_i a_ij, 1)              the coverage penalty (ibid.), a_ij the
-//          attention of output token i on source position j (</s> included); 0 when β = 0
-//
-//   The maximum output length is 2·S + 10 tokens (S = source tokens with </s>), or
-//   ⌊F · S⌋ (at least 1) with a max-length factor F.
+//   unfinished hypotheses join the finished ones. Hypotheses are ranked by their score, and
+//   the maximum output length is 2·S + 10 tokens (S = source tokens with </s>) or as set
+//   (ranking.h).
 //
 // Target prefix (per sentence, optional): while steps < prefix length, the one hypothesis
 // is extended by the prefix's next token alone, whatever the model prefers (its log p
@@ -28,27 +21,20 @@
 // Beam size 1 is greedy decoding: the argmax at every step.
 //
 // Lexical constraints (per sentence, optional; decode/constraints.h): phrases every hypothesis
-// must contain, by dynamic beam allocation (Post & Vilar 2018). The candidates of a step are
-// the k − f best as above, and for each live hypothesis its best token and every token that
-// takes its constraints forward; each candidate's bank is its met count (0 .. C tokens of the
-// phrases), and the k − f places are shared among the C + 1 banks (⌊(k − f) / (C + 1)⌋ each,
-// the remainder to the highest banks, a bank's places it cannot fill going to the others from
-// the highest down), the best candidates of each bank taking them. </s> only follows a
-// hypothesis that holds every phrase, and the limit is at least prefix + C + 1 tokens; the
-// hypotheses returned are those that hold them all, or, when none does (phrases that cannot
-// all be held: cut at the limit), the best of the others. Phrases to
-// avoid: a token that would complete one is never proposed (nor drawn, in sampling and
-// alternatives); prefix tokens are forced regardless.
+// must contain, by dynamic beam allocation (constrained_search.h). Phrases to avoid: a token
+// that would complete one is never proposed (avoided_phrases.h).
 //
 // Sampling (BeamOptions::sampling_*, decode/sampling.h): instead of the best candidates, each
 // of the sentence's max(n_best, 1) samples draws its next token from its own row, all from
 // the one row after <s> (or the target prefix); a sample leaves at </s>.
 //
-// Alternatives (BeamOptions::alternatives = K, as CTranslate2's return_alternatives): the one
-// row after <s> (or the target prefix) gives the K most probable next tokens w_1 .. w_K (ties:
-// the lower id first), and each goes on greedily, the best token of its own row at every step.
-// The sentence's hypotheses are these K, in the order of their first token, not re-ranked;
-// each carries log p(w_k | prefix, x) (Hypothesis::alternative_log_prob).
+// Alternatives (BeamOptions::alternatives = K, alternatives.h): the K most probable tokens after
+// <s> (or the target prefix), each completed greedily.
+//
+// The strategies share this core (slots, rows, the hypotheses' tree, the results) and each has
+// a file of its own: the beam's selection (top_candidates.cpp), the lanes of sampling
+// (sampling.cpp) and of alternatives (alternatives.cpp), constrained search
+// (constrained_search.cpp) and phrases to avoid (avoided_phrases.cpp).
 //
 // Ensembles: with several models (same vocabularies, any sizes), every step runs each
 // model's decoder step on the same hypotheses and uses the mean of their log-probabilities,
@@ -70,9 +56,13 @@
 #include <algorithm>
 #include <vector>
 
+#include "rnnsearch/decode/avoided_phrases.h"
+#include "rnnsearch/decode/constrained_search.h"
 #include "rnnsearch/decode/constraints.h"
 #include "rnnsearch/decode/hypothesis.h"
+#include "rnnsearch/decode/ranking.h"
 #include "rnnsearch/decode/sampling.h"
+#include "rnnsearch/decode/top_candidates.h"
 #include "rnnsearch/model/decoder_step.h"
 
 namespace rnnsearch {
@@ -105,20 +95,6 @@ struct BeamOptions {
   // probable tokens after its target prefix, each completed greedily (beam_size is not read).
   int alternatives = 0;
 };
-
-// The score above of a hypothesis with log-probability log_p and `length` tokens (+ 1 for
-// </s> when finished); coverage is its Σ_j log min(Σ_i a_ij, 1) (coverage_term), read only
-// when β > 0. `rnnsearch score` ranks given translations by it too (decode/scorer.h).
-double ranking_score(const BeamOptions& options, double log_p, int length, double coverage);
-
-// Σ_j log min(sums_j, 1), sums_j = the attention on source position j summed over a
-// hypothesis' rows; a position no row attends to at all counts as log 1e-30 rather than −∞
-// (a weight that underflowed).
-double coverage_term(const std::vector<double>& sums);
-
-// The reference's limit: 2·S + 10 output tokens, S = source length including </s>; with a
-// max-length factor F > 0, ⌊F · S⌋ (at least 1).
-int max_output_length(int source_length, double max_length_factor = 0);
 
 // What steers one source's hypotheses (each part optional): a target prefix and lexical
 // constraints (target ids without </s>, <s> or <pad>).
@@ -181,12 +157,6 @@ class BeamSearch {
   size_t sentences() const { return order_.size(); }  // in the search, not yet finished
 
  private:
-  // The hypotheses of a sentence form a tree of nodes (one per output token) sharing
-  // prefixes, so extending a hypothesis copies nothing.
-  struct Node {
-    int parent;  // -1: the root (<s>)
-    int token;   // -1: the extra attention row of a hypothesis cut at the length limit
-  };
   struct Live {
     int node;
     T log_prob;
@@ -210,31 +180,29 @@ class BeamSearch {
     bool closing = false;     // one more step, only for the attention row of cut hypotheses
     std::vector<int> prefix;  // target tokens forced first
     PhraseConstraints constraints;
-    std::vector<std::string> avoid_text;  // subword models: each phrase to avoid as the text of its pieces
-    std::vector<std::pair<int, int>> avoid_ends;  // (phrase, token): the tokens whose text ends that phrase's
+    AvoidedPhrases avoid;  // constraints.avoid
     std::vector<T> alternative_log_probs;  // alternatives: log p of each lane's first token
-    std::vector<Node> nodes;
+    std::vector<TokenNode> nodes;
     std::vector<float> attention;  // one row of source_length weights per node (if collected)
     std::vector<Live> live, next;
     std::vector<Final> finals;
   };
-  struct Candidate {
-    T log_prob;
-    int row, word;
-    int lane = -1;  // Live::lane
-  };
+  using Candidate = BeamCandidate<T>;  // its lane: Live::lane
 
   void encode(const std::vector<std::vector<int>>& sources);
   void reserve_memory(Index slots, Index stride);
   void extend(int sentence, int first_row);
   void close(Sentence& sentence, int first_row);
+  // The candidates of a step, in heap_: the beam's best (top_candidates.h), a target prefix's
+  // token, and those of the strategies in files of their own (named beside them).
   void select_candidates(const Sentence& sentence, int first_row, size_t count, bool word_start);
   void force_candidate(const Sentence& sentence, int first_row, int word);
-  void lane_candidates(Sentence& sentence, int first_row, bool word_start);
-  void constrained_candidates(const Sentence& sentence, int first_row, size_t count, bool word_start);
+  void lane_candidates(const Sentence& sentence, int first_row, bool word_start);       // sampling.cpp
+  void alternative_candidates(Sentence& sentence, int first_row, bool word_start);      // alternatives.cpp
+  void constrained_candidates(const Sentence& sentence, int first_row, size_t count,    // constrained_search.cpp
+                              bool word_start);
   void block_tokens(const Sentence& sentence, int first_row);
-  bool blocked(int row, int word) const;
-  bool ends_with_text(const Sentence& s, int node, const std::string& text, size_t end) const;
+  void block_incomplete(const Sentence& sentence, int first_row);  // constrained_search.cpp
   int add_node(Sentence& sentence, int parent, int token, int row);
   void finish(Sentence& sentence, int node, T log_prob, int length, bool finished, int lane,
               const ConstraintState& constraint);
@@ -271,12 +239,11 @@ class BeamSearch {
   size_t next_id_ = 0;
   std::vector<int> row_sentence_, y_prev_, parent_rows_;  // per row of the next step
   std::vector<Candidate> heap_;
-  // (row, word) that this step must not propose; word kWordEnd: every token that does not go on
-  // with the row's word by a letter or digit
-  std::vector<std::pair<int, int>> blocked_;
-  static constexpr int kWordEnd = -1;
-  std::vector<Candidate> pool_;               // constrained_candidates' workspaces
-  std::vector<int> banks_, quota_, available_, advancing_;
+  std::vector<T> bases_;     // select_candidates' workspace
+  BlockedTokens blocked_;    // what this step must not propose
+  std::vector<Candidate> pool_;              // constrained_candidates' workspaces
+  std::vector<int> banks_, advancing_;
+  BankAllocation allocation_;
   TokenSampler sampler_;
   std::vector<char> word_join_;           // by target id (set_word_pieces)
   std::vector<std::string> piece_text_;  // by target id (set_word_pieces)

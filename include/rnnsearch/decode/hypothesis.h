@@ -39,15 +39,6 @@ struct Hypothesis {
   Alignment alignment;
 };
 
-// A hypothesis of --alternatives as outputs show it: the index of the word where it parts from
-// the others (words.size(): it ends there), that word ("</s>" then) and its probability.
-struct AlternativeWord {
-  int position = -1;  // −1: not an alternative
-  std::string word;
-  double probability = 0;
-};
-AlternativeWord alternative_word(const Hypothesis& h);
-
 // Hypotheses and alignments as messages between the ranks of an MPI job.
 void write_alignment(mpi::Writer& message, const Alignment& alignment);
 void read_alignment(mpi::Reader& message, Alignment& alignment);

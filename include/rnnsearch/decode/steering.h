@@ -15,6 +15,7 @@
 namespace rnnsearch {
 
 struct BeamOptions;
+struct SentenceSteering;
 
 // What steers one line's translation (each part optional), as text in the target language,
 // tokenized as its translation is: the words it starts with (--target-prefix), phrases it must
@@ -49,6 +50,10 @@ JsonInputLine parse_json_input_line(const std::string& line);
 // kMaxConstraints constraints, and no constraint that is, or holds as whole words, one of the
 // phrases to avoid (it could never be met: "\"Hund\" is both a constraint and a phrase to avoid").
 void check_steering(const LineSteering& steering);
+
+// The checks of one sentence's steering as target ids (beam_search.h SentenceSteering), before
+// the search: no </s>, <s> or <pad>, no empty phrase, at most kMaxConstraints constraints.
+void check_sentence_steering(const SentenceSteering& steering);
 
 // Constraints need beam search: an error with sampling or alternatives.
 void check_constraints_allowed(const BeamOptions& beam);

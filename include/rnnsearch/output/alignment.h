@@ -6,6 +6,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "rnnsearch/decode/alternatives.h"
 #include "rnnsearch/decode/hypothesis.h"
 
 namespace rnnsearch {
