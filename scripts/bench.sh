@@ -8,7 +8,8 @@
 #   decoding:  test_2016_flickr (1000 sentences), beam 5, greedy, top-10 sampling and 5
 #              alternatives (each completed greedily) with batches of 64, beam 5 with one and two
 #              oracle constraints per line (batches of 32, as beam 5), and their peak memory;
-#              beam 5 with the lexical shortlist, and its BLEU change
+#              beam 5 with the lexical shortlist, and its BLEU change; beam 5 with
+#              --batch-invariant 0 against the default 1
 #   precision: training small and base, and decoding, in fp32 against the default precision
 #              (auto: bf16 training, int8 decoding where the CPU runs them natively), and
 #              the BLEU change of decoding
@@ -171,6 +172,15 @@ echo "rnnsearch default precision (training $train_default, decoding $decode_def
   "($(ratio "${r[decode_beam_batched]}" "${r[decode_beam_batched_fp32]}")), BLEU $(bleu "$work/hyp.beam_batched") /" \
   "$(bleu "$work/hyp.beam_batched.fp32"); greedy, batch 64: ${r[decode_greedy]} / ${r[decode_greedy_fp32]} lines/s" \
   "($(ratio "${r[decode_greedy]}" "${r[decode_greedy_fp32]}")), BLEU $(bleu "$work/hyp.greedy") / $(bleu "$work/hyp.greedy.fp32")"
+
+# Batch invariance (docs/design.md § Decoding numerics): beam 5 in batches of 32 as above, at the
+# default precision, with --batch-invariant 0 (the BLAS products) against the default 1.
+out=$("$bin" translate -m "$MODEL" -i "$work/test.en" -o "$work/hyp.variant" --beam-size 5 --batch-size 32 \
+  --threads 2 --batch-invariant 0 2>&1 >/dev/null)
+r[decode_variant]=$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)
+echo "rnnsearch translate beam 5, batch 32, --batch-invariant 1 (default) / 0: ${r[decode_beam_batched]} /" \
+  "${r[decode_variant]} lines/s ($(ratio "${r[decode_beam_batched]}" "${r[decode_variant]}")); BLEU" \
+  "$(bleu "$work/hyp.beam_batched") / $(bleu "$work/hyp.variant")"
 
 # Lexical shortlist (docs/design.md §1.7): beam 5 in batches of 32 as above, with
 # --shortlist LEX $SHORTLIST (which decodes in fp32) against fp32 without; BLEU of both.

@@ -1,14 +1,17 @@
 // The server's scheduler (serve/service.h) without HTTP: requests from many client threads,
 // with different decoding options, queued into the continuous searches, must each get what a
 // Translator with their options gives them; a full queue and a stopped service answer 503;
-// /score and /align requests are the Scorer's and the Aligner's results.
+// /score and /align requests are the Scorer's and the Aligner's results; a sentence's
+// translation has the same bits alone and among other clients' sentences.
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "rnnsearch/kernels/precision.h"
 #include "rnnsearch/serve/service.h"
 #include "support/model_dir.h"
 #include "support/temp_dir.h"
@@ -145,6 +148,62 @@ TEST_F(Service, ScoreAndAlignAreTheScorersAndTheAlignersResults) {
   ASSERT_EQ(got_links.size(), want_links.size());
   for (size_t k = 0; k < got_links.size(); ++k)
     EXPECT_EQ(align::pharaoh_text(got_links[k].links), align::pharaoh_text(want_links[k].links)) << k;
+}
+
+
+// Issue 81: whatever other clients' sentences share its search, a sentence's translation
+// (words, log-probability, attention) has the bits it has alone, at every precision.
+TEST(ServiceInvariance, ASentenceHasTheSameBitsAloneAndAmongOtherClients) {
+  test::TempDir dir;
+  std::vector<std::string> src, tgt;
+  for (int w = 0; w < 40; ++w) {
+    src.push_back("s" + std::to_string(w));
+    tgt.push_back("t" + std::to_string(w));
+  }
+  test::write_model_dir(dir.path("m"), src, tgt, -20.0f, 16, 32, 16);  // rows of 16 floats (docs/translating.md)
+  const std::vector<Model> models = load_ensemble({dir.path("m")}), no_reverse;
+  std::mt19937_64 rng(3);
+  std::vector<std::string> lines;
+  for (int k = 0; k < 24; ++k) {
+    std::string line;
+    for (int w = 0, n = 1 + static_cast<int>(rng() % 12); w < n; ++w) line += (w ? " s" : "s") + std::to_string(rng() % 40);
+    lines.push_back(line);
+  }
+  const auto body = [](const std::vector<std::string>& q) {
+    return nlohmann::json{{"q", q}, {"beam_size", 4}, {"n_best", 2}, {"alignment", "soft"}}.dump();
+  };
+  for (const char* precision : {"fp32", "bf16", "int8"}) {
+    ServiceOptions options;
+    options.threads = 2;
+    options.batch_size = 8;
+    options.precision = precision_option(precision, PrecisionUse::decoding);
+    TranslationService service(models, no_reverse, options);
+    std::vector<LineTranslation> alone;
+    for (const std::string& line : lines) alone.push_back(service.translate(service.parse_translate_request(body({line})))[0]);
+    constexpr int kClients = 6;
+    std::vector<std::thread> clients;
+    std::vector<std::vector<std::pair<size_t, LineTranslation>>> got(kClients);
+    for (int c = 0; c < kClients; ++c)
+      clients.emplace_back([&, c] {
+        for (size_t first = static_cast<size_t>(c); first < lines.size(); first += 5) {
+          std::vector<std::string> q(lines.begin() + static_cast<long>(first),
+                                     lines.begin() + static_cast<long>(std::min(first + 4, lines.size())));
+          const std::vector<LineTranslation> result = service.translate(service.parse_translate_request(body(q)));
+          for (size_t k = 0; k < result.size(); ++k) got[c].emplace_back(first + k, result[k]);
+        }
+      });
+    for (std::thread& client : clients) client.join();
+    for (int c = 0; c < kClients; ++c)
+      for (const auto& [line, translation] : got[c]) {
+        const std::vector<Hypothesis>&a = translation.hypotheses, &b = alone[line].hypotheses;
+        ASSERT_EQ(a.size(), b.size()) << precision << ", line " << line;
+        for (size_t h = 0; h < a.size(); ++h) {
+          EXPECT_EQ(a[h].tokens, b[h].tokens) << precision << ", line " << line;
+          EXPECT_EQ(a[h].log_prob, b[h].log_prob) << precision << ", line " << line;
+          EXPECT_EQ(a[h].alignment.weights, b[h].alignment.weights) << precision << ", line " << line;
+        }
+      }
+  }
 }
 
 }  // namespace

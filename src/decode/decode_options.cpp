@@ -79,6 +79,11 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
        "each with its probability and the translation completed greedily from it; translate prints them as "
        "'i ||| translation[ ||| alignment] ||| score ||| word probability'",
        &BeamOptions::alternatives},
+      {"batch-invariant", 0, true, 0, 1, false, kBoth,
+       "1: each sentence's output (words, scores, alignments, samples) is bitwise the same whatever it is "
+       "batched with, at any batch size, thread count or server load; 0: faster (docs/benchmarks.md), the "
+       "last bits of scores depend on the batch",
+       &BeamOptions::batch_invariant},
   };
   static_assert(sizeof(unsigned long) * CHAR_BIT >= 32, "DecodeOptions::given_ has a bit per option");
   return specs;

@@ -5,6 +5,7 @@
 #include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/decode/parallel_batches.h"
 #include "rnnsearch/error.h"
+#include "rnnsearch/model/products.h"
 #include "rnnsearch/text/pair_problem.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/util/checks.h"
@@ -134,6 +135,7 @@ std::vector<ScoredPair> Scorer::score(const std::vector<std::string>& src_lines,
   const size_t batch_size =
       balanced_batch_size(order.size(), static_cast<size_t>(options_.batch_size), static_cast<int>(workspaces_.size()));
   run_batches(order, batch_size, static_cast<int>(workspaces_.size()), [&](const std::vector<size_t>& members, int thread) {
+    const InvariantProducts invariant(options_.ranking.batch_invariant);
     score_batch(members, pairs, workspaces_[thread]);
     if (finished) finished(members.size());
   });

@@ -6,6 +6,7 @@
 #include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/decode/parallel_batches.h"
 #include "rnnsearch/error.h"
+#include "rnnsearch/model/products.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/util/checks.h"
 
@@ -196,6 +197,7 @@ std::vector<LineTranslation> Translator::translate(const std::vector<std::string
       balanced_batch_size(order.size(), static_cast<size_t>(options_.batch_size), static_cast<int>(searches_.size()));
   run_batches(order, batch_size, static_cast<int>(searches_.size()),
               [&](const std::vector<size_t>& members, int thread) {
+                const InvariantProducts invariant(options_.beam.batch_invariant);  // a line's output does not depend on its batch
                 std::vector<std::vector<int>> sources;
                 BeamSearch<float>::Steerings batch_steering;
                 std::vector<uint64_t> keys;  // the line numbers: a line's samples do not depend on its batch
@@ -244,6 +246,7 @@ void Translator::add(int thread, const std::vector<std::string>& lines, const st
     throw std::logic_error("Translator::add: one steering per line");
   if (!keys.empty() && keys.size() != lines.size()) throw std::logic_error("Translator::add: one key per line");
   if (options_.shortlist) throw std::logic_error("Translator::add: continuous translation has no shortlist");
+  const InvariantProducts invariant(options_.beam.batch_invariant);  // (its encoder's products)
   BeamSearch<float>& search = searches_[thread];
   if (search.sentences() == 0) {
     search.start(options_.beam);
@@ -274,6 +277,7 @@ void Translator::add(int thread, const std::vector<std::string>& lines, const st
 }
 
 void Translator::step(int thread, std::vector<Finished>& done) {
+  const InvariantProducts invariant(options_.beam.batch_invariant);  // nor on the others decoded with it
   std::vector<BeamSearch<float>::Finished> finished = searches_[thread].step();
   if (!alignment_models_.empty()) {
     std::vector<const std::vector<int>*> source_of;

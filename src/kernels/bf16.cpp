@@ -1,5 +1,6 @@
 #include "rnnsearch/kernels/bf16.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -53,6 +54,29 @@ void gemm_bf16(Index M, Index N, Index K, const uint16_t* A, Index lda, bool tra
   onednn_matmul(MatmulType::bf16, M, N, K, A, lda, transpose_a, B, ldb, transpose_b, C, ldc, accumulate);
 }
 
+void gemm_bf16_fixed_blocks(const Bf16Matrix& A, const Bf16Matrix& B, bool transpose_b, MatRef<float> C) {
+  const Index M = A.rows, K = A.cols, N = transpose_b ? B.rows : B.cols;
+  if ((transpose_b ? B.cols : B.rows) != K || C.rows() != M || C.cols() != N)
+    throw std::logic_error("gemm_bf16_fixed_blocks: operand shapes do not match");
+  thread_local std::vector<uint16_t> last_rows;
+  thread_local Mat<float> last_product;
+  for (Index m0 = 0; m0 < M; m0 += kBf16BlockRows) {
+    const Index rows = std::min(kBf16BlockRows, M - m0);
+    const uint16_t* a = A.values.data() + m0 * K;
+    if (rows == kBf16BlockRows) {
+      gemm_bf16(rows, N, K, a, K, false, B.values.data(), B.cols, transpose_b, C.row(m0).data(), C.outerStride(),
+                false);
+      continue;
+    }
+    last_rows.assign(static_cast<size_t>(kBf16BlockRows * K), 0);
+    std::copy(a, a + rows * K, last_rows.begin());
+    last_product.resize(kBf16BlockRows, N);
+    gemm_bf16(kBf16BlockRows, N, K, last_rows.data(), K, false, B.values.data(), B.cols, transpose_b,
+              last_product.data(), N, false);
+    C.middleRows(m0, rows) = last_product.topRows(rows);
+  }
+}
+
 #else
 
 bool bf16_supported() { return false; }
@@ -62,6 +86,10 @@ void gemm_bf16(const Bf16Matrix&, bool, const Bf16Matrix&, bool, MatRef<float>, 
 }
 
 void gemm_bf16(Index, Index, Index, const uint16_t*, Index, bool, const uint16_t*, Index, bool, float*, Index, bool) {
+  throw std::logic_error("gemm_bf16: rnnsearch was built without oneDNN");
+}
+
+void gemm_bf16_fixed_blocks(const Bf16Matrix&, const Bf16Matrix&, bool, MatRef<float>) {
   throw std::logic_error("gemm_bf16: rnnsearch was built without oneDNN");
 }
 

@@ -1,5 +1,7 @@
 #include "rnnsearch/model/alignment_output.h"
 
+#include "rnnsearch/model/products.h"
+
 namespace rnnsearch {
 
 template <class T>
@@ -10,11 +12,11 @@ void alignment_output_forward(const Parameters<T>& params, const AlignmentSource
   const Index source_rows = source.sentences * S, two_n = source.annotations->cols();
   // K = A aln_U + aln_b: the keys of every source position
   auto keys = rows_of(ws.keys, source_rows, N);
-  keys.noalias() = source.annotations->topRows(source_rows) * params.mat(p.U);
+  multiply(keys, source.annotations->topRows(source_rows), params.mat(p.U));
   keys.rowwise() += params.vec(p.b);
   // q = u aln_W
   auto queries = rows_of(ws.queries, R, N);
-  queries.noalias() = ws.input.topRows(R) * params.mat(p.W);
+  multiply(queries, ws.input.topRows(R), params.mat(p.W));
   // β = softmax(aln_v · tanh(q + K)) over each row's sentence
   const AttentionMemory<T> memory{source.annotations, &ws.keys, S, source.lengths};
   attention_forward<T>(queries, memory, row_sentence, params.vec(p.v), rows_of(ws.alpha, R, S),

@@ -1,5 +1,7 @@
 #include "rnnsearch/model/attention.h"
 
+#include "rnnsearch/model/products.h"
+
 namespace rnnsearch {
 
 namespace {
@@ -29,10 +31,13 @@ void attention_forward(const MatCRef<T>& q, const AttentionMemory<T>& memory,
     auto u = hidden.topRows(len).leftCols(n);
     attention_hidden<T>(keys, q.row(r), u);
     // e_ij = att_v · u_j, then a numerically stable softmax over j
+    // (Both products are a sentence's own, of its length: the same whatever its batch.)
     auto a = alpha.row(r).head(len);
     a.noalias() = att_v * u.transpose();
-    a = (a.array() - a.maxCoeff()).exp().matrix();
-    a /= a.sum();
+    on_aligned_row<T>(a, [](auto e) {
+      e = (e.array() - e.maxCoeff()).exp().matrix();
+      e /= e.sum();
+    });
     // c_i = Σ_j α_ij a_j
     context.row(r).noalias() = a * annotations;
   }

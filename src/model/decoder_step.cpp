@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "rnnsearch/model/products.h"
 #include "rnnsearch/util/profile.h"
 
 namespace rnnsearch {
@@ -14,7 +15,7 @@ template <class T>
 void attend(const Parameters<T>& params, const AttentionMemory<T>& memory, const int* row_sentence,
             const MatCRef<T>& query_state, Mat<T>& attention_scratch, DecoderRecurrenceOutputs<T> out) {
   profile::ScopedPhase phase(profile::Phase::attention_forward);
-  out.queries.noalias() = query_state * params.mat(att_W);
+  multiply(out.queries, query_state, params.mat(att_W));
   attention_forward<T>(out.queries, memory, row_sentence, params.vec(att_v), out.alpha, out.context,
                        attention_scratch);
 }
@@ -59,11 +60,11 @@ void decoder_recurrence(const Parameters<T>& params, const AttentionMemory<T>& m
     // g = g_E + c dec_C, or g_E + LN_C(c dec_C);  s = GRU(g, s_prev)
     if (out.context_norm) {
       auto product = rows_of(gru_scratch, R, 3 * n);  // (the GRU's scratch after)
-      product.noalias() = out.context * params.mat(dec_C);
+      multiply(product, out.context, params.mat(dec_C));
       auto g = out.cache.gates;
       layer_norm_forward<T>(product, {g.data(), g.outerStride()}, g, *out.context_norm);  // g += LN_C(product)
     } else {
-      out.cache.gates.noalias() += out.context * params.mat(dec_C);
+      multiply(out.cache.gates, out.context, params.mat(dec_C), true);
     }
     gru_step_forward<T>(s_prev, params.mat(dec_U), moving, out.cache, rows_of(gru_scratch, R, 3 * n), out.state);
     return;

@@ -1,6 +1,7 @@
 #include "rnnsearch/model/encoder.h"
 
 #include "rnnsearch/model/dropout.h"
+#include "rnnsearch/model/products.h"
 
 namespace rnnsearch {
 
@@ -56,14 +57,21 @@ void encoder_forward(const Parameters<T>& params, const int* src, const int* len
     }
   // K_j = a_j att_U + att_b
   auto keys = rows_of(ws.keys, B * S, n);
-  keys.noalias() = annotations * params.mat(att_U);
+  multiply(keys, annotations, params.mat(att_U));
   keys.rowwise() += params.vec(att_b);
   // s_0 = tanh(mean_j a_j init_W + init_b)
   auto mean = rows_of(ws.mean, B, 2 * n);
-  for (Index b = 0; b < B; ++b)
-    mean.row(b) = annotations.middleRows(b * S, lengths[b]).colwise().sum() / T(lengths[b]);
+  for (Index b = 0; b < B; ++b) {
+    if (invariant_products()) {  // summed position by position: Eigen's order depends on where the row starts
+      mean.row(b).setZero();
+      for (Index j = 0; j < lengths[b]; ++j) mean.row(b) += annotations.row(b * S + j);
+      mean.row(b) /= T(lengths[b]);
+    } else {
+      mean.row(b) = annotations.middleRows(b * S, lengths[b]).colwise().sum() / T(lengths[b]);
+    }
+  }
   auto s0 = rows_of(ws.s0, B, n);
-  s0.noalias() = mean * params.mat(init_W);
+  multiply(s0, mean, params.mat(init_W));
   s0.rowwise() += params.vec(init_b);
   s0 = s0.array().tanh().matrix();
 }

@@ -1,6 +1,7 @@
 #include "rnnsearch/model/gru.h"
 
 #include "rnnsearch/model/dropout.h"
+#include "rnnsearch/model/products.h"
 
 namespace rnnsearch {
 
@@ -27,7 +28,7 @@ void gru_step_forward(const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* mo
   const MatCRef<T> h_read = cache.dropout ? MatCRef<T>(cache.dropout->dropped) : h_prev;
 
   // [r | z] = σ(g_rz + h̄ U_rz), or σ(g_rz + LN_U(h̄ U_rz)) (normalization and σ fused, row by row)
-  scratch.leftCols(2 * n).noalias() = h_read * U.leftCols(2 * n);
+  multiply(scratch.leftCols(2 * n), h_read, U.leftCols(2 * n));
   if (cache.norm)
     layer_norm_forward<T>(scratch.leftCols(2 * n), {g.data(), g.outerStride()}, Activation::sigmoid,
                           g.leftCols(2 * n), *cache.norm, 0, 2 * n, 0);
@@ -35,7 +36,7 @@ void gru_step_forward(const MatCRef<T>& h_prev, const MatCRef<T>& U, const T* mo
     cache.gates.leftCols(2 * n) = (scratch.leftCols(2 * n) + g.leftCols(2 * n)).array().logistic().matrix();
   // h̃ = tanh(g_h + (r ∘ h̄) U_h), or tanh(g_h + LN_U((r ∘ h̄) U_h))
   cache.r_h = r.cwiseProduct(h_read);
-  scratch.rightCols(n).noalias() = cache.r_h * U.rightCols(n);
+  multiply(scratch.rightCols(n), cache.r_h, U.rightCols(n));
   if (cache.norm)
     layer_norm_forward<T>(scratch.rightCols(n), {g.data() + 2 * n, g.outerStride()}, Activation::tanh, h_cand,
                           *cache.norm, 2 * n, n, 1);
@@ -98,7 +99,7 @@ void gru_step_backward(const MatCRef<T>& dh, const MatCRef<T>& h_prev, const Mat
 template <class T>
 void gru_input_forward(const MatCRef<T>& X, const MatCRef<T>& W, const ConstRowVecMap<T>& b,
                        const std::optional<NormedProduct<T>>& norm, MatRef<T> g) {
-  g.noalias() = X * W;
+  multiply(g, X, W);
   if (norm)
     layer_norm_forward<T>(g, {b.data(), 0}, g, *norm);  // LN_W(X W) + b, fused
   else

@@ -1,5 +1,7 @@
 #include "rnnsearch/model/output_layer.h"
 
+#include "rnnsearch/model/products.h"
+
 #include <cmath>
 #include <optional>
 #include <stdexcept>
@@ -38,7 +40,7 @@ namespace {
 // out = in W + b
 template <class T, class Weights, class Bias>
 void affine(const MatCRef<T>& in, const Weights& W, const Bias& b, MatRef<T> out) {
-  out.noalias() = in * W;
+  multiply(out, in, W);
   out.rowwise() += b;
 }
 
@@ -58,7 +60,10 @@ void projection_forward(const Parameters<T>& params, const MatCRef<T>& P, Output
   if constexpr (std::is_same_v<T, float>) {
     if (cache.bf16) {
       cache.input_bf16.assign(P);
-      gemm_bf16(cache.input_bf16, false, cache.bf16->W, cache.bf16->transposed, logits, false);
+      if (invariant_products())
+        gemm_bf16_fixed_blocks(cache.input_bf16, cache.bf16->W, cache.bf16->transposed, logits);
+      else
+        gemm_bf16(cache.input_bf16, false, cache.bf16->W, cache.bf16->transposed, logits, false);
       logits.rowwise() += b;
       return;
     }
@@ -157,10 +162,11 @@ void output_forward(const Parameters<T>& params, const MatCRef<T>& X, OutputCach
 template <class T>
 void log_softmax_rows(MatRef<T> logits) {
   for (Index i = 0; i < logits.rows(); ++i) {
-    auto row = logits.row(i);
-    const T max = row.maxCoeff();
-    const T log_sum = max + std::log((row.array() - max).exp().sum());
-    row.array() -= log_sum;
+    on_aligned_row<T>(logits.row(i), [](auto row) {
+      const T max = row.maxCoeff();
+      const T log_sum = max + std::log((row.array() - max).exp().sum());
+      row.array() -= log_sum;
+    });
   }
 }
 

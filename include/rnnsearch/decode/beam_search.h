@@ -94,6 +94,10 @@ struct BeamOptions {
   // Alternatives instead of search, off by default: with K > 0 each sentence gets the K most
   // probable tokens after its target prefix, each completed greedily (beam_size is not read).
   int alternatives = 0;
+  // 1: a sentence's output is bitwise the same whatever it is batched with (model/products.h:
+  // the Translator's and the Scorer's products then go through kernels/invariant_gemm.h);
+  // 0: the BLAS products, faster and batch-dependent in the last bits.
+  int batch_invariant = 1;
 };
 
 // What steers one source's hypotheses (each part optional): a target prefix and lexical

@@ -63,6 +63,12 @@ struct Bf16Matrix {
 void gemm_bf16(const Bf16Matrix& A, bool transpose_a, const Bf16Matrix& B, bool transpose_b, MatRef<float> C,
                bool accumulate);
 
+// C = A op(B) with oneDNN's kernel chosen for kBf16BlockRows rows whatever A's: A's rows are
+// multiplied that many at a time, the last block padded with zero rows, so that a row's bits
+// do not depend on how many rows it comes with (model/products.h: decoding's numerics).
+constexpr Index kBf16BlockRows = 16;
+void gemm_bf16_fixed_blocks(const Bf16Matrix& A, const Bf16Matrix& B, bool transpose_b, MatRef<float> C);
+
 // The same on raw row-major storage: A is M×K (K×M when transposed) with row stride lda, B
 // K×N (N×K) with row stride ldb, C M×N with row stride ldc.
 void gemm_bf16(Index M, Index N, Index K, const uint16_t* A, Index lda, bool transpose_a, const uint16_t* B,
