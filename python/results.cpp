@@ -45,4 +45,29 @@ py::array_t<float> attention_matrix(const py::object& self) {
   return array;
 }
 
+PyObject*& input_warning() {
+  static PyObject* warning = nullptr;
+  return warning;
+}
+
+void warn(const char* what, const std::vector<std::pair<size_t, std::string>>& warnings) {
+  for (const auto& [index, warning] : warnings) {
+    const std::string text = std::string(what) + "[" + std::to_string(index) + "]: " + warning;
+    if (PyErr_WarnEx(input_warning(), text.c_str(), 1) < 0) throw py::error_already_set();
+  }
+}
+
+std::vector<Pairs> aligned_links(const std::vector<align::AlignedPair>& pairs) {
+  std::vector<Pairs> alignments;
+  std::vector<std::pair<size_t, std::string>> warnings;
+  for (const align::AlignedPair& pair : pairs) {
+    if (!pair.warning.empty()) warnings.emplace_back(pair.line, pair.warning);
+    Pairs links;
+    for (const align::Link& link : pair.links) links.emplace_back(link.source, link.target);
+    alignments.push_back(std::move(links));
+  }
+  warn("pairs", warnings);
+  return alignments;
+}
+
 }  // namespace rnnsearch::python

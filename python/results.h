@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "rnnsearch/align/aligner.h"
 #include "rnnsearch/decode/alternatives.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/decode/translator.h"
@@ -68,5 +69,16 @@ PyScore score_result(const ScoredPair& pair, bool return_attention);
 
 // The attention matrix of an Attention (`self`) as a read-only float32 array over its own weights.
 pybind11::array_t<float> attention_matrix(const pybind11::object& self);
+
+// rnnsearch.InputWarning, set once when the module is made (it lives as long as the interpreter).
+PyObject*& input_warning();
+
+// Each warning of a call as a Python warning, "WHAT[INDEX]: WARNING" (the command line prints
+// them on stderr).
+void warn(const char* what, const std::vector<std::pair<size_t, std::string>>& warnings);
+
+// The links of `rnnsearch align` per pair ([] for a pair left unaligned), its warnings as
+// Python warnings.
+std::vector<Pairs> aligned_links(const std::vector<align::AlignedPair>& pairs);
 
 }  // namespace rnnsearch::python

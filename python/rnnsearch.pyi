@@ -41,10 +41,12 @@ def alignment_error_rate(gold: Sequence[Union[str, bytes]], links: Sequence[Unio
 def hmm_align(sources: Sequence[Union[str, bytes]], targets: Sequence[Union[str, bytes]], *, method: str = "argmax",
               symmetrize: Optional[str] = None, stem: int = 6, prior: float = 0.1, null_probability: float = 0.2,
               ibm1_iterations: int = 5, hmm_iterations: int = 5, agreement: bool = True,
-              threads: int = 0, max_length: int = 200) -> list[list[tuple[int, int]]]:
+              threads: int = 0, max_length: int = 200, save_tables: Optional[str] = None,
+              tables: Optional[str] = None) -> list[list[tuple[int, int]]]:
     """As `rnnsearch align --hmm`: IBM model 1 then an HMM aligner each way, trained on these pairs; per pair the
     0-based (source, target) links, sorted ([] and an InputWarning for a pair with an empty side, invalid UTF-8 or
-    a side longer than max_length words)."""
+    a side longer than max_length words). save_tables=DIR also writes what training learnt (--save-hmm);
+    tables=DIR aligns with tables saved earlier, without training (--hmm-tables)."""
 
 class Attention:
     """An attention matrix: rows target tokens + </s>, columns source tokens + </s>."""

@@ -10,7 +10,7 @@
 //   .align(sources, targets, ...)           the hard alignment of score (`score --alignment hard`); with
 //                                           reverse=, method= or symmetrize=, align::Aligner, as `rnnsearch align`
 //   alignment_error_rate(gold, links)       align::evaluate_alignments, as `rnnsearch align-eval`
-//   hmm_align(sources, targets, ...)        align::hmm_align, as `rnnsearch align --hmm`
+//   hmm_align(sources, targets, ...)        align::HmmTables, as `rnnsearch align --hmm` (hmm_align.cpp)
 //
 // The GIL is released while C++ computes; a Translator's decoders are not reentrant, so each
 // Python Translator has a lock and calls on one Translator from several threads run one after
@@ -43,6 +43,7 @@
 #include "rnnsearch/util/checks.h"
 #include "rnnsearch/util/cpu.h"
 #include "call_arguments.h"
+#include "hmm_align.h"
 #include "results.h"
 #include "steering_args.h"
 
@@ -50,30 +51,6 @@ namespace py = pybind11;
 
 namespace rnnsearch::python {
 namespace {
-
-// Each warning of a call as a Python warning (the command line prints them on stderr).
-PyObject* g_input_warning = nullptr;  // rnnsearch.InputWarning (lives as long as the interpreter)
-void warn(const char* what, const std::vector<std::pair<size_t, std::string>>& warnings) {
-  for (const auto& [index, warning] : warnings) {
-    const std::string text = std::string(what) + "[" + std::to_string(index) + "]: " + warning;
-    if (PyErr_WarnEx(g_input_warning, text.c_str(), 1) < 0) throw py::error_already_set();
-  }
-}
-
-// The links of `rnnsearch align` per pair ([] for a pair left unaligned), its warnings as
-// Python warnings.
-std::vector<Pairs> aligned_links(const std::vector<align::AlignedPair>& pairs) {
-  std::vector<Pairs> alignments;
-  std::vector<std::pair<size_t, std::string>> warnings;
-  for (const align::AlignedPair& pair : pairs) {
-    if (!pair.warning.empty()) warnings.emplace_back(pair.line, pair.warning);
-    Pairs links;
-    for (const align::Link& link : pair.links) links.emplace_back(link.source, link.target);
-    alignments.push_back(std::move(links));
-  }
-  warn("pairs", warnings);
-  return alignments;
-}
 
 class PyTranslator {
  public:
@@ -242,6 +219,7 @@ PYBIND11_MODULE(rnnsearch, m) {
   m.doc() = "rnnsearch: translate, score and align with RNNsearch models; attention as numpy arrays (docs/python.md)";
   m.attr("__version__") = build_info().version;
   py::register_exception<Error>(m, "Error", PyExc_RuntimeError);
+  PyObject*& g_input_warning = input_warning();
   g_input_warning = PyErr_NewExceptionWithDoc(
       "rnnsearch.InputWarning", "A sentence left untranslated or unscored, or cut (as the command line warns).",
       PyExc_UserWarning, nullptr);
@@ -368,42 +346,7 @@ PYBIND11_MODULE(rnnsearch, m) {
         "possible, 1-based unless gold_zero_based), as `rnnsearch align-eval`; tail scores the last lines of "
         "a longer links list. Errors name 'gold:LINE' or 'links:LINE' (1-based).");
 
-  const align::HmmOptions hmm;  // the defaults of `rnnsearch align --hmm`
-  m.def("hmm_align",
-        [](const py::object& sources, const py::object& targets, const std::string& method,
-           const std::optional<std::string>& symmetrize, int stem, double prior, double null_probability,
-           int ibm1_iterations, int hmm_iterations, bool agreement, int threads, int max_length) {
-          align::HmmOptions options;
-          options.stem = stem;
-          options.prior = prior;
-          options.null_probability = null_probability;
-          options.ibm1_iterations = ibm1_iterations;
-          options.hmm_iterations = hmm_iterations;
-          options.agreement = agreement;
-          options.max_length = max_length;  // (hmm_align checks the ranges)
-          const align::AlignMethod parsed_method = align::parse_align_method(method);
-          std::optional<align::Symmetrization> parsed_symmetrize;
-          if (symmetrize) parsed_symmetrize = align::parse_symmetrization(*symmetrize);
-          const auto [src_lines, tgt_lines] = pair_lines(sources, targets);
-          std::vector<align::AlignedPair> pairs;
-          {
-            py::gil_scoped_release release;
-            options.threads = set_threads(threads);
-            pairs = align::hmm_align(src_lines, tgt_lines, options, parsed_method, parsed_symmetrize);
-          }
-          return aligned_links(pairs);
-        },
-        py::arg("sources"), py::arg("targets"), py::kw_only(), py::arg("method") = "argmax",
-        py::arg("symmetrize") = py::none(), py::arg("stem") = hmm.stem, py::arg("prior") = hmm.prior,
-        py::arg("null_probability") = hmm.null_probability, py::arg("ibm1_iterations") = hmm.ibm1_iterations,
-        py::arg("hmm_iterations") = hmm.hmm_iterations, py::arg("agreement") = hmm.agreement, py::arg("threads") = 0,
-        py::arg("max_length") = hmm.max_length,
-        "Word alignments of a parallel corpus without a model, as `rnnsearch align --hmm`: IBM model 1 then "
-        "an HMM aligner each way, trained by EM on these pairs; per pair the 0-based (source, target) word "
-        "positions, sorted ([] and an InputWarning for a pair with an empty side, invalid UTF-8 or a side longer "
-        "than max_length words). The keywords are align's "
-        "options of the same names (agreement=False is --no-agreement; symmetrize None is grow-diag-final-and); "
-        "threads 0 = all cores.");
+  def_hmm_align(m);
 
   static const std::string translate_doc = decode_keywords_doc(
       "Translates a list of sentences (str or bytes) as `rnnsearch translate` does, byte for byte; one "

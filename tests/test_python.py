@@ -573,6 +573,28 @@ class ScoreMatchesCli(unittest.TestCase):
                     rnnsearch.hmm_align(["a"], ["b"], **{keyword: value})
                 self.assertEqual(str(raised.exception), expected)
 
+    def test_hmm_align_saves_and_reuses_tables_as_the_cli(self):
+        # save_tables= writes what --save-hmm writes; tables= aligns as --hmm-tables, without training
+        with tempfile.TemporaryDirectory() as tmp:
+            saved = os.path.join(tmp, "python")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                trained = rnnsearch.hmm_align(self.sources, self.targets, save_tables=saved)
+                reused = rnnsearch.hmm_align(self.sources, self.targets, tables=saved)
+            self.assertEqual(reused, trained)
+            self.assertTrue(any(trained), "no links at all: the comparison would be empty")
+            stdout, _ = run("align", "--hmm-tables", saved, "--src", self.src, "--tgt", self.tgt)
+            self.assertEqual([" ".join("%d-%d" % p for p in a) for a in reused], out_lines(stdout))
+            with open(os.path.join(saved, "source.words"), "rb") as words:
+                cli = os.path.join(tmp, "cli")
+                run("align", "--hmm", "--src", self.src, "--tgt", self.tgt, "--save-hmm", cli)
+                with open(os.path.join(cli, "source.words"), "rb") as cli_words:
+                    self.assertEqual(words.read(), cli_words.read())
+            with self.assertRaisesRegex(rnnsearch.Error, "give one"):
+                rnnsearch.hmm_align(["a"], ["b"], tables=saved, save_tables=saved)
+            with self.assertRaisesRegex(rnnsearch.Error, "hmm.npz"):
+                rnnsearch.hmm_align(["a"], ["b"], tables=os.path.join(tmp, "none"))
+
     def test_hmm_align_without_usable_pairs_and_too_long(self):
         # no usable pair used to abort the interpreter (issue 81): a child runs the calls first, so
         # that an abort fails this test rather than ending the suite
