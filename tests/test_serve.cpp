@@ -576,6 +576,37 @@ TEST_F(Serve, AlignEqualsTheCliAlign) {
   EXPECT_EQ(get(alone, "/info").body["reverse_models"], json::array());
 }
 
+// serve --hmm-tables DIR: POST /align with "aligner": "hmm" gives `align --hmm-tables DIR`'s
+// links; a server without tables refuses it (422), a bad name is a 400.
+TEST_F(Serve, AlignWithHmmTablesEqualsTheCli) {
+  const std::string tables = dir_->path("hmm-tables");
+  cli_on_pairs(*dir_, "align --hmm --save-hmm " + tables, kScoreSources, kScoreTargets, "");
+  Server server(*dir_, "-m " + model() + " --hmm-tables " + tables);
+  const std::vector<std::string> lines =
+      cli_on_pairs(*dir_, "align --hmm-tables " + tables, kScoreSources, kScoreTargets, "--symmetrize union");
+  json body = {{"src", kScoreSources}, {"tgt", kScoreTargets}, {"aligner", "hmm"}, {"symmetrize", "union"}};
+  const Reply reply = post(server, "/align", body.dump());
+  ASSERT_EQ(reply.status, 200) << reply.text;
+  ASSERT_EQ(reply.body["alignments"].size(), lines.size());
+  size_t links = 0;
+  for (size_t k = 0; k < lines.size(); ++k) {
+    std::string pharaoh;
+    for (const json& link : reply.body["alignments"][k]["links"])
+      pharaoh += (pharaoh.empty() ? "" : " ") + std::to_string(link[0].get<int>()) + "-" +
+                 std::to_string(link[1].get<int>());
+    EXPECT_EQ(pharaoh, lines[k]) << k;
+    links += reply.body["alignments"][k]["links"].size();
+  }
+  EXPECT_GT(links, 0u) << "no links at all: the comparison would be empty";
+  EXPECT_EQ(get(server, "/info").body["hmm_tables"], true);
+  EXPECT_EQ(post(server, "/align", R"({"src": "a", "tgt": "u", "aligner": "giza"})").status, 400);
+  Server alone(*dir_, "-m " + model());
+  const Reply none = post(alone, "/align", R"({"src": "a", "tgt": "u", "aligner": "hmm"})");
+  EXPECT_EQ(none.status, 422) << none.text;
+  EXPECT_NE(none.body["error"].get<std::string>().find("serve --hmm-tables DIR"), std::string::npos) << none.text;
+  EXPECT_EQ(get(alone, "/info").body["hmm_tables"], false);
+}
+
 // The ranking fields of /score give the number score prints with the same options: what
 // translate would rank each target by; with both normalize and length_penalty_alpha, a 400.
 TEST_F(Serve, ScoreRankingFieldsGiveTheCliScores) {

@@ -54,7 +54,9 @@ int serve_command(const Args& args) {
       ("precision", po::value(&precision)->default_value("auto"),
        "of the vocabulary projection, as translate --precision: auto, fp32, bf16 or int8")
       ("reverse-model", po::value(&reverse_dirs)->composing(),
-       "a target→source model for POST /align (as align --reverse-model; repeat: an ensemble)");
+       "a target→source model for POST /align (as align --reverse-model; repeat: an ensemble)")
+      ("hmm-tables", po::value(&sopts.hmm_tables),
+       "what align --hmm --save-hmm DIR wrote: POST /align with \"aligner\": \"hmm\" aligns with it, without a model");
   options.add(model_option_group(decode, "sentences"));
   po::variables_map vm;
   if (parse_options("serve", "--model DIR [--port N] [--host ADDRESS] [options]", options, args, vm)) return 0;

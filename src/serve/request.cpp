@@ -201,15 +201,25 @@ ScoreRequest parse_score_request(const std::string& body, const RequestLimits& l
   return request;
 }
 
-AlignRequest parse_align_request(const std::string& body, const RequestLimits& limits, bool two_models) {
-  const json value = parse_object(body, {"src", "tgt", "method", "symmetrize"});
+AlignRequest parse_align_request(const std::string& body, const RequestLimits& limits, bool two_models,
+                                 bool hmm_tables) {
+  const json value = parse_object(body, {"src", "tgt", "method", "symmetrize", "aligner"});
   AlignRequest request;
   pair_fields(value, limits, request.src, request.tgt, request.list);
+  if (value.contains("aligner")) {
+    request.hmm = name_field(value, "aligner", [](const std::string& name) {
+      if (name != "model" && name != "hmm") throw Error("must be model or hmm, not '" + name + "'");
+      return name == "hmm";
+    });
+    if (request.hmm && !hmm_tables)
+      throw RequestError(422, "\"aligner\": \"hmm\" needs HMM tables: this server has none (serve --hmm-tables DIR)");
+  }
   if (value.contains("method")) request.method = name_field(value, "method", align::parse_align_method);
   if (value.contains("symmetrize"))
     request.symmetrize = name_field(value, "symmetrize", align::parse_symmetrization);
   try {
-    request.symmetrize = align::resolved_symmetrization(two_models, request.method, request.symmetrize);
+    // the HMM tables are two directions, as two models are
+    request.symmetrize = align::resolved_symmetrization(two_models || request.hmm, request.method, request.symmetrize);
   } catch (const Error& e) {
     throw RequestError(422, e.what());
   }

@@ -162,6 +162,7 @@ ordered_json info_json(const std::vector<Model>& models, const std::vector<Model
           {"subwords", model.uses_subwords()},
           // alignments and heatmaps come from the models' alignment output (unless raw_attention)
           {"alignment_output", alignment_outputs(ensemble_weights(models)) > 0},
+          {"hmm_tables", !options.hmm_tables.empty()},  // POST /align takes "aligner": "hmm"
           {"lowercase", model.tokenizer.lowercase},
           {"precision", precision_name(options.precision)},
           {"cpu", describe(cpu_features())},

@@ -66,6 +66,7 @@ TranslationService::TranslationService(const std::vector<Model>& models, const s
   aopts.max_length = sopts.max_length;
   aopts.threads = sopts.threads;
   aligner_ = std::make_unique<align::Aligner>(models, reverse, aopts);
+  if (!options.hmm_tables.empty()) hmm_tables_ = std::make_unique<align::HmmTables>(options.hmm_tables);
   std::unique_lock<std::mutex> lock(mutex_);
   translator(translator_options(BeamOptions{}, false), lock);  // the default options', made before the first request
   lock.unlock();
@@ -203,6 +204,10 @@ std::vector<align::AlignedPair> TranslationService::align(const AlignRequest& re
   if (request.src.empty()) return {};
   auto pairs = std::make_shared<std::vector<align::AlignedPair>>();
   run_score_job([this, request, pairs] {
+    if (request.hmm) {  // the HMM tables of --hmm-tables, without a model
+      *pairs = hmm_tables_->align(request.src, request.tgt, request.method, request.symmetrize, options_.max_tokens, 1);
+      return;
+    }
     aligner_->set_reading(request.method, request.symmetrize);
     *pairs = aligner_->align(request.src, request.tgt, 0);
   });

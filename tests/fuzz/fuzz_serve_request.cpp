@@ -63,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
     if (align) {
-      const AlignRequest request = parse_align_request(body, limits, two_models);
+      const AlignRequest request = parse_align_request(body, limits, two_models, two_models);
       check_pairs(request.src, request.tgt, request.list, limits);
       check(!request.method.threshold || (request.method.weight > 0 && request.method.weight <= 1));
       check(two_models || !request.method.average);

@@ -45,6 +45,7 @@ struct AlignRequest {
   bool list = false;
   align::AlignMethod method;                       // "method", as align --method (argmax)
   std::optional<align::Symmetrization> symmetrize;  // "symmetrize", resolved (align::resolved_symmetrization)
+  bool hmm = false;  // "aligner": "hmm" (the server's --hmm-tables) rather than "model"
 };
 
 // What a request is checked against: ServiceOptions' limits of one request (--max-sentences,
@@ -59,6 +60,8 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
 ScoreRequest parse_score_request(const std::string& body, const RequestLimits& limits);
 // two_models: the server has a reverse model (serve --reverse-model); a method or
 // symmetrization that needs one, or does not fit it, is 422.
-AlignRequest parse_align_request(const std::string& body, const RequestLimits& limits, bool two_models);
+// two_models: the server has reverse models; hmm_tables: it has --hmm-tables.
+AlignRequest parse_align_request(const std::string& body, const RequestLimits& limits, bool two_models,
+                                 bool hmm_tables);
 
 }  // namespace rnnsearch::serve

@@ -34,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rnnsearch/align/aligner.h"
+#include "rnnsearch/align/hmm_tables.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/decode/translator_pool.h"
 #include "rnnsearch/kernels/precision.h"
@@ -56,6 +57,9 @@ struct ServiceOptions {
   int timeout_ms = 30000;   // --timeout-ms: from arrival to results, else 503
   int max_queue = 4096;     // --max-queue: sentences waiting; more are refused with 503
   std::string version;      // of the binary, for /info
+  // --hmm-tables: what `align --hmm --save-hmm DIR` wrote, for POST /align's "aligner": "hmm"
+  // (align/hmm_tables.h); empty: none
+  std::string hmm_tables;
 };
 
 class TranslationService {
@@ -75,7 +79,7 @@ class TranslationService {
   }
   ScoreRequest parse_score_request(const std::string& body) const { return serve::parse_score_request(body, limits()); }
   AlignRequest parse_align_request(const std::string& body) const {
-    return serve::parse_align_request(body, limits(), !reverse_.empty());
+    return serve::parse_align_request(body, limits(), !reverse_.empty(), hmm_tables_ != nullptr);
   }
 
   // Queued and decoded with the sentences of other requests that share its options; returns
@@ -146,6 +150,7 @@ class TranslationService {
   TranslatorPool translators_;  // the 8 most recently used option sets' Translators
   std::unique_ptr<Scorer> scorer_, aligning_scorer_;
   std::unique_ptr<align::Aligner> aligner_;
+  std::unique_ptr<align::HmmTables> hmm_tables_;  // --hmm-tables; null: none
   std::mutex score_mutex_;  // one score or align request at a time (the Scorers' workspaces)
   Metrics metrics_;
 
