@@ -13,7 +13,6 @@
 #include "fuzz_input.h"
 #include "rnnsearch/align/aer.h"
 #include "rnnsearch/error.h"
-#include "rnnsearch/text/line_reader.h"
 
 using namespace rnnsearch;
 using namespace rnnsearch::align;
@@ -31,10 +30,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool zero_based = data[0] & 1, tail = data[0] & 2;
   const std::string input(reinterpret_cast<const char*>(data + 1), size - 1);
   const size_t nul = input.find('\0');
-  const std::string gold_path = fuzz::scratch().write("gold.talp", input.substr(0, nul));
-  const std::string links_path = fuzz::scratch().write("links.txt", nul == std::string::npos ? "" : input.substr(nul + 1));
+  const std::string gold_path = "gold.talp", links_path = "links.txt";
+  const std::string gold_text = input.substr(0, nul), links_text = nul == std::string::npos ? "" : input.substr(nul + 1);
   try {
-    const std::vector<std::string> gold = read_lines(gold_path);
+    const std::vector<std::string> gold = fuzz::lines(gold_text, gold_path, true);
     for (size_t k = 0; k < gold.size(); ++k) {
       const GoldLinks g = parse_gold(gold[k], zero_based, gold_path, k + 1);
       const Links sure = sorted_links(g.sure), possible = sorted_links(g.possible);
@@ -43,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (link.source < 0 || link.target < 0) std::abort();
     }
     const AlignmentCounts counts =
-        evaluate_alignments(gold, read_lines(links_path), zero_based, tail, gold_path, links_path);
+        evaluate_alignments(gold, fuzz::lines(links_text, links_path, true), zero_based, tail, gold_path, links_path);
     if (counts.links_sure > counts.links_possible || counts.links_possible > counts.links ||
         counts.sure > counts.possible || counts.sentences != gold.size())
       std::abort();

@@ -13,7 +13,6 @@
 #include "rnnsearch/align/aligner.h"
 #include "rnnsearch/align/hmm_tables.h"
 #include "rnnsearch/error.h"
-#include "rnnsearch/text/line_reader.h"
 
 using namespace rnnsearch;
 using namespace rnnsearch::align;
@@ -31,11 +30,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.agreement = !(choice & 16);
   AlignMethod method;
   if (choice & 32) method = parse_align_method(choice & 64 ? "average" : "threshold:0.3");
-  const std::string path = fuzz::write_input("pairs.txt", data + 1, size - 1);
+  const std::string path = "pairs.txt";
   try {
-    std::vector<std::string> lines;
-    LineReader reader(path);
-    for (std::string line; reader.next(line);) lines.push_back(line);
+    // read whole, not UTF-8-checked, as align reads its lines
+    const std::vector<std::string> lines =
+        fuzz::lines(std::string(reinterpret_cast<const char*>(data) + 1, size - 1), path, false);
     std::vector<std::string> sources(lines.size()), targets(lines.size());
     for (size_t k = 0; k < lines.size(); ++k) split_parallel_line(lines[k], sources[k], targets[k], path, k + 1);
     const std::vector<AlignedPair> pairs = hmm_align(sources, targets, options, method, std::nullopt);

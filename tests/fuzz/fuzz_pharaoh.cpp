@@ -11,16 +11,15 @@
 #include "fuzz_input.h"
 #include "rnnsearch/align/links.h"
 #include "rnnsearch/error.h"
-#include "rnnsearch/text/line_reader.h"
 
 using namespace rnnsearch;
 using namespace rnnsearch::align;
 
 namespace {
 
-std::vector<Links> parsed_file(const std::string& path) {
+std::vector<Links> parsed_file(const std::string& contents, const std::string& path) {
   std::vector<Links> lines;
-  const std::vector<std::string> text = read_lines(path);
+  const std::vector<std::string> text = fuzz::lines(contents, path, true);
   for (size_t k = 0; k < text.size(); ++k) {
     Links links = parse_pharaoh(text[k], path, k + 1);
     const Links sorted = sorted_links(links);
@@ -44,8 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t nul = input.find('\0');
   const std::string forward_text = input.substr(0, nul), reverse_text = nul == std::string::npos ? "" : input.substr(nul + 1);
   try {
-    const std::vector<Links> forward = parsed_file(fuzz::scratch().write("forward.links", forward_text));
-    const std::vector<Links> reverse = parsed_file(fuzz::scratch().write("reverse.links", reverse_text));
+    const std::vector<Links> forward = parsed_file(forward_text, "forward.links");
+    const std::vector<Links> reverse = parsed_file(reverse_text, "reverse.links");
     for (size_t k = 0; k < std::min(forward.size(), reverse.size()); ++k) {
       int source_words = 0, target_words = 0;
       for (const Links* links : {&forward[k], &reverse[k]})
