@@ -132,13 +132,13 @@ void HmmTables::save(const std::string& dir) const {
   integers["hmm"] = {forward_->table().hmm ? 1 : 0};
   integers["stem"] = {options_.stem};
   floats["null_probability"] = {static_cast<float>(options_.null_probability)};
+  // the options and the hmm flag are scalars, the tables vectors (one of size 1 stays a vector)
+  const auto shape = [](const std::string& name, size_t size) {
+    return name.find('.') == std::string::npos ? std::vector<long>{} : std::vector<long>{static_cast<long>(size)};
+  };
   std::vector<NpyArrayView> arrays;
-  for (const auto& [name, values] : integers)
-    arrays.push_back({name, values.size() == 1 ? std::vector<long>{} : std::vector<long>{static_cast<long>(values.size())},
-                      nullptr, values.data()});
-  for (const auto& [name, values] : floats)
-    arrays.push_back({name, name == "null_probability" ? std::vector<long>{} : std::vector<long>{static_cast<long>(values.size())},
-                      values.data()});
+  for (const auto& [name, values] : integers) arrays.push_back({name, shape(name, values.size()), nullptr, values.data()});
+  for (const auto& [name, values] : floats) arrays.push_back({name, shape(name, values.size()), values.data()});
   save_npz((std::filesystem::path(dir) / kArrays).string(), arrays);
   for (const auto& [file, forms, first] : {std::tuple{kSourceWords, &words_.source_forms, 1},
                                            std::tuple{kTargetWords, &words_.target_forms, 0}}) {
