@@ -201,6 +201,14 @@ TEST_F(Serve, TranslationsEqualTheCliByteForByte) {
       << "a sentence of words has a translation";
 }
 
+// The Pharaoh line of links [[source, target], ...] in an answer, as the command line prints them.
+std::string pharaoh_of(const json& links) {
+  std::string pharaoh;
+  for (const json& link : links)
+    pharaoh += (pharaoh.empty() ? "" : " ") + std::to_string(link[0].get<int>()) + "-" + std::to_string(link[1].get<int>());
+  return pharaoh;
+}
+
 TEST_F(Serve, NBestScoresAndAlignmentsAreTheCliJson) {
   // In fp32: with an int8 projection, the float rounding that differs with what else shares a
   // decoder step can move an activation to the next quantization level, and scores then
@@ -241,10 +249,7 @@ TEST_F(Serve, NBestScoresAndAlignmentsAreTheCliJson) {
       const std::string line = hard.at(record);
       const size_t first = line.find(" ||| "), second = line.find(" ||| ", first + 5), third = line.rfind(" ||| ");
       EXPECT_EQ(pairs[h]["translation"], line.substr(first + 5, second - first - 5));
-      std::string pharaoh;
-      for (const json& pair : pairs[h]["alignment"])
-        pharaoh += (pharaoh.empty() ? "" : " ") + std::to_string(pair[0].get<int>()) + "-" + std::to_string(pair[1].get<int>());
-      EXPECT_EQ(pharaoh, line.substr(second + 5, third - second - 5));
+      EXPECT_EQ(pharaoh_of(pairs[h]["alignment"]), line.substr(second + 5, third - second - 5));
       ++compared;
     }
   }
@@ -544,11 +549,7 @@ TEST_F(Serve, AlignEqualsTheCliAlign) {
     ASSERT_EQ(reply.status, 200) << reply.text;
     ASSERT_EQ(reply.body["alignments"].size(), lines.size());
     for (size_t k = 0; k < lines.size(); ++k) {
-      std::string pharaoh;
-      for (const json& link : reply.body["alignments"][k]["links"])
-        pharaoh += (pharaoh.empty() ? "" : " ") + std::to_string(link[0].get<int>()) + "-" +
-                   std::to_string(link[1].get<int>());
-      EXPECT_EQ(pharaoh, lines[k]) << k;
+      EXPECT_EQ(pharaoh_of(reply.body["alignments"][k]["links"]), lines[k]) << k;
       links += reply.body["alignments"][k]["links"].size();
     }
     EXPECT_TRUE(reply.body["alignments"][2].contains("warning")) << "an empty side is not aligned";
@@ -590,11 +591,7 @@ TEST_F(Serve, AlignWithHmmTablesEqualsTheCli) {
   ASSERT_EQ(reply.body["alignments"].size(), lines.size());
   size_t links = 0;
   for (size_t k = 0; k < lines.size(); ++k) {
-    std::string pharaoh;
-    for (const json& link : reply.body["alignments"][k]["links"])
-      pharaoh += (pharaoh.empty() ? "" : " ") + std::to_string(link[0].get<int>()) + "-" +
-                 std::to_string(link[1].get<int>());
-    EXPECT_EQ(pharaoh, lines[k]) << k;
+    EXPECT_EQ(pharaoh_of(reply.body["alignments"][k]["links"]), lines[k]) << k;
     links += reply.body["alignments"][k]["links"].size();
   }
   EXPECT_GT(links, 0u) << "no links at all: the comparison would be empty";
