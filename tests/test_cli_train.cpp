@@ -855,5 +855,39 @@ TEST(Train, AlignmentOutputFollowsItsLinksWhereTheAttentionDoesNot) {
   }
 }
 
+// A model with an alignment output runs through every command that shows alignments: cheap enough for the sanitizer stage, which skips the
+// statistical test above (scripts/sanitize.sh).
+TEST(Train, AlignmentOutputModelRunsThroughEveryCommand) {
+  test::TempDir dir;
+  std::ifstream src_in(kTiny + "train.en"), tgt_in(kTiny + "train.de");
+  std::ofstream links_out(dir.path("diagonal.links"));
+  for (std::string s, t; std::getline(src_in, s) && std::getline(tgt_in, t);) links_out << "0-0 1-1\n";
+  links_out.close();
+  const auto [status, err] = run(train_command(dir.path("aln"), "--max-updates 3 --alignment-output 8 --guided-alignment " +
+                                                                    dir.path("diagonal.links")),
+                                 dir);
+  ASSERT_EQ(status, 0) << err;
+  const std::string bin = std::string(RNNSEARCH_BINARY), model = " -m " + dir.path("aln");
+  const std::string pairs = " --src " + kTiny + "val.en --tgt " + kTiny + "val.de";
+  for (const std::string& command :
+       {bin + " align" + model + pairs, bin + " score" + model + pairs + " --alignment hard",
+        bin + " translate" + model + " -i " + kTiny + "val.en --alignment hard --n-best 2",
+        bin + " translate" + model + " -i " + kTiny + "val.en --alignment soft --raw-attention"}) {
+    const test::BinaryRun r = test::run_shell(command + " --quiet", dir);
+    ASSERT_EQ(r.status, 0) << command << "\n" << r.err;
+    EXPECT_FALSE(r.out.empty()) << command;
+  }
+  // align's links: a line per pair, each with links (every target word has its source word)
+  const test::BinaryRun aligned = test::run_shell(bin + " align" + model + pairs + " --quiet", dir);
+  std::istringstream out(aligned.out);
+  std::ifstream src(kTiny + "val.en");
+  size_t k = 0;
+  for (std::string line, s; std::getline(src, s); ++k) {
+    ASSERT_TRUE(std::getline(out, line)) << "pair " << k + 1 << " has no line";
+    EXPECT_FALSE(align::parse_pharaoh(line, "align", k + 1).empty()) << "pair " << k + 1;
+  }
+  EXPECT_GT(k, 0u);
+}
+
 }  // namespace
 }  // namespace rnnsearch
