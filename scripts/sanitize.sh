@@ -8,11 +8,11 @@
 # (docs/reliability.md), where cpp-httplib is installed.
 #   scripts/sanitize.sh          build and run the tests
 #   scripts/sanitize.sh build    build only (scripts/fuzz.sh uses this)
-#   RUNS=20000                   inputs each fuzz target runs in the tests
+#   RUNS=10000                   inputs each fuzz target runs in the tests
 #   TSAN=0                       skip the ThreadSanitizer part
 set -euo pipefail
 cd "$(dirname "$0")/.."
-RUNS=${RUNS:-20000}
+RUNS=${RUNS:-10000}
 CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_UNITY_BUILD=ON -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -gline-tables-only" \
   -DRNNSEARCH_FUZZ=ON -DRNNSEARCH_FUZZ_RUNS="$RUNS" >/dev/null
 cmake --build build-sanitize -j "$(nproc)"
@@ -21,7 +21,15 @@ cd build-sanitize
 # detect_leaks: a leak is a finding too. halt_on_error: the first report fails the test.
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --output-on-failure -j "$(nproc)"
+# Four tests are left out: each trains or draws for minutes under the sanitizers to show a
+# statistical property (guided attention's and the alignment output's agreement with their links,
+# sampled frequencies, resuming after kills at random instants), while the code they run is the
+# code of shorter tests that stay: the gradient checks of guided alignment and of the alignment
+# output, Train.AlignmentOutputModelRunsThroughEveryCommand, the sampling tests, the resume tests.
+# They run in every other stage.
+statistical='^(Train\.GuidedAttentionIsCloserToItsLinksThanUnguided|Train\.AlignmentOutputFollowsItsLinksWhereTheAttentionDoesNot'
+statistical+='|Sampling\.DrawsBeyondTheHeadFollowTheDistribution|Train\.KilledAtRandomInstantsResumesExactly)$'
+ctest --output-on-failure -j "$(nproc)" -E "$statistical"
 cd ..
 
 [ "${TSAN:-1}" = 0 ] && exit 0
