@@ -9,7 +9,8 @@
 #   3. translate, score and align: output byte-identical to 1 process (text, n-best, JSON, alignments);
 #   4. a rank that fails alone (its corpus missing, or rank 0 unable to save mid-training)
 #      ends the whole job, non-zero, in seconds;
-#   5. ranks that disagree (command line, corpus, --threads) are refused at start.
+#   5. ranks that disagree (command line, corpus, --threads) are refused at start;
+#   6. only the module librnnsearch_mpi.so links the MPI library, and without it mpirun gets an error.
 # Usage: tests/test_mpi.sh RNNSEARCH_BINARY MPIRUN
 set -euo pipefail
 bin=$(realpath "$1")
@@ -364,3 +365,16 @@ if [ "$(nproc)" -ge 2 ]; then  # --threads 0 = this rank's cores: 2 unbound, 1 u
     "$(q taskset -c 0 "$bin" "${train[@]}" --model "$work/r3" --threads 0 --max-updates 2)"
 fi
 echo "test_mpi: ranks with another command line, corpus or thread count are refused"
+
+# 6. The MPI library is the module's alone (src/util/mpi_runtime.cpp): a plain run loads none,
+#    and a binary copied away from its module says so under mpirun.
+if ldd "$bin" | grep -q 'libmpi'; then fail "rnnsearch links the MPI library: every plain run would load it"; fi
+ldd "$(dirname "$bin")/librnnsearch_mpi.so" | grep -q 'libmpi' || fail "librnnsearch_mpi.so does not link the MPI library"
+mkdir -p "$work/alone"
+cp "$bin" "$work/alone/rnnsearch"
+if "$mpirun" -np 1 "$work/alone/rnnsearch" bleu --help > /dev/null 2> "$work/alone.log"; then
+  fail "a binary without its MPI module ran under mpirun"
+fi
+grep -q "the MPI module cannot be loaded: .*librnnsearch_mpi.so" "$work/alone.log" ||
+  fail "no error naming the missing module: $(cat "$work/alone.log")"
+echo "test_mpi: a plain run loads no MPI; a binary without its module says so under mpirun"
