@@ -6,7 +6,8 @@
 - every `--option` the docs name exists in some command's help, unless it belongs to one of
   the project's own scripts or tools named beside it (its source must hold it), or to another
   program the docs name beside it (EXCEPTIONS, each with the program's name);
-- every docs/*.md a help text points to exists.
+- every docs/*.md a help text points to exists, and every variable of scripts/quickstart.sh
+  is named in docs/training.md.
 
 docs/history/ and CHANGELOG.md are history and may name options as they were. Run by ctest
 with RNNSEARCH_BINARY set; by hand: `python3 tests/test_help_docs.py` after building
@@ -146,6 +147,12 @@ class HelpAndDocs(unittest.TestCase):
             if os.path.isfile(path) and named(option, read(source)):
                 return True
         return False
+
+    def test_every_quickstart_variable_is_in_training_md(self):
+        variables = sorted(set(re.findall(r"^([A-Z_]+)=\$\{\1:-", read("scripts/quickstart.sh"), re.M)))
+        self.assertIn("GUIDED", variables)
+        missing = [v for v in variables if not re.search(r"\b" + v + r"\b", self.docs["docs/training.md"])]
+        self.assertEqual(missing, [], "variables of scripts/quickstart.sh that docs/training.md does not name")
 
     def test_the_docs_a_help_points_to_exist(self):
         texts = [self.usage] + list(self.helps.values())
