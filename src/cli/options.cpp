@@ -107,7 +107,7 @@ po::options_description output_option_group(DecodeArgs& args) {
       ("alignment", po::value(&args.alignment)->default_value("none"),
        "append ' ||| ' and the alignment: none, soft (matrix rows of target tokens incl. </s>, "
        "comma-separated weights over source tokens incl. </s>) or hard (Pharaoh src-tgt pairs). It is the model's "
-       "alignment output when it has one (train --alignment-output), which aligns about as well as align --hmm, "
+       "alignment output when it has one (train --alignment-output), which aligns nearly as well as align --hmm, "
        "else the attention, a poor aligner (docs/aligning.md has the figures)")
       ("format", po::value(&args.format)->default_value("text"), "text, or json: one JSON object per line")
       ("alignment-units", po::value(&args.alignment_units)->default_value("words"),
