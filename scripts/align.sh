@@ -9,14 +9,14 @@
 # way (words counted by their first 6 characters), the two directions trained together by
 # agreement, their links combined by grow-diag-final-and — of everything rnnsearch can do,
 # what aligned best on the RWTH German–English development set (docs/aligning.md has the
-# table, beside fast_align and eflomal); 24,000 pairs take about 20 to 30 seconds on 2 cores.
+# table, beside fast_align and eflomal, and its time and memory for 23,780 pairs on 2 cores).
 #
 #   MODELS=DIR   also train an rnnsearch model each way, guided by those links
 #                (--guided-alignment), into DIR/forward and DIR/reverse: their attention,
 #                what `translate --alignment` and the heatmaps show, then follows the links
 #                (docs/aligning.md measures how closely). Preset small, raw text with
-#                SUBWORDS=8000 pieces, UPDATES=4000 updates each (about 13 minutes each on
-#                2 cores for 24,000 pairs), GUIDED_WEIGHT=0.1; the first VALID=200 pairs
+#                SUBWORDS=8000 pieces, UPDATES=4000 updates each (their training time:
+#                docs/aligning.md's table), GUIDED_WEIGHT=0.1; the first VALID=200 pairs
 #                validate.
 #   THREADS=0    threads (0 = all cores)
 set -euo pipefail

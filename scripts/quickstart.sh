@@ -39,7 +39,7 @@
 #   ENC_DEPTH=1, ENC_TYPE=bidirectional, SKIP=0  --enc-depth, --enc-type (bidirectional or
 #                alternating) and, with SKIP=1, --skip: stacked encoder layers, §1.3
 #   GUIDED=0     1: guided alignment with no second tool: `align --hmm` links the training
-#                pairs' words (docs/aligning.md; about 10 s), and training pulls the attention
+#                pairs' words (docs/aligning.md; seconds), and training pulls the attention
 #                towards them (--guided-alignment, weight GUIDED_WEIGHT=0.1), so that the
 #                heatmaps and --alignment hard show better links; TEXT=raw only. MODEL
 #                defaults to models/en-de-small-raw-guided

@@ -68,8 +68,10 @@ int align_command(const Args& args) {
       .add(hmm_options)
       .add(progress_option_group(progress_options));
   po::variables_map vm;
-  if (parse_options("align", "--model DIR [--reverse-model DIR] (--src FILE --tgt FILE | -i FILE) [options]", options,
-                    args, vm))
+  if (parse_options("align",
+                    "(--model DIR [--reverse-model DIR] | --hmm | --hmm-tables DIR) (--src FILE --tgt FILE | -i FILE) "
+                    "[options]",
+                    options, args, vm))
     return 0;
   const bool use_tables = vm.count("hmm-tables") > 0;
   if (int(use_hmm) + int(use_tables) + int(!decode.model_dirs.empty()) != 1)

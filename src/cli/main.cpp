@@ -23,13 +23,14 @@ const char* kUsage =
     "  train      train a model on a parallel corpus\n"
     "  translate  translate sentences with beam search; attention alignments and heatmaps\n"
     "  score      force-decode given translations: log-probabilities and alignments\n"
-    "  align      word alignments of a parallel corpus by forced decoding, Pharaoh links (docs/aligning.md)\n"
+    "  align      word alignments of a parallel corpus, Pharaoh links: by forced decoding with a model, or\n"
+    "             without one by the built-in HMM aligner (--hmm, --hmm-tables; docs/aligning.md)\n"
     "  align-eval AER, precision and recall of links against gold sure/possible links\n"
-    "  bleu       corpus BLEU of tokenized text, as multi-bleu.perl\n"
+    "  bleu       corpus BLEU, chrF and TER as sacreBLEU 2.x (--tokenize multi30k: multi-bleu.perl's)\n"
     "  tokenize   tokenize text as training does (e.g. references for bleu)\n"
     "  average    average the weights of several checkpoints of one model\n"
     "  shortlist  learn a lexical table for translate --shortlist (faster decoding)\n"
-    "  serve      an HTTP API and page: translate, score, n-best, attention (docs/serve.md)\n";
+    "  serve      an HTTP API and page: /translate (n-best, alignments), /score, /align (docs/serve.md)\n";
 
 // "rnnsearch train", or "rnnsearch train (rank 1 of 2)" in an MPI job.
 std::string who(const char* command) {

@@ -105,8 +105,10 @@ po::options_description output_option_group(DecodeArgs& args) {
   po::options_description group("output");
   group.add_options()
       ("alignment", po::value(&args.alignment)->default_value("none"),
-       "append ' ||| ' and the attention: none, soft (matrix rows of target tokens incl. </s>, "
-       "comma-separated weights over source tokens incl. </s>) or hard (Pharaoh src-tgt pairs)")
+       "append ' ||| ' and the alignment: none, soft (matrix rows of target tokens incl. </s>, "
+       "comma-separated weights over source tokens incl. </s>) or hard (Pharaoh src-tgt pairs). It is the model's "
+       "alignment output when it has one (train --alignment-output), which aligns nearly as well as align --hmm, "
+       "else the attention, a poor aligner (docs/aligning.md has the figures)")
       ("format", po::value(&args.format)->default_value("text"), "text, or json: one JSON object per line")
       ("alignment-units", po::value(&args.alignment_units)->default_value("words"),
        "words, or pieces: the raw attention matrix of a subword model's pieces (JSON and heatmaps label it "
