@@ -369,6 +369,25 @@ TEST_F(Serve, SamplingGivesTheCliSamples) {
   EXPECT_NE(cli("--sampling-topp 1 --sampling-seed 7"), cli("--sampling-topp 1 --sampling-seed 8"));
 }
 
+// The sampling fields take CTranslate2's values, as the CLI's options do: sampling_topk 1 is the
+// beam search, 0 the whole distribution (the CLI's samples for the same seed), sampling_topp 1
+// no filter; sampling_topp alone (until 2026-12-07: sampling) is a 400 with the CLI's words.
+TEST_F(Serve, SamplingTakesCTranslate2sValues) {
+  Server server(*dir_, "-m " + model() + " --precision fp32");
+  expect_the_cli_records(server, "--beam-size 3 --n-best 2", {{"beam_size", 3}, {"n_best", 2}, {"sampling_topk", 1}},
+                         model());
+  expect_the_cli_records(server, "--sampling-topk 0 --sampling-seed 7 --n-best 3",
+                         {{"sampling_topk", 0}, {"sampling_topp", 1}, {"sampling_seed", 7}, {"n_best", 3}}, model());
+  for (const char* old : {R"({"q": "a b c", "sampling_topp": 1})", R"({"q": "a b c", "sampling_topp": 0.9})"}) {
+    const Reply refused = post(server, "/translate", old);
+    EXPECT_EQ(refused.status, 400) << old;
+    EXPECT_EQ(refused.body["error"],
+              "--sampling-topp goes with sampling: --sampling-topk 0 (the whole distribution) or K > 1 "
+              "(--sampling-topp alone no longer samples)")
+        << old;
+  }
+}
+
 // "alternatives": each sentence's K next words after its prefix (here: its first words), each
 // with its position, word and probability, as the CLI's --alternatives gives them.
 TEST_F(Serve, AlternativesGiveTheCliAlternatives) {
