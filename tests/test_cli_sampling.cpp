@@ -1,8 +1,10 @@
 // rnnsearch translate's sampling options with CTranslate2's values (docs/translating.md,
 // Sampling): --sampling-topk 1, the default, is the search's output byte for byte; 0 samples
 // the whole distribution; --sampling-topp 1 filters nothing; the options of the old meaning
-// (--sampling-topp alone sampled) are refused with a message saying what to write.
+// (--sampling-topp alone sampled) are refused with a message saying what to write. And the
+// one --threads default: 0, a thread per core.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include "support/cli.h"
 
@@ -60,6 +62,22 @@ TEST_F(CliSampling, TheOldSpellingsAreRefusedSayingWhatToWrite) {
   const Result zero = run(command() + " --sampling-topk 5 --sampling-topp 0");  // the old "off"
   EXPECT_EQ(zero.errors, std::vector<std::string>{"rnnsearch translate: error: --sampling-topp must be a number >= "
                                                   "0.01, not 0"});
+}
+
+// Every command's --threads defaults to 0: OpenMP's default, OMP_NUM_THREADS when set (ctest
+// sets 1 for the tests that run the binary), else a thread per core this process may run on
+// (what train and Python always did); --threads N overrides both. The output is the same.
+TEST_F(CliSampling, ThreadsDefaultToOnePerCore) {
+  const Result result = run(command(), "", "-u OMP_NUM_THREADS");
+  ASSERT_EQ(result.status, 0) << result.err_text;
+  const std::string threads = ", " + std::to_string(omp_get_num_procs()) + " thread(s)";
+  EXPECT_NE(result.err_text.find(threads), std::string::npos) << result.err_text;
+  const Result pinned = run(command(), "", "OMP_NUM_THREADS=1");
+  EXPECT_NE(pinned.err_text.find(", 1 thread(s)"), std::string::npos) << pinned.err_text;
+  const Result given = run(command() + " --threads 2", "", "OMP_NUM_THREADS=1");
+  EXPECT_NE(given.err_text.find(", 2 thread(s)"), std::string::npos) << given.err_text;
+  EXPECT_EQ(pinned.out, result.out) << "the same output at any thread count";
+  EXPECT_EQ(given.out, result.out);
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include "support/serve_process.h"
 #include "support/temp_dir.h"
 
+#include <omp.h>
+
 #include <functional>
 
 #include <algorithm>
@@ -366,7 +368,7 @@ TEST_F(Serve, SamplingGivesTheCliSamples) {
   expect_the_cli_records(server, "--sampling-topk 4 --sampling-temperature 1.5 --sampling-seed 7 --n-best 6",
                          {{"sampling_topk", 4}, {"sampling_temperature", 1.5}, {"sampling_seed", 7}, {"n_best", 6}},
                          model());
-  EXPECT_NE(cli("--sampling-topp 1 --sampling-seed 7"), cli("--sampling-topp 1 --sampling-seed 8"));
+  EXPECT_NE(cli("--sampling-topk 0 --sampling-seed 7"), cli("--sampling-topk 0 --sampling-seed 8"));
 }
 
 // The sampling fields take CTranslate2's values, as the CLI's options do: sampling_topk 1 is the
@@ -386,6 +388,15 @@ TEST_F(Serve, SamplingTakesCTranslate2sValues) {
               "(--sampling-topp alone no longer samples)")
         << old;
   }
+}
+
+// serve's --threads, as every command's, defaults to a decoding thread per core.
+TEST_F(Serve, ThreadsDefaultToOnePerCore) {
+  Server server(*dir_, "-m " + model(), /*default_threads=*/true);
+  const Reply info = get(server, "/info");
+  ASSERT_EQ(info.status, 200);
+  EXPECT_EQ(info.body["batching"]["threads"], omp_get_num_procs());
+  EXPECT_EQ(post(server, "/translate", R"({"q": ["a b c", "d e", "f"]})").status, 200);
 }
 
 // "alternatives": each sentence's K next words after its prefix (here: its first words), each
