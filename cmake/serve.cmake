@@ -42,14 +42,14 @@ if(RNNSEARCH_BUILD_TESTS)
   target_compile_definitions(test_serve PRIVATE RNNSEARCH_BINARY="${rnnsearch_command}"
                                                 SERVE_BENCH_BINARY="${serve_bench_command}")
   add_dependencies(test_serve rnnsearch serve_bench)
-  gtest_discover_tests(test_serve DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+  gtest_discover_tests(test_serve DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600 ENVIRONMENT OMP_NUM_THREADS=1)  # (CMakeLists.txt: test_cli_*)
   # Requests that must cost no more than their limits, steering refused with a 4xx
   # (tests/test_serve_limits.cpp); the server run as test_serve runs it (tests/support/serve_process.h).
   add_executable(test_serve_limits tests/test_serve_limits.cpp)
   target_link_libraries(test_serve_limits PRIVATE rnnsearch_lib PkgConfig::HTTPLIB Threads::Threads GTest::gtest_main)
   target_compile_definitions(test_serve_limits PRIVATE RNNSEARCH_BINARY="${rnnsearch_command}")
   add_dependencies(test_serve_limits rnnsearch)
-  gtest_discover_tests(test_serve_limits DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+  gtest_discover_tests(test_serve_limits DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300 ENVIRONMENT OMP_NUM_THREADS=1)
   # The scheduler without HTTP (tests/test_service.cpp): TranslationService called directly.
   add_executable(test_service tests/test_service.cpp)
   target_link_libraries(test_service PRIVATE rnnsearch_serve GTest::gtest_main)

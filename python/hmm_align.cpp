@@ -59,7 +59,8 @@ void def_hmm_align(py::module_& m) {
         "positions, sorted ([] and an InputWarning for a pair with an empty side, invalid UTF-8 or a side longer "
         "than max_length words). The keywords are align's "
         "options of the same names (agreement=False is --no-agreement; symmetrize None is grow-diag-final-and); "
-        "threads 0 = all cores. save_tables=DIR also writes what training learnt (--save-hmm); tables=DIR aligns "
+        "threads 0 = OMP_NUM_THREADS when set, else all cores. save_tables=DIR also writes what training learnt "
+        "(--save-hmm); tables=DIR aligns "
         "with tables saved earlier, without training (--hmm-tables; the training keywords are then unused).");
 }
 

@@ -121,7 +121,8 @@ class Translator:
     def __init__(self, model: Union[str, os.PathLike[str], Sequence[Union[str, os.PathLike[str]]]],
                  threads: int = 0, precision: str = "auto") -> None:
         """Loads a model directory (model.best.npz when present), or an ensemble from a list of them.
-        threads is --threads (0 = all cores); precision is --precision: auto, fp32, bf16 or int8."""
+        threads is --threads (0 = OMP_NUM_THREADS when set, else all cores); precision is --precision:
+        auto, fp32, bf16 or int8."""
     # **decoding / **ranking: the command line's decoding options, spelt beam_size for --beam-size
     # (None = not given). Which ones, their defaults, ranges and help: help(Translator.translate),
     # made from the one table every shell reads (include/rnnsearch/decode/decode_options.h).

@@ -364,7 +364,8 @@ PYBIND11_MODULE(rnnsearch, m) {
       .def(py::init<const py::object&, int, const std::string&>(), py::arg("model"), py::arg("threads") = 0,
            py::arg("precision") = "auto",
            "Loads a model directory (model.best.npz when present), or an ensemble from a list of them. threads "
-           "is --threads (0 = all cores); precision is --precision: auto, fp32, bf16 or int8.")
+           "is --threads (0 = OMP_NUM_THREADS when set, else all cores); precision is --precision: auto, fp32, "
+           "bf16 or int8.")
       .def("translate", &PyTranslator::translate, py::arg("sentences"), py::kw_only(),
            py::arg("replace_unk") = false, py::arg("batch_size") = 32, py::arg("return_attention") = false,
            py::arg("alignment_units") = "words", py::arg("max_length") = 200, py::arg("maxi_batch") = 10,

@@ -169,9 +169,9 @@ TEST_F(BatchInvariance, Greedy) {
   expect_invariant(beam);
 }
 
-TEST_F(BatchInvariance, SamplingTopP) {
+TEST_F(BatchInvariance, SamplingWholeDistribution) {
   BeamOptions beam;
-  beam.sampling_topp = 1;
+  beam.sampling_topk = 0;
   beam.n_best = 3;
   beam.sampling_seed = 7;
   expect_invariant(beam);

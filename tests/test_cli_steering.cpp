@@ -59,9 +59,10 @@ TEST_F(CliSteering, MoreThan64ConstraintsAreAnErrorNamingFileAndLine) {
 TEST_F(CliSteering, ConstraintsWithSamplingOrAlternativesAreRefusedBeforeTheModelLoads) {
   const std::string constraints = write("one.txt", "[\"z\"]\n[]\n[]\n");
   const std::string missing = "translate -m " + model() + "-missing -i " + input() + " --constraints " + constraints;
-  for (const char* mode : {" --sampling-topk 5", " --sampling-topp 0.9", " --alternatives 2"})
+  for (const char* mode : {" --sampling-topk 5", " --sampling-topk 0", " --sampling-topk 0 --sampling-topp 0.9",
+                           " --alternatives 2"})
     EXPECT_EQ(error_of(run(missing + mode)),
-              "constraints need beam search: not with sampling (--sampling-topk, --sampling-topp) or --alternatives")
+              "constraints need beam search: not with sampling (--sampling-topk other than 1) or --alternatives")
         << mode;
   const Result avoid_sampled = run(command() + "--avoid " + constraints + " --sampling-topk 3");
   EXPECT_EQ(avoid_sampled.status, 0) << "phrases to avoid work with sampling: " << avoid_sampled.err_text;

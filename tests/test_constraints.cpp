@@ -203,7 +203,7 @@ TEST(ConstrainedSearch, WithSubwordPiecesAPhraseToAvoidIsAvoidedHoweverPieced) {
       BeamOptions options;
       options.beam_size = 5;
       options.n_best = 5;
-      if (sampling) options.sampling_topp = 1;
+      if (sampling) options.sampling_topk = 0;
       options.sampling_seed = static_cast<uint64_t>(seed);
       const auto free = search.search({source}, options).at(0);
       const auto found = search.search({source}, options, nullptr, &all).at(0);
@@ -270,7 +270,7 @@ TEST(ConstrainedSearch, ConflictsSamplingAndAlternatives) {
   for (const bool sampling : {true, false}) {
     BeamOptions lanes;
     if (sampling) {
-      lanes.sampling_topp = 1;
+      lanes.sampling_topk = 0;
       lanes.n_best = 8;
     } else {
       lanes.alternatives = 3;

@@ -90,6 +90,8 @@ TEST(DecodeOptions, EveryRangeIsCheckedWithOneText) {
   EXPECT_EQ(error("word-penalty", kInf), "--word-penalty must be a finite number, not inf");
   EXPECT_EQ(error("normalize", std::nan("")), "--normalize must be a number >= 0, not nan");
   EXPECT_EQ(error("sampling-topp", 1.5), "--sampling-topp must be at most 1, not 1.5");
+  EXPECT_EQ(error("sampling-topp", 0), "--sampling-topp must be a number >= 0.01, not 0");  // (was: off)
+  EXPECT_EQ(error("sampling-topk", -1), "--sampling-topk must be at least 0, not -1");
   EXPECT_EQ(error("sampling-temperature", 0), "--sampling-temperature must be a number >= 0.01, not 0");
 }
 
@@ -152,8 +154,11 @@ TEST(DecodeOptions, ValidateHoldsTheRulesBetweenOptions) {
   for (const char* name : {"sampling-temperature", "sampling-seed"}) {
     DecodeOptions alone;
     alone.set(name, 1);
-    EXPECT_EQ(test::error_of([&] { alone.validate(); }), std::string("--") + name + " goes with --sampling-topk or --sampling-topp");
-    alone.set("sampling-topp", 1);
+    EXPECT_EQ(test::error_of([&] { alone.validate(); }),
+              std::string("--") + name + " goes with sampling: --sampling-topk 0 (the whole distribution) or K > 1");
+    alone.set("sampling-topk", 1);  // CTranslate2's "no sampling"
+    EXPECT_THROW(alone.validate(), Error);
+    alone.set("sampling-topk", 0);
     EXPECT_NO_THROW(alone.validate());
   }
 
@@ -169,9 +174,49 @@ TEST(DecodeOptions, ValidateHoldsTheRulesBetweenOptions) {
   EXPECT_EQ(test::error_of([&] { with_n_best.validate(); }),
             "--alternatives K gives K translations of each sentence: drop --n-best");
   DecodeOptions with_sampling = alternatives;
-  with_sampling.set("sampling-topp", 0.9);
+  with_sampling.set("sampling-topk", 0);
   EXPECT_EQ(test::error_of([&] { with_sampling.validate(); }),
-            "--alternatives and sampling (--sampling-topk, --sampling-topp) do not combine: give one");
+            "--alternatives and sampling (--sampling-topk other than 1) do not combine: give one");
+}
+
+// The sampling options take CTranslate2's values (its translate_batch's sampling_topk and
+// sampling_topp): topk 1, the default, searches; 0 samples the whole distribution; K > 1 the K
+// most probable; topp 1, the default, is no filter. Until 2026-12-07 topk 0 and topp 0 were
+// "off" and topp 1 sampled the whole distribution: such a command line is refused, saying so.
+TEST(DecodeOptions, SamplingTakesCTranslate2sValues) {
+  const BeamOptions defaults;
+  EXPECT_EQ(defaults.sampling_topk, 1);
+  EXPECT_EQ(defaults.sampling_topp, 1.0);
+  EXPECT_FALSE(defaults.samples());
+  EXPECT_EQ(find_decode_option("sampling_topk")->default_value(DecodeUse::translate), 1.0);
+  EXPECT_EQ(find_decode_option("sampling_topp")->default_value(DecodeUse::translate), 1.0);
+  for (const int k : {0, 2, 10}) {
+    BeamOptions sampled;
+    sampled.sampling_topk = k;
+    EXPECT_TRUE(sampled.samples()) << k;
+    EXPECT_NO_THROW(check_beam_options(sampled)) << k;
+    sampled.sampling_topp = 0.5;  // a nucleus of those
+    EXPECT_NO_THROW(check_beam_options(sampled)) << k;
+  }
+  DecodeOptions searched;
+  searched.set("sampling-topk", 1);
+  EXPECT_NO_THROW(searched.validate());
+  EXPECT_FALSE(searched.beam.samples());
+
+  const std::string topp_alone =
+      "--sampling-topp goes with sampling: --sampling-topk 0 (the whole distribution) or K > 1 "
+      "(--sampling-topp alone no longer samples)";
+  for (const double p : {1.0, 0.9}) {  // the old "whole distribution" and "nucleus" command lines
+    DecodeOptions old;
+    old.set("sampling-topp", p);
+    old.set("sampling-seed", 3);
+    EXPECT_EQ(test::error_of([&] { old.validate(); }), topp_alone) << p;
+    old.set("sampling-topk", 0);  // what they meant
+    EXPECT_NO_THROW(old.validate()) << p;
+  }
+  BeamOptions nucleus_without_sampling;  // a library caller: CTranslate2 would ignore it
+  nucleus_without_sampling.sampling_topp = 0.9;
+  EXPECT_EQ(test::error_of([&] { check_beam_options(nucleus_without_sampling); }), topp_alone);
 }
 
 // A library caller's BeamOptions are checked by the same table (what BeamSearch, Translator,

@@ -68,7 +68,7 @@ class SteeringArguments(unittest.TestCase):
 
     def test_constraints_with_sampling_or_alternatives_are_a_value_error(self):
         # was: rnnsearch.Error from the search
-        for keywords in (dict(sampling_topk=5), dict(sampling_topp=0.9), dict(alternatives=2)):
+        for keywords in (dict(sampling_topk=5), dict(sampling_topk=0, sampling_topp=0.9), dict(alternatives=2)):
             with self.subTest(**keywords):
                 with self.assertRaisesRegex(ValueError, "^sentence 0: constraints need beam search: not with sampling"):
                     TRANSLATOR.translate(LINES, constraints=[["hund"], []], **keywords)

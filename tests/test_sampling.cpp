@@ -96,11 +96,11 @@ TEST(Sampling, FullDistributionMatchesTheSoftmaxAtEachTemperature) {
 
 TEST(Sampling, TopKNeverLeavesTheKMostProbable) {
   const int draws = 30000;
-  const std::vector<int> counts = draw_counts(2, 0, 1.0, draws);
+  const std::vector<int> counts = draw_counts(2, 1.0, 1.0, draws);
   EXPECT_EQ(counts[2] + counts[3] + counts[4] + counts[5], 0);
   EXPECT_LT(chi_squared(counts, tempered({true, true, false, false, false, false}, 1.0), draws), kChi2Quantile999[1]);
   // K at least the vocabulary: the full distribution
-  EXPECT_LT(chi_squared(draw_counts(10, 0, 1.0, draws), tempered(std::vector<bool>(6, true), 1.0), draws),
+  EXPECT_LT(chi_squared(draw_counts(10, 1.0, 1.0, draws), tempered(std::vector<bool>(6, true), 1.0), draws),
             kChi2Quantile999[5]);
 }
 
@@ -126,7 +126,7 @@ TEST(Sampling, ExcludedColumnsAreNeverDrawn) {
   EXPECT_EQ(counts[0] + counts[3], 0);
   EXPECT_LT(chi_squared(counts, tempered({false, true, true, false, true, true}, 1.0), draws), kChi2Quantile999[3]);
   // top-k counts among the columns not excluded
-  const std::vector<int> top = draw_counts(2, 0, 1.0, draws, [](int k) { return k == 0; });
+  const std::vector<int> top = draw_counts(2, 1.0, 1.0, draws, [](int k) { return k == 0; });
   EXPECT_EQ(top[0] + top[3] + top[4] + top[5], 0);
 }
 
@@ -206,7 +206,7 @@ std::vector<std::vector<std::vector<int>>> tokens_of(const std::vector<LineTrans
 TEST_F(SampledTranslation, SameSeedSameSamplesAtAnyThreadCountAndBatchSize) {
   const std::vector<std::string> lines = sample_lines();
   BeamOptions beam;
-  beam.sampling_topp = 1;
+  beam.sampling_topk = 0;  // the whole distribution
   beam.n_best = 3;
   beam.sampling_seed = 5;
   const auto reference = tokens_of(translate(lines, beam, 1, 1));
@@ -216,6 +216,36 @@ TEST_F(SampledTranslation, SameSeedSameSamplesAtAnyThreadCountAndBatchSize) {
   for (const auto& samples : reference) EXPECT_EQ(samples.size(), 3u);
   beam.sampling_seed = 6;
   EXPECT_NE(tokens_of(translate(lines, beam, 1, 32)), reference) << "another seed, other samples";
+}
+
+// CTranslate2's values: topk 1 (the default) is the search itself, greedy at beam size 1;
+// topk 0 samples the whole distribution (here a vocabulary smaller than the sampler's head:
+// the draws of top-K with K above it), and topp 1 filters nothing.
+TEST_F(SampledTranslation, TopKOneSearchesTopKZeroSamplesAllAndTopPOneFiltersNothing) {
+  const std::vector<std::string> lines = sample_lines();
+  BeamOptions beam;
+  beam.n_best = 3;
+  BeamOptions topk_one = beam;
+  topk_one.sampling_topk = 1;
+  topk_one.sampling_topp = 1;
+  const auto searched = translate(lines, beam, 1, 32);
+  EXPECT_EQ(tokens_of(translate(lines, topk_one, 1, 32)), tokens_of(searched));
+  beam.beam_size = topk_one.beam_size = 1;
+  beam.n_best = topk_one.n_best = 0;
+  EXPECT_EQ(tokens_of(translate(lines, topk_one, 1, 32)), tokens_of(translate(lines, beam, 1, 32)));
+
+  BeamOptions all;
+  all.sampling_topk = 0;
+  all.n_best = 3;
+  all.sampling_seed = 4;
+  const auto sampled = tokens_of(translate(lines, all, 1, 32));
+  EXPECT_NE(sampled, tokens_of(searched));
+  BeamOptions no_filter = all;
+  no_filter.sampling_topp = 1;
+  EXPECT_EQ(tokens_of(translate(lines, no_filter, 1, 32)), sampled);
+  BeamOptions wider_than_the_vocabulary = all;
+  wider_than_the_vocabulary.sampling_topk = 100;
+  EXPECT_EQ(tokens_of(translate(lines, wider_than_the_vocabulary, 1, 32)), sampled);
 }
 
 // The first token of many samples of one sentence is distributed as the model's p(y_1 | x),
@@ -235,7 +265,7 @@ TEST_F(SampledTranslation, FirstTokensFollowTheModel) {
   for (const auto& [token, probability] : p) total += probability;
 
   BeamOptions sample;
-  sample.sampling_topp = 1;
+  sample.sampling_topk = 0;  // the whole distribution
   sample.n_best = 20000;
   sample.max_output_length = 1;
   const LineTranslation samples = translate(line, sample, 1, 1).front();

@@ -9,6 +9,8 @@
 #include "support/serve_process.h"
 #include "support/temp_dir.h"
 
+#include <omp.h>
+
 #include <functional>
 
 #include <algorithm>
@@ -366,7 +368,35 @@ TEST_F(Serve, SamplingGivesTheCliSamples) {
   expect_the_cli_records(server, "--sampling-topk 4 --sampling-temperature 1.5 --sampling-seed 7 --n-best 6",
                          {{"sampling_topk", 4}, {"sampling_temperature", 1.5}, {"sampling_seed", 7}, {"n_best", 6}},
                          model());
-  EXPECT_NE(cli("--sampling-topp 1 --sampling-seed 7"), cli("--sampling-topp 1 --sampling-seed 8"));
+  EXPECT_NE(cli("--sampling-topk 0 --sampling-seed 7"), cli("--sampling-topk 0 --sampling-seed 8"));
+}
+
+// The sampling fields take CTranslate2's values, as the CLI's options do: sampling_topk 1 is the
+// beam search, 0 the whole distribution (the CLI's samples for the same seed), sampling_topp 1
+// no filter; sampling_topp alone (until 2026-12-07: sampling) is a 400 with the CLI's words.
+TEST_F(Serve, SamplingTakesCTranslate2sValues) {
+  Server server(*dir_, "-m " + model() + " --precision fp32");
+  expect_the_cli_records(server, "--beam-size 3 --n-best 2", {{"beam_size", 3}, {"n_best", 2}, {"sampling_topk", 1}},
+                         model());
+  expect_the_cli_records(server, "--sampling-topk 0 --sampling-seed 7 --n-best 3",
+                         {{"sampling_topk", 0}, {"sampling_topp", 1}, {"sampling_seed", 7}, {"n_best", 3}}, model());
+  for (const char* old : {R"({"q": "a b c", "sampling_topp": 1})", R"({"q": "a b c", "sampling_topp": 0.9})"}) {
+    const Reply refused = post(server, "/translate", old);
+    EXPECT_EQ(refused.status, 400) << old;
+    EXPECT_EQ(refused.body["error"],
+              "--sampling-topp goes with sampling: --sampling-topk 0 (the whole distribution) or K > 1 "
+              "(--sampling-topp alone no longer samples)")
+        << old;
+  }
+}
+
+// serve's --threads, as every command's, defaults to a decoding thread per core.
+TEST_F(Serve, ThreadsDefaultToOnePerCore) {
+  Server server(*dir_, "-m " + model(), /*default_threads=*/true);
+  const Reply info = get(server, "/info");
+  ASSERT_EQ(info.status, 200);
+  EXPECT_EQ(info.body["batching"]["threads"], omp_get_num_procs());
+  EXPECT_EQ(post(server, "/translate", R"({"q": ["a b c", "d e", "f"]})").status, 200);
 }
 
 // "alternatives": each sentence's K next words after its prefix (here: its first words), each

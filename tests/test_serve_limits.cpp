@@ -135,8 +135,9 @@ TEST_F(ServeLimits, SteeringTheSearchCannotTakeIsRefusedNamingTheSentence) {
   const std::string avoid_many = json(std::vector<std::string>(101, "v")).dump();
   const std::vector<std::tuple<std::string, int, std::string>> cases = {
       {R"({"q": "a b c", "constraints": ["u"], "sampling_topk": 5})", 400,
-       "constraints need beam search: not with sampling (--sampling-topk, --sampling-topp) or --alternatives"},
-      {R"({"q": "a b c", "constraints": ["u"], "sampling_topp": 0.9})", 400, "constraints need beam search"},
+       "constraints need beam search: not with sampling (--sampling-topk other than 1) or --alternatives"},
+      {R"({"q": "a b c", "constraints": ["u"], "sampling_topk": 0, "sampling_topp": 0.9})", 400,
+       "constraints need beam search"},
       {R"({"q": "a b c", "constraints": ["u"], "alternatives": 2})", 400, "constraints need beam search"},
       {R"({"q": "a b c", "constraints": ["u"], "avoid": ["u"]})", 400,
        "\"u\" is both a constraint and a phrase to avoid"},

@@ -86,8 +86,9 @@ po::options_description model_option_group(DecodeArgs& args, const std::string& 
        "log-probabilities")
       ("batch-size", po::value(&args.batch_size)->default_value(32)->notifier(at_least("batch-size", 1)),
        (unit + " decoded together").c_str())
-      ("threads", po::value(&args.threads)->default_value(1)->notifier(at_least("threads", 0)),
-       "batches decoded in parallel (0 = all cores)");
+      ("threads", po::value(&args.threads)->default_value(0)->notifier(at_least("threads", 0)),
+       "threads: batches decoded in parallel (0, every command's default: OMP_NUM_THREADS when set, else one "
+       "per core this process may run on)");
   return group;
 }
 

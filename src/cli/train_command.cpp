@@ -147,7 +147,7 @@ std::optional<TrainOptions> parse_train_options(const Args& args) {
       ("patience", po::value(&o.patience)->default_value(0)->notifier(at_least("patience", 0)), "stop after N validations without improvement (0 = off)")
       ("seed", po::value(&o.seed)->default_value(1), "random seed (initialisation, data order, dropout)")
       ("no-shuffle", po::bool_switch(&no_shuffle), "train in corpus order")
-      ("threads", po::value(&threads)->default_value(0)->notifier(at_least("threads", 0)), "threads (0 = all cores)")
+      ("threads", po::value(&threads)->default_value(0)->notifier(at_least("threads", 0)), "threads (0, every command's default: OMP_NUM_THREADS when set, else one per core this process may run on)")
       ("precision", po::value(&precision)->default_value("auto"),
        "of the matrix products: fp32; bf16 with fp32 sums (CPUs with AVX512_BF16, elsewhere fp32); "
        "auto = bf16 where the CPU has it, else fp32")

@@ -58,7 +58,7 @@ void BeamSearch<T>::constrained_candidates(const Sentence& s, int first_row, siz
     const int row = first_row + static_cast<int>(i);
     const T* log_p = log_probs_->row(row).data();
     const T base = s.live[i].log_prob;
-    const int best = sampler_.draw(log_p, columns, 1, 0, 1.0, 0.0,
+    const int best = sampler_.draw(log_p, columns, 1, 1.0, 1.0, 0.0,
                                    [&](int k) { return !proposable(row, words ? words[k] : k); });
     pool_.push_back({base + log_p[best], row, words ? words[best] : best});
     advancing_.clear();

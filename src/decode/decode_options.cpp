@@ -28,6 +28,12 @@ std::string number_text(double value) {
   return text.str();
 }
 
+// The sampling options' refusal without sampling (CTranslate2 ignores them there).
+std::string sampling_only(const std::string& name) {
+  return "--" + name + " goes with sampling: --sampling-topk 0 (the whole distribution) or K > 1" +
+         (name == "sampling-topp" ? " (--sampling-topp alone no longer samples)" : "");
+}
+
 [[noreturn]] void refuse(const DecodeOptionSpec& spec, const std::string& requirement, double value) {
   throw Error(std::string("--") + spec.name + " must be " + requirement + ", not " + number_text(value));
 }
@@ -58,12 +64,12 @@ const std::vector<DecodeOptionSpec>& decode_option_specs() {
        "output at most F × source tokens (both counting </s>); 0 = 2 × source + 10",
        &BeamOptions::max_length_factor},
       {"sampling-topk", 0, true, 0, kIntMax, false, kTranslate,
-       "sample instead of searching, each next token among the K most probable (0 = all, with --sampling-topp); "
-       "--n-best K gives K samples",
+       "as CTranslate2's sampling_topk: 1 = no sampling (beam search); 0 = sample each next token from the "
+       "whole distribution; K > 1 = among the K most probable; --n-best K gives K samples",
        &BeamOptions::sampling_topk},
-      {"sampling-topp", 0, false, 0, 1, false, kTranslate,
-       "sample instead of searching, each next token among the fewest most probable whose probability sums to at "
-       "least P (1 = the whole distribution; 0 = off)",
+      {"sampling-topp", 0, false, 0.01, 1, false, kTranslate,
+       "as CTranslate2's sampling_topp: with sampling (--sampling-topk 0 or K > 1), draw among the fewest most "
+       "probable tokens whose probability sums to at least P; 1 = no filter",
        &BeamOptions::sampling_topp},
       {"sampling-temperature", 0, false, 0.01, 100, false, kTranslate,
        "with sampling: draw from p^(1/T) (< 1 sharper, > 1 flatter)", &BeamOptions::sampling_temperature},
@@ -148,9 +154,9 @@ bool DecodeOptions::given(std::string_view name) const {
 void DecodeOptions::validate(int max_beam_size) const {
   if (given("normalize") && given("length-penalty-alpha"))
     throw Error("--length-penalty-alpha and --normalize both rank by length: give one");
-  for (const char* name : {"sampling-temperature", "sampling-seed"})
-    if (given(name) && !beam.samples())
-      throw Error(std::string("--") + name + " goes with --sampling-topk or --sampling-topp");
+  // (--sampling-topp first: until 2026-12-07 it sampled alone, and its message says so)
+  for (const char* name : {"sampling-topp", "sampling-temperature", "sampling-seed"})
+    if (given(name) && !beam.samples()) throw Error(sampling_only(name));
   check_beam_options(beam);
   for (const auto& [name, value] : {std::pair{"beam-size", beam.beam_size}, std::pair{"n-best", beam.n_best},
                                     std::pair{"alternatives", beam.alternatives}})
@@ -162,8 +168,9 @@ void DecodeOptions::validate(int max_beam_size) const {
 void check_beam_options(const BeamOptions& options) {
   for (const DecodeOptionSpec& spec : decode_option_specs())
     if (!(spec.optional && spec.value(options) < 0)) spec.check(spec.value(options));  // < 0: off
+  if (options.sampling_topp < 1 && !options.samples()) throw Error(sampling_only("sampling-topp"));
   if (options.alternatives > 0 && options.samples())
-    throw Error("--alternatives and sampling (--sampling-topk, --sampling-topp) do not combine: give one");
+    throw Error("--alternatives and sampling (--sampling-topk other than 1) do not combine: give one");
   if (options.alternatives > 0 && options.n_best > 0)
     throw Error("--alternatives K gives K translations of each sentence: drop --n-best");
   if (options.n_best > options.beam_size && !options.samples())  // sampling: n_best samples, no beam

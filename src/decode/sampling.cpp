@@ -47,7 +47,7 @@ void BeamSearch<T>::lane_candidates(const Sentence& s, int first_row, bool word_
     const double u = greedy ? 0.0
                             : sampling_uniform(static_cast<uint64_t>(options_.sampling_seed), s.key,
                                                static_cast<uint64_t>(lane), static_cast<uint64_t>(s.steps));
-    const int k = greedy ? sampler_.draw(log_p, columns, 1, 0, 1.0, u, excluded)
+    const int k = greedy ? sampler_.draw(log_p, columns, 1, 1.0, 1.0, u, excluded)
                          : sampler_.draw(log_p, columns, options_.sampling_topk, options_.sampling_topp,
                                          options_.sampling_temperature, u, excluded);
     heap_.push_back({s.live[i].log_prob + log_p[k], row, words ? words[k] : k, lane});

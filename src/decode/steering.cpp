@@ -109,7 +109,7 @@ void check_sentence_steering(const SentenceSteering& steering) {
 
 void check_constraints_allowed(const BeamOptions& beam) {
   if (beam.samples() || beam.alternatives > 0)
-    throw Error("constraints need beam search: not with sampling (--sampling-topk, --sampling-topp) or --alternatives");
+    throw Error("constraints need beam search: not with sampling (--sampling-topk other than 1) or --alternatives");
 }
 
 std::vector<LineSteering> json_input_lines(std::vector<std::string>& lines, const std::string& file,

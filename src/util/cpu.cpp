@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -111,6 +112,12 @@ int set_threads(int requested) {
     throw Error("--threads must be at most " + std::to_string(kMaxThreads) + ", not " + std::to_string(requested) +
                 " (this machine runs " + std::to_string(hardware) + " threads at once)");
   int threads = requested > 0 ? requested : hardware;
+  if (requested == 0)
+    if (const char* env = std::getenv("OMP_NUM_THREADS"); env && *env) {
+      char* end = nullptr;
+      const long n = std::strtol(env, &end, 10);  // "4" or "4,2" (nested levels: the first)
+      if (end != env && (*end == '\0' || *end == ',') && n > 0) threads = static_cast<int>(std::min<long>(n, kMaxThreads));
+    }
   if (threads > kThreadsPerCore * hardware) {
     threads = kThreadsPerCore * hardware;
     std::cerr << "rnnsearch: --threads " << requested << " is more than " << kThreadsPerCore

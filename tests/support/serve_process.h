@@ -26,11 +26,18 @@ namespace rnnsearch::test {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-// `rnnsearch serve ARGS` in the background, its stderr in a file; the port it announces.
+// `rnnsearch serve ARGS` in the background, its stderr in a file; the port it announces. With
+// --threads 1 unless ARGS give --threads or `default_threads` asks for serve's own default (one
+// decoding thread per core, OMP_NUM_THREADS unset): the tests that count steps and batches
+// were written for one search, and the suite runs two tests at once.
 class Server {
  public:
-  Server(const TempDir& dir, const std::string& arguments) : log_(dir.path("serve-" + std::to_string(++count_) + ".log")) {
-    const std::string command = "exec " + std::string(RNNSEARCH_BINARY) + " serve --port 0 " + arguments + " 2>" + log_;
+  Server(const TempDir& dir, const std::string& arguments, bool default_threads = false)
+      : log_(dir.path("serve-" + std::to_string(++count_) + ".log")) {
+    const std::string threads =
+        default_threads || arguments.find("--threads") != std::string::npos ? "" : "--threads 1 ";
+    const std::string command = "exec " + std::string(default_threads ? "env -u OMP_NUM_THREADS " : "") +
+                                std::string(RNNSEARCH_BINARY) + " serve --port 0 " + threads + arguments + " 2>" + log_;
     pid_ = fork();
     if (pid_ == 0) {
       execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));

@@ -84,13 +84,14 @@ struct BeamOptions {
   double word_penalty = 0;           // subtracted from the score per output token (Marian's --word-penalty)
   double length_penalty_alpha = -1;  // α ≥ 0: GNMT's lp instead of length^normalize; < 0: off
   double coverage_penalty = 0;       // β ≥ 0
-  // Sampling instead of search (decode/sampling.h), off by default: with K > 0 or P > 0 each
-  // sentence gets max(n_best, 1) samples (beam_size is not read).
-  int sampling_topk = 0;             // K: draw among the K most probable tokens (0: all)
-  double sampling_topp = 0;          // P in (0, 1]: among the nucleus of mass P (0: off)
+  // Sampling instead of search (decode/sampling.h), with CTranslate2's sampling_topk and
+  // sampling_topp values: off by default (K = 1); with K = 0 or K > 1 each sentence gets
+  // max(n_best, 1) samples (beam_size is not read).
+  int sampling_topk = 1;             // K: 1 = no sampling; 0 = draw among all tokens; else the K most probable
+  double sampling_topp = 1;          // P in (0, 1]: when sampling, among the nucleus of mass P (1: no filter)
   double sampling_temperature = 1;   // T > 0: log p / T
   int sampling_seed = 1;             // with the sentence's key, the draws' seed
-  bool samples() const { return sampling_topk > 0 || sampling_topp > 0; }
+  bool samples() const { return sampling_topk != 1; }
   // Alternatives instead of search, off by default: with K > 0 each sentence gets the K most
   // probable tokens after its target prefix, each completed greedily (beam_size is not read).
   int alternatives = 0;

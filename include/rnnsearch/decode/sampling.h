@@ -1,12 +1,13 @@
 #pragma once
 // Sampling instead of search (translate --sampling-topk K / --sampling-topp P /
-// --sampling-temperature T / --sampling-seed S; CTranslate2's sampling_topk, sampling_topp and
-// sampling_temperature, fairseq's --sampling-topk, --sampling-topp and --temperature). Each of
-// a sentence's n-best samples draws its next token w from
+// --sampling-temperature T / --sampling-seed S, with the values of CTranslate2's sampling_topk,
+// sampling_topp and sampling_temperature: K = 1 searches, K = 0 samples all tokens; fairseq's
+// --sampling-topk, --sampling-topp and --temperature). Each of a sentence's n-best samples
+// draws its next token w from
 //
 //   q(w) ∝ exp(log p(w | y_<t, x) / T)     over the candidates C:
-//   C = the K most probable tokens (K > 0), or all; then, with 0 < P < 1, the fewest of C, most
-//       probable first, whose q sums to at least P (nucleus sampling, Holtzman et al. 2020)
+//   C = the K most probable tokens (K > 1), or all (K = 0); then, with P < 1, the fewest of C,
+//       most probable first, whose q sums to at least P (nucleus sampling, Holtzman et al. 2020)
 //
 // and a sample ends at </s> or the length limit, as a hypothesis does. Its log-probability and
 // score are the model's (log p, not log q), ranked as beam output is.
@@ -95,7 +96,7 @@ int TokenSampler::draw(const T* log_p, int n, int topk, double topp, double temp
       if (!in_head(k, lp) && !excluded(k)) total += q(lp);
     }
   // 3. The nucleus: the fewest most probable whose mass reaches P.
-  if (topp > 0 && topp < 1) {
+  if (topp < 1) {
     if (rest && head_mass < topp * total) {  // beyond the head: the kWide most probable, else all
       head_.clear();
       for (int k = 0; k < n; ++k)

@@ -40,8 +40,9 @@ const CpuFeatures& cpu_features();
 // One line for logs and tools: "avx2 fma (RNNSEARCH_CPU=avx2)", "avx512 avx512_bf16 ...".
 std::string describe(const CpuFeatures& features);
 
-// --threads N (0 = all cores) applied to OpenMP in the calling thread; returns the number
-// used. More than kThreadsPerCore × the hardware threads this process may run on only adds
+// --threads N applied to OpenMP in the calling thread; returns the number used. N = 0, every
+// command's and Python's default: OpenMP's own default, OMP_NUM_THREADS when it is set to a
+// whole number > 0 (its first one), else a thread per core this process may run on. More than kThreadsPerCore × the hardware threads this process may run on only adds
 // waiting (each thread decodes or trains its own share), so such an N is capped there, with
 // a warning on stderr; above kMaxThreads (the runtime fails to create tens of thousands of
 // threads, and each holds its own workspaces) it is refused. Throws rnnsearch::Error if
