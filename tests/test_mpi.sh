@@ -368,8 +368,12 @@ echo "test_mpi: ranks with another command line, corpus or thread count are refu
 
 # 6. The MPI library is the module's alone (src/util/mpi_runtime.cpp): a plain run loads none,
 #    and a binary copied away from its module says so under mpirun.
-if ldd "$bin" | grep -q 'libmpi'; then fail "rnnsearch links the MPI library: every plain run would load it"; fi
-ldd "$(dirname "$bin")/librnnsearch_mpi.so" | grep -q 'libmpi' || fail "librnnsearch_mpi.so does not link the MPI library"
+# (ldd's output kept first: grep -q stops at the first match, and under pipefail ldd's SIGPIPE
+# would count as a failure.)
+libraries=$(ldd "$bin")
+if grep -q 'libmpi' <<<"$libraries"; then fail "rnnsearch links the MPI library: every plain run would load it"; fi
+libraries=$(ldd "$(dirname "$bin")/librnnsearch_mpi.so")
+grep -q 'libmpi' <<<"$libraries" || fail "librnnsearch_mpi.so does not link the MPI library"
 mkdir -p "$work/alone"
 cp "$bin" "$work/alone/rnnsearch"
 if "$mpirun" -np 1 "$work/alone/rnnsearch" bleu --help > /dev/null 2> "$work/alone.log"; then
