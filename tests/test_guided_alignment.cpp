@@ -20,15 +20,17 @@
 namespace rnnsearch {
 namespace {
 
-using Links = std::vector<std::pair<int, int>>;
+using Links = std::vector<WordLink>;
 
+// Guided alignment reads its links with the one Pharaoh reader (text/pharaoh.h): in the
+// line's order, repeats kept.
 TEST(WordLinks, ParsesPharaohLines) {
-  EXPECT_EQ(parse_word_links("0-0 2-1 1-3\r"), (Links{{0, 0}, {2, 1}, {1, 3}}));
-  EXPECT_EQ(parse_word_links("  10-2\t3-0 "), (Links{{10, 2}, {3, 0}}));
-  EXPECT_TRUE(parse_word_links("").empty());
-  for (const std::string bad : {"0-", "-1", "1-2-3", "a-b", "0p1", "1--2", "0-1x"})
-    EXPECT_EQ(test::error_of([&] { parse_word_links("0-0 " + bad); }),
-              "'" + bad + "' is not a link i-j (0-based word positions)");
+  EXPECT_EQ(parse_pharaoh_line("0-0 2-1 1-3\r"), (Links{{0, 0}, {2, 1}, {1, 3}}));
+  EXPECT_EQ(parse_pharaoh_line("  10-2\t3-0 3-0 "), (Links{{10, 2}, {3, 0}, {3, 0}}));
+  EXPECT_TRUE(parse_pharaoh_line("").empty());
+  for (const std::string bad : {"0-", "-1", "1-2-3", "a-b", "0p1", "1--2", "0-1x", "0--0", "+1-2"})
+    EXPECT_EQ(test::error_of([&] { parse_pharaoh_line("0-0 " + bad); }),
+              "bad link '" + bad + "' (expected SOURCE-TARGET, 0-based word positions, as 0-0 1-2)");
 }
 
 // Words cut into pieces: source "a b c" as a | b1 b2 | c, target "x y" as x1 x2 | y.
@@ -77,7 +79,7 @@ TEST_F(GuidedCorpus, BadLinksNameTheFileAndLine) {
   EXPECT_EQ(test::error_of([&] { read("0-0\n0-5\n\n\n0-0\n"); }),
             links + ":2: link 0-5 is outside the sentence (5 source and 3 target words)");
   EXPECT_EQ(test::error_of([&] { read("0-0\n0-0\n\n\n0:0\n"); }),
-            links + ":5: '0:0' is not a link i-j (0-based word positions)");
+            links + ":5: bad link '0:0' (expected SOURCE-TARGET, 0-based word positions, as 0-0 1-2)");
   EXPECT_EQ(test::error_of([&] { read("0-0\n"); }),
             src + " and " + links + " differ in length: " + src + " has more lines than " + links + " (line 2)");
 }

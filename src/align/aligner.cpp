@@ -1,24 +1,12 @@
 #include "rnnsearch/align/aligner.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 
 #include "rnnsearch/error.h"
-#include "rnnsearch/output/alignment.h"
 
 namespace rnnsearch::align {
 
 namespace {
-
-const char* kMethods = "argmax, threshold:X, average or average-threshold:X (0 < X <= 1)";
-
-// The mean of two matrices of one shape.
-Alignment mean(const Alignment& a, const Alignment& b) {
-  Alignment m = a;
-  for (size_t k = 0; k < m.weights.size(); ++k) m.weights[k] = 0.5f * (a.weights[k] + b.weights[k]);
-  return m;
-}
 
 bool same_shape(const Alignment& a, const Alignment& b) { return a.rows == b.rows && a.cols == b.cols; }
 
@@ -33,97 +21,6 @@ ScorerOptions scorer_options(const AlignerOptions& options) {
 }
 
 }  // namespace
-
-AlignMethod parse_align_method(const std::string& name) {
-  AlignMethod method;
-  std::string rest = name;
-  if (rest == "average") {
-    method.average = true;
-    return method;
-  }
-  if (rest.rfind("average-", 0) == 0) {
-    method.average = true;
-    rest = rest.substr(8);
-  }
-  if (rest == "argmax" && !method.average) return method;
-  if (rest.rfind("threshold:", 0) == 0) {
-    const std::string number = rest.substr(10);
-    char* end = nullptr;
-    method.threshold = true;
-    method.weight = std::strtod(number.c_str(), &end);
-    if (!number.empty() && end == number.c_str() + number.size() && method.weight > 0 && method.weight <= 1)
-      return method;
-  }
-  throw Error("--method must be " + std::string(kMethods) + ", not '" + name + "'");
-}
-
-std::string align_method_name(const AlignMethod& method) {
-  if (!method.threshold) return method.average ? "average" : "argmax";
-  char weight[32];
-  std::snprintf(weight, sizeof weight, "%g", method.weight);
-  return std::string(method.average ? "average-" : "") + "threshold:" + weight;
-}
-
-// argmax is the hard alignment `score --alignment hard` prints (output/alignment.h), less its
-// pairs on the source </s> column.
-Links read_links(const Alignment& attention, const AlignMethod& method) {
-  Links links;
-  const int source_words = attention.cols - 1, target_words = attention.rows - 1;
-  if (!method.threshold) {
-    for (const auto& [source, target] : hard_alignment(attention))
-      if (source < source_words) links.push_back({source, target});
-    return sorted_links(std::move(links));
-  }
-  for (int j = 0; j < source_words; ++j)
-    for (int i = 0; i < target_words; ++i)
-      if (attention.at(i, j) >= method.weight) links.push_back({j, i});
-  return links;
-}
-
-Alignment transposed(const Alignment& attention) {
-  Alignment t{attention.cols, attention.rows, std::vector<float>(attention.weights.size())};
-  for (int i = 0; i < attention.rows; ++i)
-    for (int j = 0; j < attention.cols; ++j) t.weights[static_cast<size_t>(j) * t.cols + i] = attention.at(i, j);
-  return t;
-}
-
-Links swapped(const Links& links) {
-  Links other;
-  for (const Link& l : links) other.push_back({l.target, l.source});
-  return sorted_links(std::move(other));
-}
-
-Links pair_links(const Alignment& forward, const Alignment* reverse, const AlignMethod& method,
-                 std::optional<Symmetrization> symmetrize) {
-  if (!reverse) return read_links(forward, method);
-  if (method.average) return read_links(mean(forward, transposed(*reverse)), method);
-  return align::symmetrize(read_links(forward, method), swapped(read_links(*reverse, method)), forward.cols - 1,
-                           forward.rows - 1, *symmetrize);
-}
-
-void split_parallel_line(const std::string& line, std::string& source, std::string& target, const std::string& file,
-                         size_t line_number) {
-  const auto space = [&](size_t at) { return line[at] == ' ' || line[at] == '\t'; };
-  for (size_t at = line.find("|||"); at != std::string::npos; at = line.find("|||", at + 1)) {
-    if ((at > 0 && !space(at - 1)) || (at + 3 < line.size() && !space(at + 3))) continue;
-    source = line.substr(0, at);
-    target = line.substr(at + 3);
-    return;
-  }
-  throw Error(located(file, line_number, "no ' ||| ' between source and target (expected SOURCE ||| TARGET)"));
-}
-
-std::optional<Symmetrization> resolved_symmetrization(bool two_models, const AlignMethod& method,
-                                                      std::optional<Symmetrization> symmetrize) {
-  if (!two_models && method.average)
-    throw Error("--method " + align_method_name(method) + " averages two models' attention: give --reverse-model");
-  if (!two_models && symmetrize) throw Error("--symmetrize combines the links of two models: give --reverse-model");
-  if (method.average && symmetrize)
-    throw Error("--method " + align_method_name(method) +
-                " reads one matrix of both models, --symmetrize combines their links: give one");
-  if (two_models && !method.average && !symmetrize) return Symmetrization::grow_diag_final_and;
-  return symmetrize;
-}
 
 Aligner::Aligner(const std::vector<Model>& forward, const std::vector<Model>& reverse, const AlignerOptions& options)
     : options_(options) {

@@ -1,48 +1,11 @@
 #include "rnnsearch/align/links.h"
 
 #include <algorithm>
-#include <charconv>
 #include <set>
 
 #include "rnnsearch/error.h"
 
 namespace rnnsearch::align {
-
-namespace {
-
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
-
-// A position: decimal digits only (no sign), within int.
-bool parse_position(std::string_view digits, int& value) {
-  if (digits.empty() || digits.front() < '0' || digits.front() > '9') return false;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  return error == std::errc() && end == digits.data() + digits.size();
-}
-
-// "SOURCE<separator>TARGET" for one of `separators`, which it returns in *separator.
-bool parse_link(std::string_view token, std::string_view separators, Link& link, char* separator) {
-  const size_t at = token.find_first_of(separators);
-  if (at == std::string_view::npos) return false;
-  *separator = token[at];
-  return parse_position(token.substr(0, at), link.source) && parse_position(token.substr(at + 1), link.target);
-}
-
-}  // namespace
-
-std::vector<std::string_view> white_space_tokens(std::string_view text) {
-  std::vector<std::string_view> tokens;
-  for (size_t at = 0; at < text.size();) {
-    if (is_space(text[at])) {
-      ++at;
-      continue;
-    }
-    size_t end = at;
-    while (end < text.size() && !is_space(text[end])) ++end;
-    tokens.push_back(text.substr(at, end - at));
-    at = end;
-  }
-  return tokens;
-}
 
 Links sorted_links(Links links) {
   std::sort(links.begin(), links.end());
@@ -51,16 +14,11 @@ Links sorted_links(Links links) {
 }
 
 Links parse_pharaoh(std::string_view text, const std::string& file, size_t line) {
-  Links links;
-  for (std::string_view token : white_space_tokens(text)) {
-    Link link;
-    char separator = 0;
-    if (!parse_link(token, "-", link, &separator))
-      throw Error(located(file, line, "bad link '" + std::string(token) +
-                                          "' (expected SOURCE-TARGET, 0-based word positions, as 0-0 1-2)"));
-    links.push_back(link);
+  try {
+    return sorted_links(parse_pharaoh_line(text));
+  } catch (const Error& e) {
+    throw Error(located(file, line, e.what()));
   }
-  return sorted_links(std::move(links));
 }
 
 GoldLinks parse_gold(std::string_view text, bool zero_based, const std::string& file, size_t line) {
@@ -69,7 +27,7 @@ GoldLinks parse_gold(std::string_view text, bool zero_based, const std::string& 
   for (std::string_view token : white_space_tokens(text)) {
     Link link;
     char separator = 0;
-    if (!parse_link(token, "-p", link, &separator))
+    if (!parse_word_link(token, "-p", link, &separator))
       throw Error(located(file, line, "bad link '" + std::string(token) + "' (expected i-j for a sure link or ipj for a "
                                           "possible one, " + (zero_based ? "0-based)" : "1-based)")));
     if (link.source < first || link.target < first)
@@ -83,15 +41,6 @@ GoldLinks parse_gold(std::string_view text, bool zero_based, const std::string& 
   gold.sure = sorted_links(std::move(gold.sure));
   gold.possible = sorted_links(std::move(gold.possible));
   return gold;
-}
-
-std::string pharaoh_text(const Links& links) {
-  std::string text;
-  for (const Link& link : links) {
-    if (!text.empty()) text += ' ';
-    text += std::to_string(link.source) + "-" + std::to_string(link.target);
-  }
-  return text;
 }
 
 Symmetrization parse_symmetrization(const std::string& name) {

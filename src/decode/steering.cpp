@@ -1,12 +1,12 @@
 #include "rnnsearch/decode/steering.h"
 
 #include <algorithm>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "rnnsearch/decode/beam_search.h"
 #include "rnnsearch/error.h"
+#include "rnnsearch/text/pharaoh.h"
 #include "rnnsearch/text/tokenizer.h"
 #include "rnnsearch/text/vocab.h"
 
@@ -20,9 +20,8 @@ bool blank(const std::string& line) { return line.find_first_not_of(" \t\r") == 
 
 // The words of a phrase (split at white space): what "holds as whole words" compares.
 std::vector<std::string> words_of(const std::string& phrase) {
-  std::istringstream in(phrase);
   std::vector<std::string> words;
-  for (std::string word; in >> word;) words.push_back(word);
+  for (std::string_view word : white_space_tokens(phrase)) words.emplace_back(word);
   return words;
 }
 

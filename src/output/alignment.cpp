@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rnnsearch/error.h"
+#include "rnnsearch/text/pharaoh.h"
 
 namespace rnnsearch {
 
@@ -68,12 +69,9 @@ std::vector<std::pair<int, int>> hard_alignment(const Alignment& alignment, bool
 }
 
 std::string pharaoh_alignment(const Alignment& alignment, bool include_eos) {
-  std::string text;
-  for (const auto& [source, target] : hard_alignment(alignment, include_eos)) {
-    if (!text.empty()) text += ' ';
-    text += std::to_string(source) + "-" + std::to_string(target);
-  }
-  return text;
+  std::vector<WordLink> links;
+  for (const auto& [source, target] : hard_alignment(alignment, include_eos)) links.push_back({source, target});
+  return pharaoh_text(links);
 }
 
 bool parse_alignment_units(const std::string& name) {

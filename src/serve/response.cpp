@@ -3,11 +3,11 @@
 #include "rnnsearch/serve/response.h"
 
 #include <cmath>
-#include <sstream>
 
 #include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/kernels/precision.h"
+#include "rnnsearch/output/alignment.h"
 #include "rnnsearch/output/heatmap.h"
 #include "rnnsearch/output/output.h"
 #include "rnnsearch/serve/service.h"
@@ -44,14 +44,11 @@ ordered_json decode_options_json() {
   return options;
 }
 
-// Pharaoh "s-t s-t" (what `translate --alignment hard` prints) as [[s, t], ...].
-ordered_json pairs_of(const std::string& pharaoh) {
+// The hard alignment (the pairs `translate --alignment hard` prints, </s> row excluded) as
+// [[s, t], ...].
+ordered_json pairs_of(const Alignment& alignment) {
   ordered_json pairs = ordered_json::array();
-  std::istringstream in(pharaoh);
-  for (std::string pair; in >> pair;) {
-    const size_t dash = pair.find('-');
-    pairs.push_back({std::stoi(pair.substr(0, dash)), std::stoi(pair.substr(dash + 1))});
-  }
+  for (const auto& [source, target] : hard_alignment(alignment)) pairs.push_back({source, target});
   return pairs;
 }
 
@@ -60,7 +57,7 @@ ordered_json pairs_of(const std::string& pharaoh) {
 ordered_json record_fields(const TranslationRecord& record, AlignmentFormat format) {
   ordered_json fields = record_object(record);
   if (format == AlignmentFormat::hard)
-    fields["alignment"] = pairs_of(alignment_text(record.alignment, AlignmentFormat::hard));
+    fields["alignment"] = pairs_of(record.alignment);
   else if (format == AlignmentFormat::none)
     fields.erase("alignment");
   return fields;

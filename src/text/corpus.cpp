@@ -37,7 +37,7 @@ std::vector<int> pair_piece_links(const std::string& links_line, const std::vect
   const size_t tgt_joined = join_pieces(tgt_pieces, tgt_identity, &tgt_word_of_piece).size();
   if (src_joined != src_words || tgt_joined != tgt_words)
     throw Error("the pair's subword pieces join into other words than its tokens");
-  return piece_links(parse_word_links(links_line), src_word_of_piece, static_cast<int>(src_words), tgt_word_of_piece,
+  return piece_links(parse_pharaoh_line(links_line), src_word_of_piece, static_cast<int>(src_words), tgt_word_of_piece,
                      static_cast<int>(tgt_words));
 }
 

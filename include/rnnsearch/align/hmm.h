@@ -30,7 +30,7 @@
 // Reading: the posterior p(a_j = i | s, t) of every target word j and source word i, a
 // (J + 1) × (I + 1) matrix laid out as the attention the Aligner reads (rows the target words
 // and an empty last row, columns the source words and ∅ last), so links come off it with the
-// same --method and --symmetrize (align/aligner.h). Words are cut at white space, lowercased
+// same --method and --symmetrize (align/reading.h). Words are cut at white space, lowercased
 // (Unicode) and cut to their first HmmOptions::stem characters before they are counted: a
 // crude stemmer that lets "Kommission" and "Kommissionen" share their counts, which a corpus
 // of a few ten thousand pairs needs (docs/aligning.md measures it).
@@ -39,7 +39,7 @@
 #include <string>
 #include <vector>
 
-#include "rnnsearch/align/aligner.h"
+#include "rnnsearch/align/reading.h"
 #include "rnnsearch/decode/hypothesis.h"
 
 namespace rnnsearch::align {

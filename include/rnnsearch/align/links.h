@@ -12,19 +12,17 @@
 // Plain data and pure functions; errors are rnnsearch::Error with the file and line given.
 #include <string>
 #include <string_view>
-#include <tuple>
 #include <vector>
+
+#include "rnnsearch/text/pharaoh.h"
 
 namespace rnnsearch::align {
 
-struct Link {
-  int source = 0, target = 0;  // 0-based word positions
-  friend bool operator<(const Link& a, const Link& b) {
-    return std::tie(a.source, a.target) < std::tie(b.source, b.target);
-  }
-  friend bool operator==(const Link& a, const Link& b) { return a.source == b.source && a.target == b.target; }
-  friend bool operator!=(const Link& a, const Link& b) { return !(a == b); }
-};
+// A (source, target) link of 0-based word positions; Pharaoh text is read and written by
+// text/pharaoh.h, the one reader and writer (white_space_tokens, pharaoh_text are its).
+using Link = WordLink;
+using rnnsearch::pharaoh_text;
+using rnnsearch::white_space_tokens;
 
 // One sentence pair's links, sorted by source then target position, each once (what every
 // function here returns; sorted_links makes any list so).
@@ -37,17 +35,11 @@ struct GoldLinks {
   Links sure, possible;
 };
 
-// The white-space separated tokens of a line (ASCII white space): the words links count.
-std::vector<std::string_view> white_space_tokens(std::string_view text);
-
-// One line of Pharaoh links, 0-based "i-j" separated by white space. `file` and `line`
-// (1-based) place the error: "FILE:LINE: bad link 'x' (expected ...)".
+// One line of Pharaoh links (text/pharaoh.h's parse_pharaoh_line), sorted, each once. `file`
+// and `line` (1-based) place the error: "FILE:LINE: bad link 'x' (expected ...)".
 Links parse_pharaoh(std::string_view text, const std::string& file, size_t line);
 // One line of a gold file: "i-j" sure, "ipj" possible, 1-based unless zero_based.
 GoldLinks parse_gold(std::string_view text, bool zero_based, const std::string& file, size_t line);
-// "0-0 1-2 2-1" in the links' order; "" for none.
-std::string pharaoh_text(const Links& links);
-
 enum class Symmetrization { intersect, union_, grow_diag, grow_diag_final, grow_diag_final_and };
 // "intersect", "union", "grow-diag", "grow-diag-final" or "grow-diag-final-and" (throws
 // rnnsearch::Error naming the choices).

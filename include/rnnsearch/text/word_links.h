@@ -6,21 +6,17 @@
 //
 // The model sees subword pieces, so a word link becomes the links of every piece of its
 // target word to every piece of its source word (Marian's mapping for subword models).
-#include <string>
-#include <string_view>
-#include <utility>
+// A line is read by text/pharaoh.h's parse_pharaoh_line (in the line's order, repeats kept).
 #include <vector>
 
-namespace rnnsearch {
+#include "rnnsearch/text/pharaoh.h"
 
-// (source word, target word) pairs of one Pharaoh line, in the line's order. Throws
-// rnnsearch::Error naming the first token that is not "i-j" with whole numbers.
-std::vector<std::pair<int, int>> parse_word_links(std::string_view line);
+namespace rnnsearch {
 
 // The piece links of word links, as flat pairs [source piece, target piece, ...], sorted and
 // without repeats. *_word_of_piece: each piece's word (join_pieces), *_words the sentence's
 // word counts. Throws rnnsearch::Error naming a link outside the sentence.
-std::vector<int> piece_links(const std::vector<std::pair<int, int>>& word_links, const std::vector<int>& src_word_of_piece,
+std::vector<int> piece_links(const std::vector<WordLink>& word_links, const std::vector<int>& src_word_of_piece,
                              int src_words, const std::vector<int>& tgt_word_of_piece, int tgt_words);
 
 }  // namespace rnnsearch
