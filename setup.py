@@ -32,13 +32,23 @@ class CMakeBuild(build_ext):
     def build_extension(self, ext):
         if not shutil.which("cmake"):
             raise RuntimeError("building rnnsearch needs cmake and the libraries of scripts/setup.sh")
-        build_dir = os.path.abspath(os.path.join(self.build_temp, "cmake"))
-        # A unity build: compiled once, never edited here, so eight sources to a file
-        # (docs/building.md § Build time); CMAKE_ARGS="-DCMAKE_UNITY_BUILD=OFF" overrides it.
-        configure = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_UNITY_BUILD=ON",
-                     "-DRNNSEARCH_BUILD_TESTS=OFF", "-DPython3_EXECUTABLE=" + sys.executable]
-        configure += shlex.split(os.environ.get("CMAKE_ARGS", ""))
-        subprocess.run(configure, check=True)
+        # RNNSEARCH_BUILD_DIR: a build folder of this tree already configured with the module
+        # (scripts/build.sh's build/, for the same Python), whose module is packaged after
+        # building what changed, as scripts/test_wheel.sh does after the suite's build; else a
+        # folder of its own is configured.
+        build_dir = os.environ.get("RNNSEARCH_BUILD_DIR")
+        if build_dir:
+            build_dir = os.path.abspath(build_dir)
+            if not os.path.exists(os.path.join(build_dir, "CMakeCache.txt")):
+                raise RuntimeError("RNNSEARCH_BUILD_DIR=%s is not a configured CMake build folder" % build_dir)
+        else:
+            build_dir = os.path.abspath(os.path.join(self.build_temp, "cmake"))
+            # A unity build: compiled once, never edited here, so eight sources to a file
+            # (docs/building.md § Build time); CMAKE_ARGS="-DCMAKE_UNITY_BUILD=OFF" overrides it.
+            configure = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_UNITY_BUILD=ON",
+                         "-DRNNSEARCH_BUILD_TESTS=OFF", "-DPython3_EXECUTABLE=" + sys.executable]
+            configure += shlex.split(os.environ.get("CMAKE_ARGS", ""))
+            subprocess.run(configure, check=True)
         jobs = str(os.cpu_count() or 1)
         subprocess.run(["cmake", "--build", build_dir, "--target", "rnnsearch_python", "-j", jobs], check=True)
         built = [f for f in os.listdir(os.path.join(build_dir, "python")) if f.startswith("rnnsearch") and f.endswith(".so")]

@@ -36,6 +36,7 @@ packages=(
   libzip-dev zlib1g-dev                  # model.npz (zip of .npy) and .gz corpora
   nlohmann-json3-dev                     # config.json, progress.json, JSON output
   # optional from here on
+  ninja-build                            # scripts/test.sh's new build folders (faster than make: docs/building.md)
   libsentencepiece-dev                   # subword units (train --subwords)
   libopenblas-openmp-dev                 # faster matrix products than Eigen's own (build/gemm_bench)
   libdnnl-dev                            # oneDNN: faster float products than OpenBLAS (build/gemm_bench)

@@ -6,8 +6,9 @@
 #              ONEDNN_MAX_CPU_ISA=AVX2), so that a machine with AVX-512, AVX512_BF16 or VNNI also
 #              runs the fallbacks a laptop takes (--precision auto in fp32, bf16 and int8
 #              falling back with a warning)
-#   wheel      pip builds a wheel offline, installs it into a fresh venv, and tests/test_python.py
-#              runs against it outside the tree (scripts/test_wheel.sh)
+#   wheel      pip builds a wheel offline (setup.py, from the module built in build/), installs it
+#              into a fresh venv, and tests/test_python.py runs against it outside the tree
+#              (scripts/test_wheel.sh)
 #   minimal    the suite built with every optional library off (build-minimal/, a unity build:
 #              docs/building.md § Build time): what builds with only Eigen, OpenMP, Boost, ICU,
 #              zlib, libzip and nlohmann-json; tests that need what is off are skipped with the reason
@@ -46,6 +47,10 @@ other_release() {
 }
 
 timed setup scripts/setup.sh
+# Build directories made from nothing here use Ninja (setup.sh installs it), which keeps both
+# cores busy where make's jobs leave one idle (docs/building.md § Build time); a directory made
+# before keeps the generator it was made with (CMake reads CMAKE_GENERATOR only for a new one).
+if command -v ninja >/dev/null; then export CMAKE_GENERATOR=${CMAKE_GENERATOR:-Ninja}; fi
 # The other release's root file system and packages come from the network (debootstrap, apt):
 # made in the background while the stages before it build and test, waited for at its stage.
 if wants trixie; then
@@ -56,7 +61,12 @@ if wants trixie; then
   prepare_pid=$!
   trap 'wait "$prepare_pid" 2>/dev/null || true' EXIT  # never leave it behind, half-made and mounted
 fi
-timed build scripts/build.sh
+# build/ made here from nothing, as in CI's fresh clone, is built once: a unity build, as the
+# other builds made once are; a build/ made before (by quickstart.sh, or by hand for editing:
+# one object per source) keeps its settings.
+unity=()
+[ -f build/CMakeCache.txt ] || unity=(-DCMAKE_UNITY_BUILD=ON)
+timed build scripts/build.sh "${unity[@]}"
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 wants native && timed "native ($cpu)" suite build
 wants fallback && timed "fallback (RNNSEARCH_CPU=avx2 ONEDNN_MAX_CPU_ISA=AVX2)" \

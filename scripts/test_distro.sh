@@ -92,5 +92,5 @@ fi
 [ $# -gt 0 ] || set -- bash -c 'cd build && ctest --output-on-failure -j "$(nproc)"'
 say "$(. "$root/etc/os-release" && echo "$PRETTY_NAME"): setup.sh, build.sh, then $*"
 chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-  LANG=C.UTF-8 TERM=dumb ${CI:+CI=$CI} bash -c 'cd /src/rnnsearch && scripts/setup.sh && scripts/build.sh -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON && exec "$@"' \
+  LANG=C.UTF-8 TERM=dumb ${CI:+CI=$CI} ${CMAKE_GENERATOR:+CMAKE_GENERATOR=$CMAKE_GENERATOR} bash -c 'cd /src/rnnsearch && scripts/setup.sh && scripts/build.sh -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON && exec "$@"' \
   bash "$@"

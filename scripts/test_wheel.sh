@@ -12,7 +12,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 python=/usr/bin/python3  # Debian's, for which setup.sh installs numpy, pytest, setuptools and wheel
 "$python" -m venv --system-site-packages --without-pip "$work/build-env"
-"$work/build-env/bin/python" -m pip wheel --quiet --no-build-isolation --no-deps --no-index -w "$work/dist" "$root"
+# The module is the one scripts/build.sh built in build/ (setup.py's RNNSEARCH_BUILD_DIR): the
+# suite's build compiled it, so it is not compiled a second time; plain `pip install .`
+# configures a build folder of its own.
+RNNSEARCH_BUILD_DIR="$root/build" \
+  "$work/build-env/bin/python" -m pip wheel --quiet --no-build-isolation --no-deps --no-index -w "$work/dist" "$root"
 wheel=$(ls "$work"/dist/rnnsearch-*.whl)
 echo "test_wheel.sh: built $(basename "$wheel")"
 "$python" -m venv --system-site-packages --without-pip "$work/env"
