@@ -184,6 +184,30 @@ TEST(AlignReading, ArgmaxAndThresholdNeverLinkEndOfSentence) {
   EXPECT_EQ(align::pharaoh_text(align::swapped(align::read_links(t, align::parse_align_method("argmax")))), "1-2");
 }
 
+// Its columns: a → </s> (0.9: no link), b → z (0.4); a column whose best weight is below
+// kColumnFloor links nothing. One matrix with --symmetrize: its rows' argmax (0-0 0-2) and
+// its columns' (1-2) are the two directions.
+TEST(AlignReading, OneMatrixReadBothWaysIsSymmetrized) {
+  EXPECT_EQ(align::pharaoh_text(align::column_links(attention())), "1-2");
+  const Alignment faint{2, 3, {0.05f, 0.5f, 0.45f, 0.05f, 0.5f, 0.45f}};  // a's best weight 0.05, b's 0.5 (the topmost)
+  EXPECT_EQ(align::pharaoh_text(align::column_links(faint)), "1-0");
+  const align::AlignMethod argmax = align::parse_align_method("argmax");
+  const auto links = [&](std::optional<Symmetrization> how) {
+    return align::pharaoh_text(align::pair_links(attention(), nullptr, argmax, how));
+  };
+  EXPECT_EQ(links(std::nullopt), "0-0 0-2");  // rows only, as before
+  EXPECT_EQ(links(Symmetrization::intersect), "");
+  EXPECT_EQ(links(Symmetrization::union_), "0-0 0-2 1-2");
+  // grow-diag-final-and: nothing to grow from an empty intersection; then each link whose two
+  // words are both unaligned, rows first: 0-0, not 0-2 (a is taken), 1-2
+  EXPECT_EQ(links(Symmetrization::grow_diag_final_and), "0-0 1-2");
+  // two models averaged, then read both ways: the mean of the matrix and itself is the matrix
+  const Alignment reverse = align::transposed(attention());
+  EXPECT_EQ(align::pharaoh_text(align::pair_links(attention(), &reverse, align::parse_align_method("average"),
+                                                  Symmetrization::union_)),
+            "0-0 0-2 1-2");
+}
+
 TEST(AlignReading, MethodNames) {
   for (const char* name : {"argmax", "threshold:0.3", "average", "average-threshold:0.25", "threshold:1"})
     EXPECT_EQ(align::align_method_name(align::parse_align_method(name)), name);
@@ -220,10 +244,20 @@ TEST(AlignReading, SymmetrizationIsResolvedForOneModelOrTwo) {
   EXPECT_FALSE(align::resolved_symmetrization(false, argmax, std::nullopt));
   EXPECT_EQ(error_of([&] { align::resolved_symmetrization(false, average, std::nullopt); }),
             "--method average averages two models' attention: give --reverse-model");
-  EXPECT_EQ(error_of([&] { align::resolved_symmetrization(false, argmax, Symmetrization::intersect); }),
-            "--symmetrize combines the links of two models: give --reverse-model");
-  EXPECT_EQ(error_of([&] { align::resolved_symmetrization(true, average, Symmetrization::intersect); }),
-            "--method average reads one matrix of both models, --symmetrize combines their links: give one");
+  // one matrix (one model's, or the average of two) read both ways by argmax
+  EXPECT_EQ(align::resolved_symmetrization(false, argmax, Symmetrization::intersect), Symmetrization::intersect);
+  EXPECT_EQ(align::resolved_symmetrization(true, average, Symmetrization::union_), Symmetrization::union_);
+  const align::AlignMethod threshold = align::parse_align_method("threshold:0.3");
+  EXPECT_EQ(align::resolved_symmetrization(true, threshold, std::nullopt), Symmetrization::grow_diag_final_and);
+  EXPECT_EQ(error_of([&] { align::resolved_symmetrization(false, threshold, Symmetrization::intersect); }),
+            "--symmetrize on one matrix (one model) reads its rows and its columns by argmax, --method threshold:0.3 "
+            "reads its cells: give one");
+  EXPECT_EQ(error_of([&] {
+              align::resolved_symmetrization(true, align::parse_align_method("average-threshold:0.3"),
+                                             Symmetrization::intersect);
+            }),
+            "--symmetrize on one matrix (the two models' average) reads its rows and its columns by argmax, --method "
+            "average-threshold:0.3 reads its cells: give one");
 }
 
 }  // namespace

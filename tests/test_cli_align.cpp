@@ -142,7 +142,7 @@ TEST_F(AlignCli, BadPairsAndOptions) {
   const std::vector<std::pair<std::string, std::string>> refused = {
       {"-i " + write("nosep.bitext", "a ||| x\nb|||y\n"), "nosep.bitext:2: no ' ||| ' between source and target"},
       {"--src " + src() + " --tgt " + tgt() + " --method average", "give --reverse-model"},
-      {"--src " + src() + " --tgt " + tgt() + " --symmetrize union", "give --reverse-model"},
+      {"--src " + src() + " --tgt " + tgt() + " --method threshold:0.2 --symmetrize union", "reads its cells: give one"},
       {"--src " + src() + " --tgt " + tgt() + " --method threshold:0", "--method must be argmax, threshold:X"},
       {"--src " + src() + " --tgt " + tgt() + " --method argmax --symmetrize gdfa", "--symmetrize must be"},
       {"--src " + src() + " -i " + src(), "--src and --tgt go together"},

@@ -541,6 +541,7 @@ class ScoreMatchesCli(unittest.TestCase):
         # (the tiny models attend mostly to </s>, which argmax never links: thresholds give links)
         for kwargs, args in [(dict(method="argmax"), []),
                              (dict(method="threshold:0.1"), ["--method", "threshold:0.1"]),
+                             (dict(symmetrize="union"), ["--symmetrize", "union"]),  # one model's rows and columns
                              (dict(reverse=reverse, symmetrize="union", method="threshold:0.1"),
                               ["--symmetrize", "union", "--method", "threshold:0.1"]),
                              (dict(reverse=reverse, method="threshold:0.1"), ["--method", "threshold:0.1"]),
@@ -555,7 +556,7 @@ class ScoreMatchesCli(unittest.TestCase):
                 self.assertEqual(len([w for w in caught if issubclass(w.category, rnnsearch.InputWarning)]), 3)
                 text = [" ".join("%d-%d" % p for p in a) for a in alignments]
                 self.assertEqual(text, out_lines(stdout))
-                if "threshold" in kwargs["method"]:
+                if "threshold" in kwargs.get("method", ""):
                     self.assertTrue(any(text), "no links at all: the comparison would be empty")
                 lines[tuple(args) + (("reverse",) if "reverse" in kwargs else ())] = text
         # AER of the symmetrized links against the argmax ones as 0-based gold, as align-eval
@@ -570,8 +571,8 @@ class ScoreMatchesCli(unittest.TestCase):
         self.assertEqual(rnnsearch.alignment_error_rate(gold, gold, gold_zero_based=True).aer, 0.0)
         with self.assertRaisesRegex(rnnsearch.Error, "^links:2: bad link 'x'"):
             rnnsearch.alignment_error_rate(["1-1", "1-1"], ["0-0", "x"])
-        with self.assertRaisesRegex(rnnsearch.Error, "give --reverse-model"):
-            translator.align(["a"], ["b"], symmetrize="union")
+        with self.assertRaisesRegex(rnnsearch.Error, "reads its cells: give one"):
+            translator.align(["a"], ["b"], symmetrize="union", method="threshold:0.1")
         with self.assertRaisesRegex(rnnsearch.Error, "--method must be argmax"):
             translator.align(["a"], ["b"], method="maximum")
 

@@ -566,7 +566,8 @@ TEST_F(Serve, AlignEqualsTheCliAlign) {
   const std::vector<std::pair<json, std::string>> cases = {
       {json::object(), ""},  // argmax, grow-diag-final-and
       {{{"method", "threshold:0.1"}, {"symmetrize", "union"}}, "--method threshold:0.1 --symmetrize union"},
-      {{{"method", "average-threshold:0.1"}}, "--method average-threshold:0.1"}};
+      {{{"method", "average-threshold:0.1"}}, "--method average-threshold:0.1"},
+      {{{"method", "average"}, {"symmetrize", "union"}}, "--method average --symmetrize union"}};
   size_t links = 0;
   for (const auto& [fields, options] : cases) {
     SCOPED_TRACE(options);
@@ -587,7 +588,8 @@ TEST_F(Serve, AlignEqualsTheCliAlign) {
   }
   EXPECT_GT(links, 0u) << "no links at all: the comparison would be empty";
   EXPECT_EQ(get(server, "/info").body["reverse_models"].size(), 1u);
-  const Reply both = post(server, "/align", R"({"src": "a", "tgt": "u", "method": "average", "symmetrize": "union"})");
+  const Reply both =
+      post(server, "/align", R"({"src": "a", "tgt": "u", "method": "average-threshold:0.1", "symmetrize": "union"})");
   EXPECT_EQ(both.status, 422) << both.text;
   const Reply bad = post(server, "/align", R"({"src": "a", "tgt": "u", "method": "maximum"})");
   EXPECT_EQ(bad.status, 400);
@@ -604,6 +606,15 @@ TEST_F(Serve, AlignEqualsTheCliAlign) {
   const Reply one = post(alone, "/align", R"({"src": "a b c", "tgt": "u v", "method": "threshold:0.000001"})");
   ASSERT_EQ(one.status, 200) << one.text;
   EXPECT_EQ(one.body["alignments"][0]["links"], json({{0, 0}, {0, 1}, {1, 0}, {1, 1}, {2, 0}, {2, 1}}));
+  // one model with "symmetrize": its matrix read both ways, as align -m M --symmetrize
+  const std::vector<std::string> both_ways =
+      cli_on_pairs(*dir_, "align -m " + model(), kScoreSources, kScoreTargets, "--symmetrize union");
+  json body = {{"src", kScoreSources}, {"tgt", kScoreTargets}, {"symmetrize", "union"}};
+  const Reply read_both_ways = post(alone, "/align", body.dump());
+  ASSERT_EQ(read_both_ways.status, 200) << read_both_ways.text;
+  ASSERT_EQ(read_both_ways.body["alignments"].size(), both_ways.size());
+  for (size_t k = 0; k < both_ways.size(); ++k)
+    EXPECT_EQ(pharaoh_of(read_both_ways.body["alignments"][k]["links"]), both_ways[k]) << k;
   EXPECT_EQ(get(alone, "/info").body["reverse_models"], json::array());
 }
 

@@ -80,10 +80,27 @@ Links swapped(const Links& links) {
   return sorted_links(std::move(other));
 }
 
+Links column_links(const Alignment& attention) {
+  Links links;
+  const int source_words = attention.cols - 1, target_words = attention.rows - 1;
+  for (int j = 0; j < source_words; ++j) {
+    int best = 0;
+    for (int i = 1; i < attention.rows; ++i)
+      if (attention.at(i, j) > attention.at(best, j)) best = i;
+    if (best < target_words && attention.at(best, j) >= kColumnFloor) links.push_back({j, best});
+  }
+  return sorted_links(std::move(links));
+}
+
 Links pair_links(const Alignment& forward, const Alignment* reverse, const AlignMethod& method,
                  std::optional<Symmetrization> symmetrize) {
-  if (!reverse) return read_links(forward, method);
-  if (method.average) return read_links(mean(forward, transposed(*reverse)), method);
+  // One matrix (one model's, or two models' averaged) with --symmetrize: read both ways
+  const auto both_ways = [&](const Alignment& m) {
+    return symmetrize ? align::symmetrize(read_links(m, method), column_links(m), m.cols - 1, m.rows - 1, *symmetrize)
+                      : read_links(m, method);
+  };
+  if (!reverse) return both_ways(forward);
+  if (method.average) return both_ways(mean(forward, transposed(*reverse)));
   return align::symmetrize(read_links(forward, method), swapped(read_links(*reverse, method)), forward.cols - 1,
                            forward.rows - 1, *symmetrize);
 }
@@ -104,10 +121,10 @@ std::optional<Symmetrization> resolved_symmetrization(bool two_models, const Ali
                                                       std::optional<Symmetrization> symmetrize) {
   if (!two_models && method.average)
     throw Error("--method " + align_method_name(method) + " averages two models' attention: give --reverse-model");
-  if (!two_models && symmetrize) throw Error("--symmetrize combines the links of two models: give --reverse-model");
-  if (method.average && symmetrize)
-    throw Error("--method " + align_method_name(method) +
-                " reads one matrix of both models, --symmetrize combines their links: give one");
+  if (symmetrize && method.threshold && (!two_models || method.average))
+    throw Error("--symmetrize on one matrix (" + std::string(two_models ? "the two models' average" : "one model") +
+                ") reads its rows and its columns by argmax, --method " + align_method_name(method) +
+                " reads its cells: give one");
   if (two_models && !method.average && !symmetrize) return Symmetrization::grow_diag_final_and;
   return symmetrize;
 }

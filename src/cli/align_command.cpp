@@ -37,8 +37,10 @@ int align_command(const Args& args) {
        "how links are read off the attention: argmax (each target word to its most attended source word), "
        "threshold:X (every weight >= X), average or average-threshold:X (the two models' matrices averaged first)")
       ("symmetrize", po::value(&symmetrize),
-       "with --reverse-model: intersect, union, grow-diag, grow-diag-final or grow-diag-final-and (the default, "
-       "unless --method average...)")
+       "intersect, union, grow-diag, grow-diag-final or grow-diag-final-and: with --reverse-model, of the two "
+       "models' links (grow-diag-final-and is the default, unless --method average...); with one model or "
+       "--method average, of one matrix read both ways (each target word's most weighted source word, and each "
+       "source word's most weighted target word at weight >= 0.1; by default only the first)")
       ("raw-attention", po::bool_switch(&aopts.raw_attention),
        "read the links off the models' attention even when they have an alignment output (which is read by default)")
       ("max-length", po::value(&aopts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
