@@ -10,7 +10,8 @@
 #   4. a rank that fails alone (its corpus missing, or rank 0 unable to save mid-training)
 #      ends the whole job, non-zero, in seconds;
 #   5. ranks that disagree (command line, corpus, --threads) are refused at start;
-#   6. only the module librnnsearch_mpi.so links the MPI library, and without it mpirun gets an error.
+#   6. only the module librnnsearch_mpi.so links the MPI library; without it, or beside a module of
+#      another build, mpirun gets an error.
 # Usage: tests/test_mpi.sh RNNSEARCH_BINARY MPIRUN
 set -euo pipefail
 bin=$(realpath "$1")
@@ -367,7 +368,8 @@ fi
 echo "test_mpi: ranks with another command line, corpus or thread count are refused"
 
 # 6. The MPI library is the module's alone (src/util/mpi_runtime.cpp): a plain run loads none,
-#    and a binary copied away from its module says so under mpirun.
+#    and a binary copied away from its module, or beside a module of another build, says so
+#    under mpirun.
 # (ldd's output kept first: grep -q stops at the first match, and under pipefail ldd's SIGPIPE
 # would count as a failure.)
 libraries=$(ldd "$bin")
@@ -381,4 +383,15 @@ if "$mpirun" -np 1 "$work/alone/rnnsearch" bleu --help > /dev/null 2> "$work/alo
 fi
 grep -q "the MPI module cannot be loaded: .*librnnsearch_mpi.so" "$work/alone.log" ||
   fail "no error naming the missing module: $(cat "$work/alone.log")"
-echo "test_mpi: a plain run loads no MPI; a binary without its module says so under mpirun"
+# ... and beside a module of another build (its table of another layout), it says so too,
+# without calling into it.
+printf '%s\n' '#include <cstddef>' 'struct Old { int abi; std::size_t size; };' \
+  'static const Old old{0, sizeof(Old)};' 'extern "C" const Old* rnnsearch_mpi_runtime() { return &old; }' \
+  > "$work/old_module.cpp"
+c++ -shared -fPIC -o "$work/alone/librnnsearch_mpi.so" "$work/old_module.cpp"
+if "$mpirun" -np 1 "$work/alone/rnnsearch" bleu --help > /dev/null 2> "$work/old.log"; then
+  fail "a binary beside a module of another build ran under mpirun"
+fi
+grep -q "librnnsearch_mpi.so is of another rnnsearch build" "$work/old.log" ||
+  fail "no error naming the module of another build: $(cat "$work/old.log")"
+echo "test_mpi: a plain run loads no MPI; a binary without its module, or beside another build's, says so under mpirun"

@@ -85,24 +85,34 @@ int g_rank = 0, g_size = 1;
 bool g_serialized = false;  // the MPI provides MPI_THREAD_SERIALIZED
 bool g_one_host = true;
 
-// librnnsearch_mpi.so from the binary's own folder (the build puts it beside rnnsearch).
+[[noreturn]] void module_error(const std::string& problem) {
+  std::fprintf(stderr, "rnnsearch: error: started by mpirun, but the MPI module cannot be loaded: %s\n",
+               problem.c_str());
+  std::exit(2);
+}
+
+// librnnsearch_mpi.so from the binary's own folder (the build puts it beside rnnsearch), never
+// from elsewhere: the working directory is not searched.
 const Runtime* load_runtime() {
-  std::string folder = ".";
   std::vector<char> path(4096);
-  const ssize_t length = readlink("/proc/self/exe", path.data(), path.size() - 1);
-  if (length > 0) {
-    const std::string exe(path.data(), static_cast<size_t>(length));
-    folder = exe.substr(0, exe.rfind('/'));
-  }
-  const std::string module = folder + "/librnnsearch_mpi.so";
+  const ssize_t length = readlink("/proc/self/exe", path.data(), path.size());
+  if (length <= 0 || static_cast<size_t>(length) >= path.size())
+    module_error("the binary's own path cannot be read (/proc/self/exe)");
+  const std::string exe(path.data(), static_cast<size_t>(length));
+  const std::string module = exe.substr(0, exe.rfind('/')) + "/librnnsearch_mpi.so";
   // RTLD_GLOBAL: the MPI's own plugins, loaded by MPI_Init, look for its symbols there.
   void* handle = dlopen(module.c_str(), RTLD_NOW | RTLD_GLOBAL);
   const auto entry = handle ? reinterpret_cast<const Runtime* (*)()>(dlsym(handle, "rnnsearch_mpi_runtime")) : nullptr;
   if (!entry) {
-    std::fprintf(stderr, "rnnsearch: error: started by mpirun, but the MPI module cannot be loaded: %s\n", dlerror());
-    std::exit(2);
+    const char* why = dlerror();
+    module_error(why ? why : module + " has no rnnsearch_mpi_runtime");
   }
-  return entry();
+  const Runtime* runtime = entry();
+  if (runtime->abi != kRuntimeAbi || runtime->size != sizeof(Runtime))
+    module_error(module + " is of another rnnsearch build (its table: layout " + std::to_string(runtime->abi) + ", " +
+                 std::to_string(runtime->size) + " bytes; this binary's: " + std::to_string(kRuntimeAbi) + ", " +
+                 std::to_string(sizeof(Runtime)) + "): build them together");
+  return runtime;
 }
 
 }  // namespace

@@ -212,9 +212,9 @@ void window_synchronize(void* handle) {
 
 void abort(int status) { MPI_Abort(MPI_COMM_WORLD, status); }
 
-constexpr Runtime kRuntime{init,      finalize,   sum,     max,          reduce_scatter_sum,
-                           all_gather_floats, broadcast, all_gather, barrier, window_allocate,
-                           window_free, window_synchronize, abort};
+constexpr Runtime kRuntime{kRuntimeAbi,       sizeof(Runtime), init,       finalize, sum,
+                           max,               reduce_scatter_sum, all_gather_floats, broadcast, all_gather,
+                           barrier,           window_allocate, window_free, window_synchronize, abort};
 
 }  // namespace
 }  // namespace rnnsearch::mpi

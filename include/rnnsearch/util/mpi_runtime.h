@@ -13,7 +13,14 @@
 
 namespace rnnsearch::mpi {
 
+// The table's layout: bumped whenever Runtime changes, so that a module of another build (a
+// binary copied over an older install, a stale build folder) is refused with a message, not
+// called through a table it does not have.
+constexpr int kRuntimeAbi = 1;
+
 struct Runtime {
+  int abi;      // kRuntimeAbi of the module's build
+  size_t size;  // sizeof(Runtime) there
   // MPI_Init_thread (MPI_THREAD_SERIALIZED), then the group's answers.
   void (*init)(int* argc, char*** argv, int* rank, int* size, bool* one_host, bool* serialized_threads);
   void (*finalize)();
