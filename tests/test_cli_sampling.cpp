@@ -78,6 +78,11 @@ TEST_F(CliSampling, ThreadsDefaultToOnePerCore) {
   EXPECT_NE(given.err_text.find(", 2 thread(s)"), std::string::npos) << given.err_text;
   EXPECT_EQ(pinned.out, result.out) << "the same output at any thread count";
   EXPECT_EQ(given.out, result.out);
+  // in batches of one line, so that two threads do decode different lines at once
+  const Result one = run(command() + " --batch-size 1 --threads 1"), two = run(command() + " --batch-size 1 --threads 2");
+  ASSERT_EQ(two.status, 0) << two.err_text;
+  EXPECT_EQ(one.out, two.out);
+  EXPECT_EQ(one.out, result.out);
 }
 
 }  // namespace

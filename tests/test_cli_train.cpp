@@ -877,16 +877,18 @@ TEST(Train, AlignmentOutputModelRunsThroughEveryCommand) {
     ASSERT_EQ(r.status, 0) << command << "\n" << r.err;
     EXPECT_FALSE(r.out.empty()) << command;
   }
-  // align's links: a line per pair, each with links (every target word has its source word)
+  // align's links: a line per pair, and links (a model this young may still link a pair's
+  // every word to </s>, which gives no link: so links in all, not on every line)
   const test::BinaryRun aligned = test::run_shell(bin + " align" + model + pairs + " --quiet", dir);
   std::istringstream out(aligned.out);
   std::ifstream src(kTiny + "val.en");
-  size_t k = 0;
+  size_t k = 0, links = 0;
   for (std::string line, s; std::getline(src, s); ++k) {
     ASSERT_TRUE(std::getline(out, line)) << "pair " << k + 1 << " has no line";
-    EXPECT_FALSE(align::parse_pharaoh(line, "align", k + 1).empty()) << "pair " << k + 1;
+    links += align::parse_pharaoh(line, "align", k + 1).size();
   }
   EXPECT_GT(k, 0u);
+  EXPECT_GT(links, 0u);
 }
 
 }  // namespace
