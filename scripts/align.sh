@@ -18,7 +18,7 @@
 #                SUBWORDS=8000 pieces, UPDATES=4000 updates each (their training time:
 #                docs/aligning.md's table), GUIDED_WEIGHT=0.1; the first VALID=200 pairs
 #                validate.
-#   THREADS=0    threads (0 = all cores)
+#   THREADS=0    threads (0 = OMP_NUM_THREADS when set, else all cores)
 set -euo pipefail
 if [ $# -ne 3 ]; then
   echo "usage: scripts/align.sh SRC TGT OUT   (MODELS=DIR to train guided models too)" >&2

@@ -48,7 +48,7 @@
 #                chosen on the validation set for each (as
 #                was --replace-unk: each <unk> in the output becomes the source word it
 #                attends to most)
-#   THREADS=0    threads for training and translation (0 = all cores)
+#   THREADS=0    threads for training and translation (0 = OMP_NUM_THREADS when set, else all cores)
 #   PRECISION=auto of the output layer's vocabulary projection: auto (bf16 training, int8
 #                translation where the CPU runs them natively), fp32, bf16 (docs/design.md §5)
 #   SEED=1       random seed (initialisation, data order, dropout): another shows the spread

@@ -74,6 +74,11 @@ TEST_F(CliSampling, ThreadsDefaultToOnePerCore) {
   EXPECT_NE(result.err_text.find(threads), std::string::npos) << result.err_text;
   const Result pinned = run(command(), "", "OMP_NUM_THREADS=1");
   EXPECT_NE(pinned.err_text.find(", 1 thread(s)"), std::string::npos) << pinned.err_text;
+  const Result bad = run(command(), "", "OMP_NUM_THREADS=4abc");  // not a count: ignored, with a warning
+  ASSERT_EQ(bad.status, 0) << bad.err_text;
+  EXPECT_NE(bad.err_text.find("rnnsearch: warning: OMP_NUM_THREADS='4abc' is not a whole number > 0"), std::string::npos)
+      << bad.err_text;
+  EXPECT_NE(bad.err_text.find(threads), std::string::npos) << bad.err_text;
   const Result given = run(command() + " --threads 2", "", "OMP_NUM_THREADS=1");
   EXPECT_NE(given.err_text.find(", 2 thread(s)"), std::string::npos) << given.err_text;
   EXPECT_EQ(pinned.out, result.out) << "the same output at any thread count";

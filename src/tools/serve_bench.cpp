@@ -168,7 +168,8 @@ int main(int argc, char** argv) {
       "count", po::value(&count)->default_value(0), "the first N lines (0: all)")(
       "translations", po::value(&translations_path), "write the server's translations here")(
       "alone", po::value(&model_dir), "the 1-client yardstick against this model in-process")(
-      "threads", po::value(&threads)->default_value(0), "with --alone: the in-process Translator's threads (0: all cores, as serve's)")(
+      "threads", po::value(&threads)->default_value(0),
+      "with --alone: the in-process Translator's threads (0: OMP_NUM_THREADS when set, else all cores, as serve's)")(
       "block", po::value(&block)->default_value(20), "with --alone: lines in turn on each side");
   try {
     po::variables_map vm;

@@ -112,16 +112,23 @@ int set_threads(int requested) {
     throw Error("--threads must be at most " + std::to_string(kMaxThreads) + ", not " + std::to_string(requested) +
                 " (this machine runs " + std::to_string(hardware) + " threads at once)");
   int threads = requested > 0 ? requested : hardware;
+  std::string source = "--threads " + std::to_string(requested);  // where the count came from
   if (requested == 0)
     if (const char* env = std::getenv("OMP_NUM_THREADS"); env && *env) {
       char* end = nullptr;
       const long n = std::strtol(env, &end, 10);  // "4" or "4,2" (nested levels: the first)
-      if (end != env && (*end == '\0' || *end == ',') && n > 0) threads = static_cast<int>(std::min<long>(n, kMaxThreads));
+      if (end != env && (*end == '\0' || *end == ',') && n > 0) {
+        threads = static_cast<int>(std::min<long>(n, kMaxThreads));
+        source = "OMP_NUM_THREADS=" + std::string(env);
+      } else {
+        std::cerr << "rnnsearch: warning: OMP_NUM_THREADS='" << env
+                  << "' is not a whole number > 0: using a thread per core (" << hardware << ")\n";
+      }
     }
   if (threads > kThreadsPerCore * hardware) {
     threads = kThreadsPerCore * hardware;
-    std::cerr << "rnnsearch: --threads " << requested << " is more than " << kThreadsPerCore
-              << " times the hardware threads here (" << hardware << "): using " << threads << "\n";
+    std::cerr << "rnnsearch: " << source << " is more than " << kThreadsPerCore << " times the hardware threads here ("
+              << hardware << "): using " << threads << "\n";
   }
   omp_set_num_threads(threads);
   return threads;
