@@ -28,6 +28,7 @@
 #include "rnnsearch/align/aligner.h"
 #include "rnnsearch/align/hmm_tables.h"
 #include "rnnsearch/decode/alternatives.h"
+#include "rnnsearch/decode/call_options.h"
 #include "rnnsearch/decode/decode_options.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/decode/translator_pool.h"
@@ -68,20 +69,17 @@ class PyTranslator {
                                        int maxi_batch, bool detokenize, const py::object& target_prefix,
                                        const py::object& constraints, const py::object& avoid,
                                        const py::kwargs& decoding) {
-    TranslatorOptions options;  // as translate_command sets them from its options
-    options.beam = decode_keywords(decoding, DecodeUse::translate).beam;
+    const BeamOptions beam = decode_keywords(decoding, DecodeUse::translate).beam;
     const std::vector<std::string> lines = text_lines(sentences, "sentences");
-    const std::vector<LineSteering> steering = steering_arguments(lines.size(), target_prefix, constraints, avoid, options.beam);
+    const std::vector<LineSteering> steering = steering_arguments(lines.size(), target_prefix, constraints, avoid, beam);
     std::vector<PyTranslation> results;
     {
       py::gil_scoped_release release;
-      options.beam.alignment = return_attention || replace_unk;
-      options.batch_size = batch_size;
-      options.max_length = max_length;
-      options.threads = threads_;
-      options.replace_unk = replace_unk;
-      options.piece_alignments = parse_alignment_units(alignment_units);
-      options.precision = precision_;
+      CallOptions call = call_options(batch_size, max_length, alignment_units);
+      call.precision = precision_;
+      call.shows_attention = return_attention;
+      call.replace_unk = replace_unk;
+      const TranslatorOptions options = translator_options(beam, call);  // as translate_command's
       check_at_least("maxi-batch", maxi_batch, 1);
       std::lock_guard<std::mutex> lock(mutex_);
       const std::shared_ptr<Translator> translator = translators_->get(options);
@@ -180,13 +178,9 @@ class PyTranslator {
     std::vector<ScoredPair> pairs;
     {
       py::gil_scoped_release release;
-      ScorerOptions options;
-      options.batch_size = batch_size;
-      options.max_length = max_length;
-      options.threads = threads_;
-      options.alignment = alignment;
-      options.piece_alignments = parse_alignment_units(alignment_units);
-      options.ranking = ranking;
+      CallOptions call = call_options(batch_size, max_length, alignment_units);
+      call.shows_attention = alignment;
+      const ScorerOptions options = scorer_options(ranking, call);  // as score_command's
       std::lock_guard<std::mutex> lock(mutex_);
       Scorer scorer(models_.front(), weights_, options);
       set_threads(threads_);
@@ -197,6 +191,16 @@ class PyTranslator {
       if (!pair.warning.empty()) warnings.emplace_back(pair.line, pair.warning);
     warn("pairs", warnings);
     return pairs;
+  }
+
+  // A call's sizes, this Translator's threads, --alignment-units (decode/call_options.h).
+  CallOptions call_options(int batch_size, int max_length, const std::string& alignment_units) const {
+    CallOptions call;
+    call.batch_size = batch_size;
+    call.max_length = max_length;
+    call.threads = threads_;
+    call.piece_alignments = parse_alignment_units(alignment_units);
+    return call;
   }
 
   std::vector<std::string> dirs_;
