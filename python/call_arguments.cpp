@@ -53,18 +53,15 @@ DecodeOptions decode_keywords(const py::kwargs& keywords, DecodeUse use) {
     if (!spec || !spec->takes(use) || name != spec->keyword())
       throw py::type_error("unexpected keyword argument '" + name + "'");
   }
-  DecodeOptions options(use);
-  for (const DecodeOptionSpec& spec : decode_option_specs()) {  // in the table's order, as the CLI
+  return given_decode_options(use, [&](const DecodeOptionSpec& spec) -> std::optional<double> {
     const std::string name = spec.keyword();
-    if (!spec.takes(use) || !keywords.contains(name.c_str())) continue;
+    if (!keywords.contains(name.c_str())) return std::nullopt;
     const py::object value = keywords[name.c_str()];
-    if (value.is_none()) continue;
+    if (value.is_none()) return std::nullopt;
     if (py::isinstance<py::bool_>(value) || !PyNumber_Check(value.ptr()))  // int, float, numpy's numbers
       throw py::type_error("'" + name + "' must be a number, not " + std::string(py::str(value.get_type().attr("__name__"))));
-    options.set(name, value.cast<double>());
-  }
-  options.validate();
-  return options;
+    return value.cast<double>();
+  });
 }
 
 std::string decode_keywords_doc(const std::string& intro, DecodeUse use) {

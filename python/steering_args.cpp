@@ -38,40 +38,31 @@ std::vector<py::handle> items_of(const py::object& value, const std::string& nam
 std::vector<LineSteering> steering_arguments(size_t sentences, const py::object& target_prefix,
                                              const py::object& constraints, const py::object& avoid,
                                              const BeamOptions& beam) {
-  std::vector<LineSteering> steering;
-  const auto per_sentence = [&](const py::object& value, const std::string& name, const std::string& wants) {
-    std::vector<py::handle> items = items_of(value, name, wants);
-    if (items.size() != sentences)
-      throw Error("sentences and " + name + " differ in length: " + std::to_string(sentences) + " and " +
-                  std::to_string(items.size()) + " sentences");
-    steering.resize(sentences);
-    return items;
-  };
+  SteeringLists lists;  // the shapes read here; the lengths and the checks are the library's
   if (!target_prefix.is_none()) {
-    const std::vector<py::handle> items = per_sentence(target_prefix, "target_prefix", "one prefix (str) per sentence");
-    for (size_t k = 0; k < sentences; ++k) steering[k].prefix = text_of(items[k], "target_prefix[" + std::to_string(k) + "]");
+    lists.target_prefix.emplace();
+    size_t k = 0;
+    for (py::handle item : items_of(target_prefix, "target_prefix", "one prefix (str) per sentence"))
+      lists.target_prefix->push_back(text_of(item, "target_prefix[" + std::to_string(k++) + "]"));
   }
   for (const auto& [given, name] : {std::pair{&constraints, "constraints"}, std::pair{&avoid, "avoid"}}) {
     if (given->is_none()) continue;
     const std::string wants = "one list of phrases per sentence, e.g. [[\"Hund\"], []]";
-    const std::vector<py::handle> items = per_sentence(*given, name, wants);
-    for (size_t k = 0; k < sentences; ++k) {
-      const std::string where = std::string(name) + "[" + std::to_string(k) + "]";
-      if (a_text(items[k]) || !py::isinstance<py::sequence>(items[k]))
-        throw py::type_error(where + " must be a list of phrases (str), not " + type_name(items[k]) + " (" + name +
+    auto& list = (given == &constraints ? lists.constraints : lists.avoid).emplace();
+    for (py::handle item : items_of(*given, name, wants)) {
+      const std::string where = std::string(name) + "[" + std::to_string(list.size()) + "]";
+      if (a_text(item) || !py::isinstance<py::sequence>(item))
+        throw py::type_error(where + " must be a list of phrases (str), not " + type_name(item) + " (" + name +
                              " holds " + wants + ")");
-      std::vector<std::string>& phrases = given == &constraints ? steering[k].constraints : steering[k].avoid;
-      size_t j = 0;
-      for (py::handle phrase : items[k]) phrases.push_back(text_of(phrase, where + "[" + std::to_string(j++) + "]"));
+      std::vector<std::string>& phrases = list.emplace_back();
+      for (py::handle phrase : item) phrases.push_back(text_of(phrase, where + "[" + std::to_string(phrases.size()) + "]"));
     }
   }
-  for (size_t k = 0; k < steering.size(); ++k) try {
-      check_steering(steering[k]);
-      if (!steering[k].constraints.empty()) check_constraints_allowed(beam);
-    } catch (const Error& e) {
-      throw py::value_error("sentence " + std::to_string(k) + ": " + e.what());
-    }
-  return steering;
+  try {
+    return sentence_steering(sentences, std::move(lists), beam, "sentences");
+  } catch (const SteeringRefused& e) {  // (a list of another length stays rnnsearch.Error, as files of another length)
+    throw py::value_error(e.what());
+  }
 }
 
 }  // namespace rnnsearch::python

@@ -54,29 +54,29 @@ class SteeringArguments(unittest.TestCase):
 
     def test_a_constraint_that_is_also_to_avoid_is_a_value_error_naming_the_sentence(self):
         # was: no error, the output a phrase repeated up to the length cap
-        with self.assertRaisesRegex(ValueError, '^sentence 1: "hund" is both a constraint and a phrase to avoid$'):
+        with self.assertRaisesRegex(ValueError, '^sentences\\[1\\]: "hund" is both a constraint and a phrase to avoid$'):
             TRANSLATOR.translate(LINES, constraints=[[], ["hund"]], avoid=[["hund"], ["mann", "hund"]])
-        with self.assertRaisesRegex(ValueError, '^sentence 0: the constraint "ein hund" holds the phrase to avoid "hund"$'):
+        with self.assertRaisesRegex(ValueError, '^sentences\\[0\\]: the constraint "ein hund" holds the phrase to avoid "hund"$'):
             TRANSLATOR.translate(LINES, constraints=[["ein hund"], []], avoid=[["hund"], []])
 
     def test_invalid_utf8_phrases_are_a_value_error_naming_the_sentence(self):
         # was: an InputWarning and an empty translation
-        with self.assertRaisesRegex(ValueError, "^sentence 1: a constraint is not valid UTF-8$"):
+        with self.assertRaisesRegex(ValueError, "^sentences\\[1\\]: a constraint is not valid UTF-8$"):
             TRANSLATOR.translate(LINES, constraints=[[], [b"hund \xff"]])
-        with self.assertRaisesRegex(ValueError, "^sentence 0: a phrase to avoid is not valid UTF-8$"):
+        with self.assertRaisesRegex(ValueError, "^sentences\\[0\\]: a phrase to avoid is not valid UTF-8$"):
             TRANSLATOR.translate(LINES, avoid=[["a \ud800"], []])
 
     def test_constraints_with_sampling_or_alternatives_are_a_value_error(self):
         # was: rnnsearch.Error from the search
         for keywords in (dict(sampling_topk=5), dict(sampling_topk=0, sampling_topp=0.9), dict(alternatives=2)):
             with self.subTest(**keywords):
-                with self.assertRaisesRegex(ValueError, "^sentence 0: constraints need beam search: not with sampling"):
+                with self.assertRaisesRegex(ValueError, "^sentences\\[0\\]: constraints need beam search: not with sampling"):
                     TRANSLATOR.translate(LINES, constraints=[["hund"], []], **keywords)
         sampled = TRANSLATOR.translate(LINES, avoid=[["hund"], []], sampling_topk=5)
         self.assertEqual(len(sampled), 2)
 
     def test_too_many_constraints_is_a_value_error(self):
-        with self.assertRaisesRegex(ValueError, "^sentence 0: 65 constraints; the limit is 64 per sentence$"):
+        with self.assertRaisesRegex(ValueError, "^sentences\\[0\\]: 65 constraints; the limit is 64 per sentence$"):
             TRANSLATOR.translate(LINES, constraints=[["hund"] * 65, []])
 
     def test_align_reverse_says_what_it_wants(self):

@@ -29,6 +29,7 @@ class Service : public ::testing::Test {
   std::vector<LineTranslation> expected(const TranslateRequest& request, const ServiceOptions& service) const {
     TranslatorOptions options;
     options.beam = request.beam;
+    options.beam.alignment = request.alignment != AlignmentFormat::none || request.replace_unk || request.heatmap;
     options.replace_unk = request.replace_unk;
     options.max_length = service.max_tokens;
     Translator translator(models_.front(), ensemble_weights(models_), options);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "rnnsearch/decode/call_options.h"
 #include "rnnsearch/error.h"
 
 namespace rnnsearch::align {
@@ -10,14 +11,15 @@ namespace {
 
 bool same_shape(const Alignment& a, const Alignment& b) { return a.rows == b.rows && a.cols == b.cols; }
 
-ScorerOptions scorer_options(const AlignerOptions& options) {
-  ScorerOptions sopts;
-  sopts.batch_size = options.batch_size;
-  sopts.max_length = options.max_length;
-  sopts.threads = options.threads;
-  sopts.alignment = true;  // of words: pieces are merged into the words they make
-  sopts.ranking.raw_attention = options.raw_attention ? 1 : 0;
-  return sopts;
+ScorerOptions aligning_scorer_options(const AlignerOptions& options) {
+  CallOptions call;
+  call.batch_size = options.batch_size;
+  call.max_length = options.max_length;
+  call.threads = options.threads;
+  call.shows_attention = true;  // of words: pieces are merged into the words they make
+  BeamOptions ranking = log_prob_ranking();
+  ranking.raw_attention = options.raw_attention ? 1 : 0;
+  return scorer_options(ranking, call);
 }
 
 }  // namespace
@@ -30,7 +32,7 @@ Aligner::Aligner(const std::vector<Model>& forward, const std::vector<Model>& re
     throw Error(std::string("the reverse model reads ") + tokenizer_kind_name(reverse.front().tokenizer.kind) +
                 " text and the model " + tokenizer_kind_name(forward.front().tokenizer.kind) +
                 " text: their words would differ");
-  const ScorerOptions sopts = scorer_options(options);
+  const ScorerOptions sopts = aligning_scorer_options(options);
   forward_ = std::make_unique<Scorer>(forward.front(), ensemble_weights(forward), sopts);
   if (!reverse.empty()) reverse_ = std::make_unique<Scorer>(reverse.front(), ensemble_weights(reverse), sopts);
 }

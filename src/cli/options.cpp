@@ -142,12 +142,10 @@ po::options_description decode_option_group(DecodeUse use) {
 }
 
 DecodeOptions decode_options(const po::variables_map& vm, DecodeUse use) {
-  DecodeOptions options(use);
-  for (const DecodeOptionSpec& spec : decode_option_specs())
-    if (spec.takes(use) && vm.count(spec.name) && !vm[spec.name].defaulted())
-      options.set(spec.name, vm[spec.name].as<double>());
-  options.validate();
-  return options;
+  return given_decode_options(use, [&](const DecodeOptionSpec& spec) -> std::optional<double> {
+    if (!vm.count(spec.name) || vm[spec.name].defaulted()) return std::nullopt;
+    return vm[spec.name].as<double>();
+  });
 }
 
 OutputOptions output_options(const DecodeArgs& args) {

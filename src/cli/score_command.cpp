@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "rnnsearch/decode/call_options.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/error.h"
 #include "rnnsearch/util/mpi.h"
@@ -25,13 +26,13 @@ constexpr size_t kChunk = size_t{1} << 14;
 int score_command(const Args& args) {
   DecodeArgs decode;
   std::string src_path, tgt_path, output;
-  ScorerOptions sopts;
+  CallOptions call;
   po::options_description options("score options");
   options.add_options()
       ("src", po::value(&src_path)->required(), "source sentences, one per line (.gz ok)")
       ("tgt", po::value(&tgt_path)->required(), "their translations, line by line")
       ("output,o", po::value(&output)->default_value("-"), "where to write the scores (- = stdout)")
-      ("max-length", po::value(&sopts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
+      ("max-length", po::value(&call.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
        "pairs with a side longer than this many tokens are skipped with a warning");
   ProgressOptions progress_options;
   options.add(decode_option_group(DecodeUse::score))
@@ -41,13 +42,13 @@ int score_command(const Args& args) {
   po::variables_map vm;
   if (parse_options("score", "--model DIR --src FILE --tgt FILE [options]", options, args, vm)) return 0;
   const DecodeOptions ranking = decode_options(vm, DecodeUse::score);  // checked before any file is opened
-  sopts.ranking = ranking.beam;
   OutputOptions oopts = output_options(decode);
   oopts.ranking_score = ranking.any_given();
-  sopts.batch_size = decode.batch_size;
-  sopts.piece_alignments = piece_alignments(decode);
-  sopts.threads = set_threads(decode.threads);
-  sopts.alignment = oopts.needs_alignment() || vm.count("heatmaps");
+  call.batch_size = decode.batch_size;
+  call.piece_alignments = piece_alignments(decode);
+  call.threads = set_threads(decode.threads);
+  call.shows_attention = oopts.needs_alignment() || vm.count("heatmaps");
+  const ScorerOptions sopts = scorer_options(ranking.beam, call);
 
   PairChunks pairs(src_path, tgt_path);
   std::optional<OutputFile> out;  // rank 0 writes everything; opened before the work, to fail first

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "commands.h"
+#include "rnnsearch/decode/call_options.h"
 #include "rnnsearch/decode/steering.h"
 #include "rnnsearch/decode/translator.h"
 #include "rnnsearch/error.h"
@@ -73,8 +74,10 @@ std::vector<std::string> phrases_of(const SteeringFile& file, size_t line_number
 }
 
 // The chunk's steering, line by line, from the files' lines (first: the chunk's first line,
-// 0-based), each line's checked (check_steering) and its errors located in the last phrase file.
-std::vector<LineSteering> steering_of(const std::vector<SteeringFile>& files, size_t first, size_t count) {
+// 0-based), each line's checked (check_steering, as every shell checks a sentence's) and its
+// errors located in the last phrase file.
+std::vector<LineSteering> steering_of(const std::vector<SteeringFile>& files, size_t first, size_t count,
+                                      const BeamOptions& beam) {
   std::vector<LineSteering> steering(files.empty() ? 0 : count);
   for (const SteeringFile& file : files)
     for (size_t k = 0; k < count; ++k)
@@ -83,7 +86,7 @@ std::vector<LineSteering> steering_of(const std::vector<SteeringFile>& files, si
       else
         steering[k].prefix = file.lines[k];
   for (size_t k = 0; k < steering.size(); ++k) try {
-      check_steering(steering[k]);
+      check_steering(steering[k], beam);
     } catch (const Error& e) {
       throw Error(located(files.back().path, first + k + 1, e.what()));
     }
@@ -113,7 +116,7 @@ std::pair<int, int> parse_shortlist_sizes(const std::vector<std::string>& values
 int translate_command(const Args& args) {
   DecodeArgs decode;
   std::string input, output, target_prefix, constraints, avoid;
-  TranslatorOptions topts;
+  CallOptions call;
   int maxi_batch = 10;
   bool detokenize = false, json_input = false;
   std::string unk_dictionary;
@@ -138,11 +141,11 @@ int translate_command(const Args& args) {
        "\"constraints\" and \"avoid\" (lists of phrases, as the lines of those files) and \"target_prefix\"")
       ("maxi-batch", po::value(&maxi_batch)->default_value(10)->notifier(at_least("maxi-batch", 1)),
        "batches read, length-sorted and translated before output is written and flushed")
-      ("max-length", po::value(&topts.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
+      ("max-length", po::value(&call.max_length)->default_value(200)->notifier(at_least("max-length", 1)),
        "source tokens per line; longer lines are cut with a warning")
       ("detokenize", po::bool_switch(&detokenize),
        "join output tokens into readable text (raw-text models write raw text anyway)")
-      ("replace-unk", po::bool_switch(&topts.replace_unk),
+      ("replace-unk", po::bool_switch(&call.replace_unk),
        "replace each <unk> in the output with the source word it attends to most")
       ("unk-dictionary", po::value(&unk_dictionary),
        "with --replace-unk: lines 'source target' giving the replacement of a source word")
@@ -162,24 +165,27 @@ int translate_command(const Args& args) {
   po::variables_map vm;
   if (parse_options("translate", "--model DIR [--input FILE] [--output FILE] [options]", options, args, vm))
     return 0;
-  topts.beam = decode_options(vm, DecodeUse::translate).beam;  // checked before a model is loaded
+  const BeamOptions beam = decode_options(vm, DecodeUse::translate).beam;  // checked before a model is loaded
   OutputOptions oopts = output_options(decode);
-  oopts.n_best = topts.beam.alternatives > 0 ? topts.beam.alternatives : topts.beam.n_best;
+  oopts.n_best = beam.alternatives > 0 ? beam.alternatives : beam.n_best;
   oopts.detokenize = detokenize;
-  topts.batch_size = decode.batch_size;
-  topts.piece_alignments = piece_alignments(decode);
-  topts.beam.alignment = oopts.needs_alignment() || vm.count("heatmaps") || topts.replace_unk;
+  call.batch_size = decode.batch_size;
+  call.piece_alignments = piece_alignments(decode);
+  call.shows_attention = oopts.needs_alignment() || vm.count("heatmaps");
+  UnkReplacement unk_replacement;
   if (vm.count("unk-dictionary")) {
-    if (!topts.replace_unk) throw Error("--unk-dictionary goes with --replace-unk");
-    topts.unk_replacement = UnkReplacement::load(unk_dictionary);
+    if (!call.replace_unk) throw Error("--unk-dictionary goes with --replace-unk");
+    unk_replacement = UnkReplacement::load(unk_dictionary);
   }
-  topts.threads = set_threads(decode.threads);
+  call.threads = set_threads(decode.threads);
   // The combination is refused whatever the CPU, before a CPU without bf16 or int8 would warn
   // that it computes in fp32 instead.
   if (!shortlist.empty() && (precision == "bf16" || precision == "int8"))
     throw Error("--precision " + precision + " and --shortlist do not combine (a shortlist's projection is fp32): give one");
   const Precision requested = precision_option(precision, PrecisionUse::decoding);
-  topts.precision = shortlist.empty() ? requested : Precision::fp32;
+  call.precision = shortlist.empty() ? requested : Precision::fp32;
+  TranslatorOptions topts = translator_options(beam, call);
+  topts.unk_replacement = std::move(unk_replacement);
   std::vector<SteeringFile> steering_files;
   const auto steering_file = [&](const char* option, std::vector<std::string> LineSteering::*phrases,
                                  const std::string& path) {
@@ -231,7 +237,7 @@ int translate_command(const Args& args) {
       [&](size_t count, std::vector<std::string>& lines, std::vector<LineSteering>& steering) {
         const bool more = read_chunk(reader ? &*reader : nullptr, steering_files, count, lines);
         steering = json_input ? json_input_lines(lines, input_name, lines_read, topts.beam)
-                              : steering_of(steering_files, lines_read, lines.size());
+                              : steering_of(steering_files, lines_read, lines.size(), topts.beam);
         lines_read += lines.size();
         return more;
       },

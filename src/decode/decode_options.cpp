@@ -165,6 +165,17 @@ void DecodeOptions::validate(int max_beam_size) const {
                   " (the server's --max-beam-size), not " + std::to_string(value));
 }
 
+DecodeOptions given_decode_options(DecodeUse use, const std::function<std::optional<double>(const DecodeOptionSpec&)>& given,
+                                   int max_beam_size) {
+  DecodeOptions options(use);
+  for (const DecodeOptionSpec& spec : decode_option_specs()) {
+    if (!spec.takes(use)) continue;
+    if (const std::optional<double> value = given(spec)) options.set(spec.name, *value);
+  }
+  options.validate(max_beam_size);
+  return options;
+}
+
 void check_beam_options(const BeamOptions& options) {
   for (const DecodeOptionSpec& spec : decode_option_specs())
     if (!(spec.optional && spec.value(options) < 0)) spec.check(spec.value(options));  // < 0: off

@@ -111,6 +111,36 @@ void check_constraints_allowed(const BeamOptions& beam) {
     throw Error("constraints need beam search: not with sampling (--sampling-topk other than 1) or --alternatives");
 }
 
+void check_steering(const LineSteering& steering, const BeamOptions& beam) {
+  check_steering(steering);
+  if (!steering.constraints.empty()) check_constraints_allowed(beam);
+}
+
+std::vector<LineSteering> sentence_steering(size_t sentences, SteeringLists lists, const BeamOptions& beam,
+                                            const std::string& name) {
+  const auto length = [&](size_t given, const char* field) {
+    if (given != sentences)
+      throw Error(name + " and " + field + " differ in length: " + std::to_string(sentences) + " and " +
+                  std::to_string(given) + " sentences");
+  };
+  if (lists.target_prefix) length(lists.target_prefix->size(), "target_prefix");
+  if (lists.constraints) length(lists.constraints->size(), "constraints");
+  if (lists.avoid) length(lists.avoid->size(), "avoid");
+  if (!lists.target_prefix && !lists.constraints && !lists.avoid) return {};
+  std::vector<LineSteering> steering(sentences);
+  for (size_t k = 0; k < sentences; ++k) {
+    if (lists.target_prefix) steering[k].prefix = std::move((*lists.target_prefix)[k]);
+    if (lists.constraints) steering[k].constraints = std::move((*lists.constraints)[k]);
+    if (lists.avoid) steering[k].avoid = std::move((*lists.avoid)[k]);
+    try {
+      check_steering(steering[k], beam);
+    } catch (const Error& e) {
+      throw SteeringRefused(name.empty() ? std::string(e.what()) : name + "[" + std::to_string(k) + "]: " + e.what());
+    }
+  }
+  return steering;
+}
+
 std::vector<LineSteering> json_input_lines(std::vector<std::string>& lines, const std::string& file,
                                            size_t first_line, const BeamOptions& beam) {
   std::vector<LineSteering> steering(lines.size());
@@ -118,8 +148,7 @@ std::vector<LineSteering> json_input_lines(std::vector<std::string>& lines, cons
   for (size_t k = 0; k < lines.size(); ++k) {
     try {
       JsonInputLine line = parse_json_input_line(lines[k]);
-      check_steering(line.steering);
-      if (!line.steering.constraints.empty()) check_constraints_allowed(beam);
+      check_steering(line.steering, beam);
       lines[k] = std::move(line.text);
       any = any || !line.steering.empty();
       steering[k] = std::move(line.steering);

@@ -70,19 +70,20 @@ AlignmentFormat alignment_field(const json& body) {
 // beam_size for --beam-size; null = not given), checked by its rules and max_beam_size. A value
 // it refuses is a 400 with the command line's text.
 BeamOptions decode_fields(const json& body, DecodeUse use, int max_beam_size) {
-  DecodeOptions options(use);
   try {
-    for (const DecodeOptionSpec& spec : decode_option_specs()) {
-      const std::string field = spec.keyword();
-      if (!spec.takes(use) || !body.contains(field) || body[field].is_null()) continue;
-      if (!body[field].is_number()) throw RequestError(400, "'" + field + "' must be a number");
-      options.set(field, body[field].get<double>());
-    }
-    options.validate(max_beam_size);
+    return given_decode_options(
+               use,
+               [&](const DecodeOptionSpec& spec) -> std::optional<double> {
+                 const std::string field = spec.keyword();
+                 if (!body.contains(field) || body[field].is_null()) return std::nullopt;
+                 if (!body[field].is_number()) throw RequestError(400, "'" + field + "' must be a number");
+                 return body[field].get<double>();
+               },
+               max_beam_size)
+        .beam;
   } catch (const Error& e) {
     throw RequestError(400, e.what());
   }
-  return options.beam;
 }
 
 // The fields a request may hold: its own, and the decoding options `use` takes.
@@ -137,17 +138,15 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
   request.sentences = sentences_of(value, "q", limits.max_sentences, request.list);
   for (size_t k = 0; k < request.sentences.size(); ++k)
     max_tokens_check(request.sentences[k], request.list ? "q[" + std::to_string(k) + "]" : "q", limits);
-  if (value.contains("target_prefix") || value.contains("constraints") || value.contains("avoid"))
-    request.steering.resize(request.sentences.size());
+  SteeringLists steering;  // the fields' shapes read here; what they hold is checked by sentence_steering
   if (value.contains("target_prefix")) {  // shaped as "q": a string, or a list of the same length
     bool list = false;
-    const std::vector<std::string> prefixes = sentences_of(value, "target_prefix", limits.max_sentences, list);
-    if (list != request.list || prefixes.size() != request.sentences.size())
+    steering.target_prefix = sentences_of(value, "target_prefix", limits.max_sentences, list);
+    if (list != request.list || steering.target_prefix->size() != request.sentences.size())
       throw RequestError(400, "'q' and 'target_prefix' must both be strings or lists of the same length");
-    for (size_t k = 0; k < prefixes.size(); ++k) {
-      max_tokens_check(prefixes[k], list ? "target_prefix[" + std::to_string(k) + "]" : "target_prefix", limits);
-      request.steering[k].prefix = prefixes[k];
-    }
+    for (size_t k = 0; k < steering.target_prefix->size(); ++k)
+      max_tokens_check((*steering.target_prefix)[k], list ? "target_prefix[" + std::to_string(k) + "]" : "target_prefix",
+                       limits);
   }
   // "constraints", "avoid": a sentence's phrases are a list of strings; for a list "q", a list
   // of as many such lists. A sentence's phrases of each field hold at most --max-tokens tokens
@@ -161,11 +160,11 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
                                    (request.list ? ", one list per sentence of 'q'" : "") + " (as 'q' is a " +
                                    (request.list ? "list)" : "string)"));
     };
+    auto& lists = (name == "constraints" ? steering.constraints : steering.avoid).emplace(request.sentences.size());
     const auto strings = [&](const json& list, size_t k) {
-      std::vector<std::string>& texts = name == "constraints" ? request.steering[k].constraints : request.steering[k].avoid;
-      if (!phrase_list(list, texts)) throw shape();
+      if (!phrase_list(list, lists[k])) throw shape();
       std::string all;  // (the phrases' tokens are those of their text joined by spaces)
-      for (const std::string& text : texts) all += text + " ";
+      for (const std::string& text : lists[k]) all += text + " ";
       max_tokens_check(all, name + (request.list ? "[" + std::to_string(k) + "]" : ""), limits);
     };
     if (!request.list) {
@@ -177,18 +176,15 @@ TranslateRequest parse_translate_request(const std::string& body, const RequestL
   }
   request.beam = decode_fields(value, DecodeUse::translate, limits.max_beam_size);
   // Each sentence's steering checked as translate checks a line's (a refusal names the sentence).
-  for (size_t k = 0; k < request.steering.size(); ++k) try {
-      check_steering(request.steering[k]);
-      if (!request.steering[k].constraints.empty()) check_constraints_allowed(request.beam);
-    } catch (const Error& e) {
-      throw RequestError(400, (request.list ? "q[" + std::to_string(k) + "]: " : std::string()) + e.what());
-    }
+  try {
+    request.steering = sentence_steering(request.sentences.size(), std::move(steering), request.beam, request.list ? "q" : "");
+  } catch (const Error& e) {
+    throw RequestError(400, e.what());
+  }
   request.alignment = alignment_field(value);
   request.replace_unk = bool_field(value, "replace_unk");
   request.detokenize = bool_field(value, "detokenize");
   request.heatmap = bool_field(value, "heatmap");
-  // As translate: the attention is kept when an output shows it or --replace-unk uses it.
-  request.beam.alignment = request.alignment != AlignmentFormat::none || request.replace_unk || request.heatmap;
   return request;
 }
 

@@ -54,21 +54,19 @@ TranslationService::TranslationService(const std::vector<Model>& models, const s
   check_at_least("max-queue", options.max_queue, 1);
   check_at_least("threads", options.threads, 1);
   check_at_least("batch-wait-ms", options.batch_wait_ms, 0);
-  ScorerOptions sopts;
-  sopts.batch_size = options.batch_size;
-  sopts.max_length = options.max_tokens;
-  sopts.threads = options.threads;
-  scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models), sopts);
-  sopts.alignment = true;
-  aligning_scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models), sopts);
+  // /score: the scores' ranking is the request's (ranking_score in score()); "alignment" keeps the attention
+  scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models),
+                                     scorer_options(log_prob_ranking(), call_options(false, false)));
+  aligning_scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models),
+                                              scorer_options(log_prob_ranking(), call_options(true, false)));
   align::AlignerOptions aopts;
-  aopts.batch_size = sopts.batch_size;
-  aopts.max_length = sopts.max_length;
-  aopts.threads = sopts.threads;
+  aopts.batch_size = options.batch_size;
+  aopts.max_length = options.max_tokens;
+  aopts.threads = options.threads;
   aligner_ = std::make_unique<align::Aligner>(models, reverse, aopts);
   if (!options.hmm_tables.empty()) hmm_tables_ = std::make_unique<align::HmmTables>(options.hmm_tables);
   std::unique_lock<std::mutex> lock(mutex_);
-  translator(translator_options(BeamOptions{}, false), lock);  // the default options', made before the first request
+  translator(translator_options(BeamOptions{}, call_options(false, false)), lock);  // the default options', made before the first request
   lock.unlock();
   for (int t = 0; t < options.threads; ++t) searches_.push_back(std::make_unique<Search>(t));
   for (const auto& search : searches_) decoders_.emplace_back([this, &search = *search] { decode_loop(search); });
@@ -86,15 +84,15 @@ void TranslationService::stop() {
     if (decoder.joinable()) decoder.join();
 }
 
-TranslatorOptions TranslationService::translator_options(const BeamOptions& beam, bool replace_unk) const {
-  TranslatorOptions topts;
-  topts.beam = beam;
-  topts.replace_unk = replace_unk;
-  topts.batch_size = options_.batch_size;
-  topts.max_length = options_.max_tokens;
-  topts.threads = options_.threads;
-  topts.precision = options_.precision;
-  return topts;
+CallOptions TranslationService::call_options(bool shows_attention, bool replace_unk) const {
+  CallOptions call;
+  call.batch_size = options_.batch_size;
+  call.max_length = options_.max_tokens;
+  call.threads = options_.threads;
+  call.precision = options_.precision;
+  call.shows_attention = shows_attention;
+  call.replace_unk = replace_unk;
+  return call;
 }
 
 // The Translator of a search's options, from the pool (decode/translator_pool.h). Called with
@@ -113,7 +111,9 @@ std::shared_ptr<Translator> TranslationService::translator(const TranslatorOptio
 std::vector<LineTranslation> TranslationService::translate(const TranslateRequest& request) {
   if (request.sentences.empty()) return {};
   auto job = std::make_shared<Job>();
-  job->options = translator_options(request.beam, request.replace_unk);
+  // the attention kept when the response shows it ("alignment", "heatmap") or "replace_unk" reads it
+  job->options = translator_options(
+      request.beam, call_options(request.alignment != AlignmentFormat::none || request.heatmap, request.replace_unk));
   job->key = TranslatorPool::key(job->options);
   job->sentences = request.sentences;
   job->steering = request.steering;

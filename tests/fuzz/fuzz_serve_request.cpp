@@ -80,8 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       check(request.steering.empty() || request.steering.size() == request.sentences.size());
       for (const LineSteering& steering : request.steering) {
         try {
-          check_steering(steering);  // what translate checks of a line's (decode/steering.h)
-          if (!steering.constraints.empty()) check_constraints_allowed(request.beam);
+          check_steering(steering, request.beam);  // what translate checks of a line's (decode/steering.h)
         } catch (const Error&) {
           std::abort();
         }
@@ -92,8 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       check(request.beam.beam_size >= 1 && request.beam.beam_size <= limits.max_beam_size);
       check(request.beam.n_best >= 0 && request.beam.n_best <= request.beam.beam_size);
       check(std::isfinite(request.beam.normalize) && request.beam.normalize >= 0);
-      check(request.beam.alignment ==
-            (request.alignment != AlignmentFormat::none || request.replace_unk || request.heatmap));
+      check(!request.beam.alignment);  // the table's values: the service keeps the attention (call_options.h)
       check_beam_options(request.beam);  // the decoder's own check (throws rnnsearch::Error)
     }
   } catch (const RequestError& e) {

@@ -17,6 +17,8 @@
 // Adding a decoding option: its field (with its default) in BeamOptions, its use in the beam
 // search, and one entry in decode_option_specs() (src/decode/decode_options.cpp).
 #include <climits>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -75,6 +77,14 @@ struct DecodeOptions {
  private:
   unsigned long given_ = 0;  // bit k: the table's entry k was given
 };
+
+// The options `use` takes, from what a shell was given by name: `given(spec)` is the value the
+// user gave spec's option (Python's keyword, a request's JSON field, a command-line flag), or
+// nullopt when not given (absent, None, null, a flag's default); it throws the shell's own error
+// for a value that is not a number. Each set in the table's order (so that the first refused
+// is the same in every shell), then validate(max_beam_size). Throws rnnsearch::Error.
+DecodeOptions given_decode_options(DecodeUse use, const std::function<std::optional<double>(const DecodeOptionSpec&)>& given,
+                                   int max_beam_size = INT_MAX);
 
 // Checks options however they were made (a library caller's BeamOptions too): every field in
 // its range (DecodeOptionSpec::check), n_best ≤ beam_size unless sampling, alternatives neither

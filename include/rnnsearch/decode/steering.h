@@ -7,10 +7,13 @@
 // says where (translate: FILE:LINE, the server: a 400 naming the sentence, Python: a
 // ValueError naming the index). The Translator (translator.h) then maps the phrases to ids.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
+
+#include "rnnsearch/error.h"
 
 namespace rnnsearch {
 
@@ -57,6 +60,33 @@ void check_sentence_steering(const SentenceSteering& steering);
 
 // Constraints need beam search: an error with sampling or alternatives.
 void check_constraints_allowed(const BeamOptions& beam);
+
+// What every shell checks of one sentence's steering before it is translated with `beam`:
+// check_steering, and check_constraints_allowed when it has constraints.
+void check_steering(const LineSteering& steering, const BeamOptions& beam);
+
+// A call's steering as lists, one item per sentence, each list optional (not given): what Python's
+// target_prefix, constraints and avoid and a server request's fields of those names hold, once
+// their shape is read (a prefix per sentence; a list of phrases per sentence).
+struct SteeringLists {
+  std::optional<std::vector<std::string>> target_prefix;
+  std::optional<std::vector<std::vector<std::string>>> constraints, avoid;
+};
+
+// A sentence's steering refused by sentence_steering: its message names the sentence (Python
+// raises it as ValueError, the rest as rnnsearch.Error).
+struct SteeringRefused : Error {
+  using Error::Error;
+};
+
+// The steering of `sentences` sentences from their lists: empty when none is given, else one
+// LineSteering per sentence, each checked (check_steering with `beam`). `name` is what the
+// shell calls its list of sentences ("sentences" in Python, "q" in a server request): a list of
+// another length is an Error "NAME and avoid differ in length: 2 and 1 sentences", a sentence
+// refused a SteeringRefused "NAME[1]: problem"; an empty name (one sentence given alone) gives
+// the bare problem.
+std::vector<LineSteering> sentence_steering(size_t sentences, SteeringLists lists, const BeamOptions& beam,
+                                            const std::string& name);
 
 // Input lines of --json-input, lines[k] being line first_line + k + 1 of `file` (as errors name
 // it): each line replaced by its "text", and the lines' steering returned (empty when no line

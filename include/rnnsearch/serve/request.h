@@ -26,7 +26,7 @@ struct TranslateRequest {
   bool list = false;        // "q" was a list (else one string)
   // "target_prefix", "constraints", "avoid": empty (none given), or one per sentence
   std::vector<LineSteering> steering;
-  BeamOptions beam;         // the decoding options' fields (decode_options.h), alignment (= attention kept)
+  BeamOptions beam;         // the decoding options' fields (decode_options.h); the service keeps the attention (call_options.h)
   AlignmentFormat alignment = AlignmentFormat::none;
   bool replace_unk = false;
   bool detokenize = false;

@@ -35,6 +35,7 @@
 
 #include "rnnsearch/align/aligner.h"
 #include "rnnsearch/align/hmm_tables.h"
+#include "rnnsearch/decode/call_options.h"
 #include "rnnsearch/decode/scorer.h"
 #include "rnnsearch/decode/translator_pool.h"
 #include "rnnsearch/kernels/precision.h"
@@ -133,10 +134,10 @@ class TranslationService {
   void drop_cancelled(Search& search);
   void decode_loop(Search& search);
   void score_job(ScoreJob& job);
-  // The Translator options of a request's beam options: the server's batching, --max-tokens,
-  // --threads and --precision. Sentences share a search when their options' keys
-  // (TranslatorPool::key) are equal.
-  TranslatorOptions translator_options(const BeamOptions& beam, bool replace_unk) const;
+  // A call's options (decode/call_options.h) with the server's batching, --max-tokens, --threads
+  // and --precision, from which a request's Translator or Scorer options are made. Sentences
+  // share a search when their options' keys (TranslatorPool::key) are equal.
+  CallOptions call_options(bool shows_attention, bool replace_unk) const;
   std::shared_ptr<Translator> translator(const TranslatorOptions& options, std::unique_lock<std::mutex>& lock);
   // What parse_*_request checks a request against (request.h).
   RequestLimits limits() const {
