@@ -131,6 +131,7 @@ TEST(TrainOptions, ModelKeysAreModelConfigsJson) {
     for (const TrainOptionSpec& spec : train_option_specs()) {
       if (spec.section != ConfigSection::model) continue;
       ASSERT_TRUE(spec.key && spec.recorded) << spec.name;
+      EXPECT_EQ(spec.on_resume, OnResume::model) << spec.name << ": a resumed run keeps its model";
       keys.insert(spec.key);
       if (j.contains(spec.key)) {  // (an option that is off is left out)
         written.insert(spec.key);
