@@ -52,6 +52,18 @@ TrainOptionValue another_value(const TrainOptionSpec& spec) {
   return spec.default_value();
 }
 
+// A value of each numeric option of section training, another for each entry (so that an entry
+// recording another's field shows), within every range; false for the others (not given).
+TrainOptionValue given_value(const TrainOptionSpec& spec) {
+  const long k = &spec - train_option_specs().data();
+  switch (spec.type) {
+    case TrainOptionType::real: return 0.01 * static_cast<double>(k + 1);
+    case TrainOptionType::integer: return static_cast<int>(3 + k);
+    case TrainOptionType::unsigned_integer: return static_cast<unsigned long>(300 + k);
+    default: return false;
+  }
+}
+
 TEST(TrainOptions, DefaultsAreOfTheirTypeAndInRange) {
   std::set<std::string> names;
   for (const TrainOptionSpec& spec : train_option_specs()) {
@@ -100,9 +112,8 @@ TEST(TrainOptions, TrainingKeysRoundTripThroughConfigJson) {
     if (spec.section != ConfigSection::training) continue;
     ASSERT_TRUE(spec.key && spec.recorded) << spec.name;
     EXPECT_TRUE(keys.insert(spec.key).second) << spec.key << " twice";
-    if (spec.type == TrainOptionType::real) values.set(spec.name, 0.25);
-    if (spec.type == TrainOptionType::integer) values.set(spec.name, 3);
-    if (spec.type == TrainOptionType::unsigned_integer) values.set(spec.name, 333ul);
+    const TrainOptionValue set = given_value(spec);
+    if (set.index() != static_cast<size_t>(TrainOptionType::flag)) values.set(spec.name, set);
   }
   const TrainOptions o = read_train_options(values);
   const nlohmann::json record = training_json(o);
@@ -110,12 +121,9 @@ TEST(TrainOptions, TrainingKeysRoundTripThroughConfigJson) {
   for (const TrainOptionSpec& spec : train_option_specs()) {
     if (spec.section != ConfigSection::training) continue;
     ASSERT_TRUE(record.contains(spec.key)) << spec.key;
-    nlohmann::json set;  // the value given above, as config.json must record it
-    if (spec.type == TrainOptionType::real) set = 0.25;
-    if (spec.type == TrainOptionType::integer) set = 3;
-    if (spec.type == TrainOptionType::unsigned_integer) set = 333;
-    if (!set.is_null()) {
-      EXPECT_EQ(record[spec.key], set) << spec.key;
+    const TrainOptionValue set = given_value(spec);  // as config.json must record it
+    if (set.index() != static_cast<size_t>(TrainOptionType::flag)) {
+      EXPECT_EQ(record[spec.key], std::visit([](const auto& v) { return nlohmann::json(v); }, set)) << spec.key;
     }
   }
   EXPECT_EQ(record["shuffle"], true);
