@@ -65,7 +65,7 @@ struct TrainOptions {
   size_t max_length = 100;     // training pairs longer than this are skipped
   std::string guided_alignment;  // word links of the training pairs (--guided-alignment), line by line;
                                  // their weight and cost are in regularization
-  bool corpus_cache = true;    // binarize the training corpus into corpus.bin and map it (model_setup.h)
+  bool corpus_cache = true;    // binarize the training corpus into corpus.bin and map it (training_corpus.h)
   long log_freq = 100;         // plain log line every N updates (when stderr is not a terminal)
   ProgressOptions progress;    // of the preparation (--log-every); quiet: nothing on stderr, train.log only
   bool require_resume = false; // --resume: fail unless there is a run to resume
