@@ -9,7 +9,8 @@
 #              alternatives (each completed greedily) with batches of 64, beam 5 with one and two
 #              oracle constraints per line (batches of 32, as beam 5), and their peak memory;
 #              beam 5 with the lexical shortlist, and its BLEU change; beam 5 with
-#              --batch-invariant 0 against the default 1
+#              --batch-invariant 0 against the default 1; beam 5 writing alignments (the alignment
+#              output when the model has one, and its attention)
 #   precision: training small and base, and decoding, in fp32 against the default precision
 #              (auto: bf16 training, int8 decoding where the CPU runs them natively), and
 #              the BLEU change of decoding
@@ -182,6 +183,25 @@ echo "rnnsearch translate beam 5, batch 32, --batch-invariant 1 (default) / 0: $
   "${r[decode_variant]} lines/s ($(ratio "${r[decode_beam_batched]}" "${r[decode_variant]}")); BLEU" \
   "$(bleu "$work/hyp.beam_batched") / $(bleu "$work/hyp.variant")"
 
+# Alignments (docs/aligning.md): beam 5 in batches of 32 as above, each line's alignment written
+# (--alignment hard): the model's alignment output when it has one (computed once for the
+# translations the search returns), else its attention; with an alignment output, also the
+# attention (--raw-attention). Against beam 5 without alignments.
+alignments() {  # alignments MODEL_DIR SPEED_WITHOUT: prints the line
+  local kinds=("attention|") k name flags speed line
+  grep -q '"alignment_output": *[1-9]' "$1/config.json" && kinds=("alignment output|" "attention|--raw-attention")
+  line="rnnsearch translate beam 5, batch 32, --alignment hard, $1:"
+  for k in "${kinds[@]}"; do
+    name=${k%%|*} flags=${k#*|}
+    # shellcheck disable=SC2086  # (the flags are words)
+    speed=$("$bin" translate -m "$1" -i "$work/test.en" -o "$work/hyp.alignment" --beam-size 5 --batch-size 32 \
+      --threads 2 --alignment hard $flags 2>&1 >/dev/null | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)
+    line+=" $name $speed lines/s ($(ratio "$speed" "$2") of $2 without alignments);"
+  done
+  echo "${line%;}"
+}
+alignments "$MODEL" "${r[decode_beam_batched]}"
+
 # Lexical shortlist (docs/design.md §1.7): beam 5 in batches of 32 as above, with
 # --shortlist LEX $SHORTLIST (which decodes in fp32) against fp32 without; BLEU of both.
 lex=$MODEL/lex.s2t
@@ -299,6 +319,7 @@ print(" ".join(f"{k}={v}" for k, v in m.items() if k not in ("src_vocab", "tgt_v
     "$m/config.json")
   echo "rnnsearch translate beam 5, batch 32, $m ($shape):" \
     "$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1) lines/s, beside ${r[decode_beam_batched]} with $MODEL"
+  alignments "$m" "$(echo "$out" | grep -o '([0-9.]* lines/s)' | tr -d '(' | cut -d' ' -f1)"
 done
 
 # The server under load (docs/serve.md): 1 to 128 one-sentence clients against translate.
