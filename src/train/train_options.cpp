@@ -1,5 +1,6 @@
 #include "rnnsearch/train/train_options.h"
 
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
@@ -265,10 +266,19 @@ TrainOptionValue TrainOptionSpec::default_value() const {
 
 void TrainOptionSpec::check(const TrainOptionValue& value) const {
   if (check_kind == Check::none) return;
-  // a whole number as the checks read it (an unsigned one wraps, as it did into a long), a real one
+  // a whole number as the checks read it (an unsigned one wraps, as it did into a long; a real
+  // one beyond a long's range is clamped to it, NaN is 0: converting them is undefined), a real one
   const long whole = std::visit(
       [](const auto& v) -> long {
-        if constexpr (std::is_arithmetic_v<std::decay_t<decltype(v)>>) return static_cast<long>(v);
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(v)) return 0;
+          if (v >= 0x1p63) return std::numeric_limits<long>::max();
+          if (v < -0x1p63) return std::numeric_limits<long>::min();
+          return static_cast<long>(v);
+        } else if constexpr (std::is_arithmetic_v<T>) {
+          return static_cast<long>(v);
+        }
         return 0;
       },
       value);
