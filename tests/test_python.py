@@ -141,8 +141,11 @@ class AlignmentOutput(unittest.TestCase):
             stdout, _ = run("score", "-m", model, "--src", source, "--tgt", source, "--format", "json",
                             "--alignment", "soft", *extra)
             scored = translator.score(lines, lines, return_attention=True, raw_attention=raw)
-            for record, result in zip([json.loads(line) for line in out_lines(stdout)], scored, strict=True):
+            served = post("score", {"src": lines, "tgt": lines, "alignment": "soft", "raw_attention": raw})["scores"]
+            for record, result, entry in zip([json.loads(line) for line in out_lines(stdout)], scored, served,
+                                             strict=True):
                 np.testing.assert_allclose(result.attention.matrix, record["alignment"], rtol=1e-3, atol=1e-7)
+                np.testing.assert_allclose(entry["alignment"], record["alignment"], rtol=1e-3, atol=1e-7)
         self.assertNotEqual(shown[0], shown[1])
         # the output follows its links (source word 0) more than the attention does
         def on_first(matrices):

@@ -59,6 +59,10 @@ TranslationService::TranslationService(const std::vector<Model>& models, const s
                                      scorer_options(log_prob_ranking(), call_options(false, false)));
   aligning_scorer_ = std::make_unique<Scorer>(models.front(), ensemble_weights(models),
                                               scorer_options(log_prob_ranking(), call_options(true, false)));
+  BeamOptions raw = log_prob_ranking();  // "raw_attention": the attention even where a model has an alignment output
+  raw.raw_attention = 1;
+  raw_attention_scorer_ =
+      std::make_unique<Scorer>(models.front(), ensemble_weights(models), scorer_options(raw, call_options(true, false)));
   align::AlignerOptions aopts;
   aopts.batch_size = options.batch_size;
   aopts.max_length = options.max_tokens;
@@ -194,7 +198,10 @@ std::vector<ScoredPair> TranslationService::score(const ScoreRequest& request) {
   if (request.src.empty()) return {};
   auto pairs = std::make_shared<std::vector<ScoredPair>>();
   run_score_job([this, request, pairs] {
-    *pairs = (request.alignment != AlignmentFormat::none ? aligning_scorer_ : scorer_)->score(request.src, request.tgt, 0);
+    Scorer& scorer = request.alignment == AlignmentFormat::none ? *scorer_
+                     : request.ranking.raw_attention            ? *raw_attention_scorer_
+                                                                : *aligning_scorer_;
+    *pairs = scorer.score(request.src, request.tgt, 0);
     for (ScoredPair& pair : *pairs) pair.score = ranking_score(request.ranking, pair);  // the request's ranking
   });
   return std::move(*pairs);

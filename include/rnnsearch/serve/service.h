@@ -149,7 +149,7 @@ class TranslationService {
   ServiceOptions options_;
   TokenizerOptions tokenizer_;    // the model's, for the text of a translation and --max-tokens
   TranslatorPool translators_;  // the 8 most recently used option sets' Translators
-  std::unique_ptr<Scorer> scorer_, aligning_scorer_;
+  std::unique_ptr<Scorer> scorer_, aligning_scorer_, raw_attention_scorer_;  // /score: none, the alignment, the attention
   std::unique_ptr<align::Aligner> aligner_;
   std::unique_ptr<align::HmmTables> hmm_tables_;  // --hmm-tables; null: none
   std::mutex score_mutex_;  // one score or align request at a time (the Scorers' workspaces)
